@@ -1,0 +1,5 @@
+"""`python -m orcmem` runs the command line."""
+
+from orcmem.cli import main
+
+main()

@@ -1,0 +1,412 @@
+"""The `orcmem` command line: parse, call the service once, format. Errors become one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from orcmem.errors import OrcmemError
+from orcmem.models import (
+    Memory,
+    MemoryFilter,
+    MemoryType,
+    NewMemory,
+    Project,
+    Scope,
+    SearchHit,
+    Source,
+    Status,
+)
+from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, LIST_MAX_LIMIT
+from orcmem.profile import home_dir
+from orcmem.service import MemoryService
+from orcmem.workspace import Location, locate
+
+SOURCE_LABELS = {
+    "user": "from you",
+    "agent": "saved by an agent",
+    "extraction": "from a run summary",
+    "tool": "saved by a tool",
+}
+
+
+class OrcmemGroup(click.Group):
+    """A group whose errors are one line on stderr, never a traceback or a usage dump."""
+
+    def main(self, args: Sequence[str] | None = None, *posargs: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Run the command; orcmem and usage errors print `orcmem: <message>` and exit non-zero."""
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(args, *posargs, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+            _fail(f"{exc.format_message()}{hint}", 2)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            _fail("aborted", 130)
+        except OrcmemError as exc:
+            _fail(str(exc), 1)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"orcmem: {message}", err=True)
+    sys.exit(code)
+
+
+@dataclass
+class AppContext:
+    """What every command needs: where it runs and the service, opened on first use."""
+
+    project_path: Path
+    _service: MemoryService | None = field(default=None, repr=False)
+
+    def service(self) -> MemoryService:
+        """Open the profile database once per command."""
+        if self._service is None:
+            self._service = MemoryService.open(home_dir())
+            click.get_current_context().call_on_close(self._service.close)
+        return self._service
+
+    def location(self) -> Location:
+        """The project location of the folder the command acts on."""
+        return locate(self.project_path)
+
+    def project(self, *, create: bool = False) -> Project | None:
+        """The current project; created only for commands that write."""
+        return self.service().project(self.location(), create=create)
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+
+def _project_path(value: str | None) -> Path:
+    path = Path(value).expanduser() if value else Path.cwd()
+    if not path.is_dir():
+        raise click.BadParameter(f"{value} is not a folder", param_hint="--project")
+    return path
+
+
+@click.group(cls=OrcmemGroup)
+@click.version_option(package_name="orcmem", prog_name="orcmem")
+@click.option(
+    "--project",
+    "project_path",
+    metavar="PATH",
+    help="Act on the project that holds PATH instead of the current folder.",
+)
+@click.pass_context
+def cli(ctx: click.Context, project_path: str | None) -> None:
+    """orcmem: project memory for coding agents.
+
+    Memories live in one SQLite file in $ORCMEM_HOME (default: your user data folder). Commands act on the
+    project of the current folder; every git worktree of a repository shares one memory pool.
+    """
+    ctx.obj = AppContext(_project_path(project_path))
+
+
+# --- formatting ----------------------------------------------------------------------------------------------
+
+
+def _age(ms: int, now: int) -> str:
+    days = round((now - ms) / 86_400_000)
+    if days <= 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    if days < 30:
+        return f"{days}d ago"
+    return f"{int(days / 30 + 0.5)}mo ago"
+
+
+def _line(memory: Memory, now: int) -> str:
+    badge = "" if memory.status is Status.ACTIVE else f" [{memory.status}]"
+    scope = " (global)" if memory.scope is Scope.GLOBAL else ""
+    return (
+        f"{memory.id}  {memory.type:<10} {memory.title}{badge}{scope}\n"
+        f"    {SOURCE_LABELS[str(memory.source)]}, updated {_age(memory.updated_at, now)}, "
+        f"confidence {memory.confidence:.2f}"
+    )
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _hit_dict(hit: SearchHit) -> dict[str, Any]:
+    parts = hit.parts
+    return {
+        **hit.memory.to_dict(),
+        "score": hit.score,
+        "explain": {
+            "word_rank": parts.word_rank,
+            "meaning_rank": parts.meaning_rank,
+            "fused": parts.fused,
+            "type_weight": parts.type_weight,
+            "confidence_factor": parts.confidence_factor,
+            "recency_factor": parts.recency_factor,
+        },
+    }
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+# --- memories ------------------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--type", "type_", required=True, type=click.Choice([t.value for t in MemoryType]), help="Kind.")
+@click.option("--title", required=True, help="Short imperative title, 1-120 characters.")
+@click.option("--body", required=True, help="The memory itself, 1-800 characters.")
+@click.option("--topic", help="Topic key (up to 80 characters): a later write with it replaces this memory.")
+@click.option("--scope", type=click.Choice([s.value for s in Scope]), default="project", show_default=True)
+@click.option("--confidence", type=float, help="0.1 to 1 (default 0.6).")
+@click.option("--file", "files", multiple=True, metavar="PATH", help="A path or glob it concerns; repeatable.")
+@pass_app
+def add(
+    app: AppContext,
+    type_: str,
+    title: str,
+    body: str,
+    topic: str | None,
+    scope: str,
+    confidence: float | None,
+    files: tuple[str, ...],
+) -> None:
+    """Save a memory of your own and print its id."""
+    new = NewMemory(
+        type=type_,
+        title=title,
+        body=body,
+        source=Source.USER,
+        topic_key=topic,
+        scope=Scope(scope),
+        confidence=confidence,
+        files=files,
+    )
+    result = app.service().record(app.project(create=True), new)
+    click.echo(result.memory.id)
+    if result.merged:
+        click.echo(f"merged into the memory with topic {result.memory.topic_key!r}", err=True)
+
+
+@cli.command(name="list")
+@click.option("--type", "types", multiple=True, type=click.Choice([t.value for t in MemoryType]), help="Repeatable.")
+@click.option("--source", "sources", multiple=True, type=click.Choice([s.value for s in Source]), help="Repeatable.")
+@click.option("--status", "statuses", multiple=True, type=click.Choice([s.value for s in Status]), help="Repeatable.")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice([s.value for s in Scope]), help="Repeatable.")
+@click.option("--limit", type=click.IntRange(1, LIST_MAX_LIMIT), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@json_option
+@pass_app
+def list_memories(
+    app: AppContext,
+    types: tuple[str, ...],
+    sources: tuple[str, ...],
+    statuses: tuple[str, ...],
+    scopes: tuple[str, ...],
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
+    """List this project's memories and the global ones, newest first."""
+    service = app.service()
+    project = app.project()
+    flt = MemoryFilter(types=types, sources=sources, statuses=statuses, scopes=scopes, limit=limit, offset=offset)
+    memories = service.list(project, flt)
+    if as_json:
+        _echo_json([m.to_dict() for m in memories])
+        return
+    total = service.count(project, flt)
+    if not memories:
+        click.echo("No memories match." if total else "No memories saved for this project yet.")
+        return
+    now = service.clock()
+    for memory in memories:
+        click.echo(_line(memory, now))
+    click.echo(f"{offset + 1}-{offset + len(memories)} of {total}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@json_option
+@pass_app
+def show(app: AppContext, memory_id: str, as_json: bool) -> None:
+    """Show one memory in full."""
+    service = app.service()
+    memory = service.get(app.project(), memory_id)
+    if as_json:
+        _echo_json(memory.to_dict())
+        return
+    now = service.clock()
+    click.echo(_line(memory, now))
+    click.echo("")
+    click.echo(memory.body)
+    click.echo("")
+    details = [
+        f"scope: {memory.scope}"
+        + (f" (saved from {memory.origin_root})" if memory.scope is Scope.GLOBAL and memory.origin_root else ""),
+        f"status: {memory.status}",
+        f"created {_age(memory.created_at, now)}, confirmed {_age(memory.last_confirmed_at, now)}",
+        f"evidence: {memory.evidence_count}",
+    ]
+    if memory.topic_key:
+        details.append(f"topic: {memory.topic_key}")
+    if memory.files:
+        details.append("files: " + ", ".join(memory.files))
+    for detail in details:
+        click.echo(detail)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--limit", type=click.IntRange(1, 50), default=8, show_default=True)
+@click.option("--explain", is_flag=True, help="Show each part of each score.")
+@json_option
+@pass_app
+def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool) -> None:
+    """Search this project's active memories (and global ones) for TEXT."""
+    service = app.service()
+    hits = service.search(app.project(), text, limit=limit)
+    if as_json:
+        _echo_json([_hit_dict(hit) for hit in hits])
+        return
+    if not hits:
+        click.echo("No matching memories.")
+        return
+    now = service.clock()
+    for hit in hits:
+        click.echo(_line(hit.memory, now))
+        if explain:
+            p = hit.parts
+            ranks = f"words #{p.word_rank or '-'}, meaning #{p.meaning_rank or '-'}"
+            click.echo(
+                f"    score {hit.score:.6f} = fused {p.fused:.6f} ({ranks}) × type {p.type_weight:.2f} "
+                f"× confidence {p.confidence_factor:.3f} × recency {p.recency_factor:.3f}"
+            )
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--title", help="New title.")
+@click.option("--body", help="New body.")
+@click.option("--type", "type_", type=click.Choice([t.value for t in MemoryType]), help="New type.")
+@pass_app
+def edit(app: AppContext, memory_id: str, title: str | None, body: str | None, type_: str | None) -> None:
+    """Change a memory's title, body or type."""
+    memory = app.service().edit(app.project(), memory_id, title=title, body=body, type=type_)
+    click.echo(f"updated {memory.id}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.argument("verdict", type=click.Choice(["helpful", "wrong", "stale"]))
+@pass_app
+def feedback(app: AppContext, memory_id: str, verdict: str) -> None:
+    """Judge a memory: helpful (more confidence), wrong (retracted) or stale."""
+    memory = app.service().feedback(app.project(), memory_id, verdict)
+    click.echo(f"{memory.id}: {memory.status}, confidence {memory.confidence:.2f}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@pass_app
+def forget(app: AppContext, memory_id: str) -> None:
+    """Delete a memory for good: its text, search entry, files and vector."""
+    memory = app.service().forget(app.project(), memory_id)
+    click.echo(f"deleted {memory.id}: {memory.title}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--to", "file_name", required=True, type=click.Choice(list(EXPORT_FILES)), help="Target file.")
+@pass_app
+def export(app: AppContext, memory_id: str, file_name: str) -> None:
+    """Add a memory to the project's CLAUDE.md or AGENTS.md."""
+    root = Path(app.location().worktree_root)
+    target, changed = app.service().export(app.project(), memory_id, file_name, root)
+    click.echo(f"added to {target}" if changed else f"already in {target}")
+
+
+# --- settings and projects ------------------------------------------------------------------------------------
+
+
+@cli.group()
+def memory() -> None:
+    """Turn memory on or off, and choose who distils finished runs."""
+
+
+def _echo_settings(app: AppContext, as_json: bool) -> None:
+    settings = app.service().settings()
+    if as_json:
+        _echo_json(settings.to_dict())
+        return
+    click.echo(f"memory: {'on' if settings.enabled else 'off'}")
+    click.echo(f"extraction provider: {settings.provider}")
+    for harness, model in sorted(settings.models.items()):
+        click.echo(f"extraction model for {harness}: {model}")
+
+
+@memory.command(name="on")
+@pass_app
+def memory_on(app: AppContext) -> None:
+    """Turn memory on for every project."""
+    app.service().set_enabled(True)
+    click.echo("memory: on")
+
+
+@memory.command(name="off")
+@pass_app
+def memory_off(app: AppContext) -> None:
+    """Turn memory off: nothing is extracted, embedded, briefed or recalled; saved memories stay."""
+    app.service().set_enabled(False)
+    click.echo("memory: off")
+
+
+@memory.command(name="status")
+@json_option
+@pass_app
+def memory_status(app: AppContext, as_json: bool) -> None:
+    """Show whether memory is on, and the extraction provider and model."""
+    _echo_settings(app, as_json)
+
+
+@memory.command(name="provider")
+@click.argument("provider", type=click.Choice(list(EXTRACTION_PROVIDERS)))
+@click.option("--model", help="The model that provider uses; an empty value restores its default.")
+@pass_app
+def memory_provider(app: AppContext, provider: str, model: str | None) -> None:
+    """Choose who distils finished runs: auto, claude, codex, apikey or off."""
+    app.service().set_provider(provider, model)
+    _echo_settings(app, as_json=False)
+
+
+@cli.command()
+@json_option
+@pass_app
+def projects(app: AppContext, as_json: bool) -> None:
+    """List the projects orcmem knows, with their memory counts."""
+    rows = app.service().projects()
+    if as_json:
+        _echo_json([{**project.to_dict(), "memories": count} for project, count in rows])
+        return
+    if not rows:
+        click.echo("No projects yet: `orcmem add` in a project's folder creates one.")
+        return
+    for project, count in rows:
+        click.echo(f"{project.name}  {count} memories  {project.root_path}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli.main(prog_name="orcmem")

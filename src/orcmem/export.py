@@ -1,0 +1,66 @@
+"""Add a memory to a project's CLAUDE.md or AGENTS.md under the orcmem heading."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from orcmem.errors import ExportError, ValidationError
+from orcmem.models.constants import EXPORT_FILES, EXPORT_HEADING
+
+
+def bullet_for(title: str, body: str) -> str:
+    """The markdown bullet for a memory, kept on one line so the list stays a list."""
+    return f"- {' '.join(title.split())}: {' '.join(body.split())}"
+
+
+def add_bullet(content: str, bullet: str) -> str | None:
+    """The new file content with `bullet` added newest-first under the heading, or None if already there."""
+    if bullet in content.splitlines():
+        return None
+    lines = content.splitlines()
+    if EXPORT_HEADING in lines:
+        index = lines.index(EXPORT_HEADING)
+        lines.insert(index + 1, bullet)
+        return "\n".join(lines) + "\n"
+    return (content.rstrip() + "\n\n" + EXPORT_HEADING + "\n" + bullet + "\n").lstrip()
+
+
+def export_bullet(root: Path, file_name: str, bullet: str) -> tuple[Path, bool]:
+    """Write `bullet` into `root/file_name`; returns the file and whether it changed.
+
+    Raises:
+        ValidationError: the file name is not CLAUDE.md or AGENTS.md.
+        ExportError: the file resolves outside the project root, or cannot be read or written.
+    """
+    if file_name not in EXPORT_FILES:
+        raise ValidationError(f"Export goes to {' or '.join(EXPORT_FILES)}, not {file_name!r}.")
+    root = root.resolve()
+    target = (root / file_name).resolve()
+    # A symlink may point anywhere; refuse to follow it out of the project.
+    if target.parent != root and root not in target.parents:
+        raise ExportError(f"{root / file_name} points outside the project ({target}); it was left unchanged.")
+    try:
+        content = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        content = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExportError(f"Cannot read {target} ({exc}); it was left unchanged.") from exc
+    updated = add_bullet(content, bullet)
+    if updated is None:
+        return target, False
+    try:
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(updated)
+            os.chmod(temp_name, mode)
+            os.replace(temp_name, target)  # atomic: a crash never leaves a half-written file
+        except BaseException:
+            Path(temp_name).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ExportError(f"Cannot write {target} ({exc}); it was left unchanged.") from exc
+    return target, True

@@ -1,0 +1,71 @@
+"""Numbers and names from the seeds and the reference, each under its own name, in one place."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- Memories -------------------------------------------------------------------------------------------------
+MEMORY_ID_PREFIX: Final = "mem_"
+MEMORY_ID_HEX_CHARS: Final = 32  # 128 random bits
+MEMORY_ID_PATTERN: Final = r"^mem_[0-9a-f]{32}$"
+
+TITLE_MAX_CHARS: Final = 120
+BODY_MAX_CHARS: Final = 800
+TOPIC_KEY_MAX_CHARS: Final = 80
+FILES_MAX_COUNT: Final = 50
+FILE_PATH_MAX_CHARS: Final = 500
+
+CONFIDENCE_MIN: Final = 0.1
+CONFIDENCE_MAX: Final = 1.0
+CONFIDENCE_DEFAULT: Final = 0.6
+CONFIDENCE_STEP: Final = 0.1  # merge and "helpful" feedback each add this much
+
+# --- Word search (FTS5) ---------------------------------------------------------------------------------------
+FTS_MAX_TERMS: Final = 12
+FTS_TITLE_WEIGHT: Final = 2.0
+FTS_BODY_WEIGHT: Final = 1.0
+SEARCH_CANDIDATES: Final = 40  # per list (words, meaning)
+SEARCH_DEFAULT_LIMIT: Final = 8
+
+# --- Fusion and scoring ---------------------------------------------------------------------------------------
+RRF_K: Final = 60
+RECENCY_HALF_LIFE_DAYS: Final = 75.0
+MAX_RESULTS_PER_RUN: Final = 3
+QUERY_EMBED_TIMEOUT_S: Final = 0.5
+
+# Type weights (the seed's, plus fact and workflow from the second seed's kinds).
+TYPE_WEIGHTS: Final[dict[str, float]] = {
+    "lesson": 1.3,
+    "env_quirk": 1.25,
+    "decision": 1.2,
+    "command": 1.15,
+    "workflow": 1.15,
+    "convention": 1.0,
+    "fact": 1.0,
+    "ownership": 0.95,
+    "preference": 0.95,
+    "spec": 0.85,
+}
+
+# --- Listing --------------------------------------------------------------------------------------------------
+LIST_DEFAULT_LIMIT: Final = 200
+LIST_MAX_LIMIT: Final = 500
+
+# --- Export ---------------------------------------------------------------------------------------------------
+EXPORT_FILES: Final = ("CLAUDE.md", "AGENTS.md")
+EXPORT_HEADING: Final = "## Project memory (from orcmem)"
+
+# --- Settings -------------------------------------------------------------------------------------------------
+SETTING_MEMORY_ENABLED: Final = "memory.enabled"
+SETTING_EXTRACTION_PROVIDER: Final = "extraction.provider"
+SETTING_EXTRACTION_MODEL_PREFIX: Final = "extraction.model."
+SETTING_POLICY_REVISION: Final = "memory.policy_revision"
+EXTRACTION_PROVIDERS: Final = ("auto", "claude", "codex", "apikey", "off")
+EXTRACTION_PROVIDER_DEFAULT: Final = "auto"
+DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
+
+# --- Database -------------------------------------------------------------------------------------------------
+DB_FILENAME: Final = "orcmem.db"
+MODELS_DIRNAME: Final = "models"
+BUSY_TIMEOUT_MS: Final = 5000
+HOME_ENV_VAR: Final = "ORCMEM_HOME"

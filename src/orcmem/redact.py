@@ -1,0 +1,134 @@
+"""Secret redaction: every title, body, summary, event and error passes through here before it is stored."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+MARKER = "[redacted:"
+
+_SECRET_NAME = (
+    r"[a-z0-9_-]*?(?:api[_-]?key|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token"
+    r"|refresh[_-]?token|private[_-]?key|password|passwd|authorization)"
+)
+_VALUE_END = r"(?=[\s\"'`,;)\]}>]|$)"
+_MEMBER_PATH = r"[A-Za-z_]\w*(?:\??\.[A-Za-z_]\w*)+!?"
+_SECRET_ASSIGNMENT = (
+    rf"\b{_SECRET_NAME}\\?[\"']?\s*[=:]\s*"
+    rf"(?:\\?\"([^\"\\\n]{{8,}})|\\?'([^'\\\n]{{8,}})"
+    rf"|(?!{_MEMBER_PATH}{_VALUE_END})([^\s\"'`,;(){{}}\[\]<>$%\\]{{8,}}){_VALUE_END})"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One named pattern; with capture groups only the captured secret is replaced."""
+
+    name: str
+    pattern: re.Pattern[str]
+
+
+def _rule(name: str, pattern: str, flags: int = 0) -> Rule:
+    # JavaScript's \w, \b and \s are ASCII-only; re.ASCII keeps the same meaning here.
+    return Rule(name, re.compile(pattern, flags | re.ASCII))
+
+
+RULES: tuple[Rule, ...] = (
+    _rule("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+    # A key cut off before its END line: redact from BEGIN to the end of the text.
+    _rule("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----\s+[A-Za-z0-9+/]{16}[\s\S]*$"),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    _rule(
+        "aws-secret-key",
+        r"\baws_?secret_?access_?key\\?[\"']?\s*[=:]\s*\\?[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        re.IGNORECASE,
+    ),
+    _rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
+    _rule("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    _rule("slack-token", r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}"),
+    _rule("slack-app-token", r"\bxapp-[A-Za-z0-9-]{10,}"),
+    _rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    _rule("openai-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}"),
+    _rule("stripe-key", r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),
+    _rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _rule("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _rule(
+        "authorization-header",
+        r"\b(?:Bearer|Basic)\s+([\w.~+/-]{16,}=*)(?![\w.~+/=-]|(?<==)\\*[\"'])",
+        re.IGNORECASE,
+    ),
+    _rule("url-credentials", r"\b[a-z][a-z0-9+.-]*://[^\s:@/]+:([^\s@/]+)(?=@)", re.IGNORECASE),
+    _rule("secret-assignment", _SECRET_ASSIGNMENT, re.IGNORECASE),
+)
+
+_SECRET_FIELD = re.compile(rf"^(?:{_SECRET_NAME}|cookie|set-cookie)$", re.IGNORECASE | re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """Redacted text and the names of the rules that fired."""
+
+    text: str
+    rules: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was redacted."""
+        return bool(self.rules)
+
+
+def _apply(rule: Rule, text: str, fired: list[str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if MARKER in whole:
+            return whole
+        marker = f"[redacted:{rule.name}]"
+        for index in range(1, (match.re.groups or 0) + 1):
+            if match.group(index) is not None:
+                start = match.start(index) - match.start(0)
+                end = match.end(index) - match.start(0)
+                fired.append(rule.name)
+                return whole[:start] + marker + whole[end:]
+        fired.append(rule.name)
+        return marker
+
+    return rule.pattern.sub(replace, text)
+
+
+def redact_text(text: str) -> Redaction:
+    """Replace every secret in `text` with `[redacted:<rule>]`; running it twice changes nothing more."""
+    fired: list[str] = []
+    for rule in RULES:
+        text = _apply(rule, text, fired)
+    return Redaction(text, tuple(dict.fromkeys(fired)))
+
+
+def redact(text: str) -> str:
+    """Shorthand for the redacted text alone."""
+    return redact_text(text).text
+
+
+def redact_value(value: Any) -> Any:
+    """Redact every string inside a JSON-like value; strings under secret-named keys are replaced whole."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_value(item) for item in value]
+    if isinstance(value, dict):
+        cleaned: dict[Any, Any] = {}
+        for key, item in value.items():
+            if (
+                isinstance(key, str)
+                and isinstance(item, str)
+                and item
+                and MARKER not in item
+                and _SECRET_FIELD.match(key)
+            ):
+                cleaned[key] = "[redacted:secret-field]"
+            else:
+                cleaned[key] = redact_value(item)
+        return cleaned
+    return value

@@ -1,0 +1,67 @@
+"""Reciprocal rank fusion and the seed's score formula."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from orcmem.models import Memory, ScoreParts, SearchHit
+from orcmem.models.constants import (
+    MAX_RESULTS_PER_RUN,
+    RECENCY_HALF_LIFE_DAYS,
+    RRF_K,
+    TYPE_WEIGHTS,
+)
+
+MS_PER_DAY = 86_400_000
+
+
+def recency_factor(last_confirmed_at: int, now: int, half_life_days: float = RECENCY_HALF_LIFE_DAYS) -> float:
+    """0.4 + 0.6 × 0.5^(days since last confirmed / half-life)."""
+    days = max(0.0, (now - last_confirmed_at) / MS_PER_DAY)
+    return 0.4 + 0.6 * 0.5 ** (days / half_life_days)
+
+
+def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int) -> list[SearchHit]:
+    """Fuse two ranked lists (1/(60+n) each, n from 1) and score every memory, best first."""
+    memories: dict[str, Memory] = {}
+    word_rank: dict[str, int] = {}
+    meaning_rank: dict[str, int] = {}
+    for ranks, ranked in ((word_rank, word_list), (meaning_rank, meaning_list)):
+        for position, memory in enumerate(ranked, start=1):
+            if memory.id not in ranks:
+                ranks[memory.id] = position
+                memories.setdefault(memory.id, memory)
+    hits: list[SearchHit] = []
+    for memory_id, memory in memories.items():
+        fused = sum(1.0 / (RRF_K + ranks[memory_id]) for ranks in (word_rank, meaning_rank) if memory_id in ranks)
+        type_weight = TYPE_WEIGHTS.get(str(memory.type), 1.0)
+        confidence = 0.5 + memory.confidence / 2
+        recency = recency_factor(memory.last_confirmed_at, now)
+        score = fused * type_weight * confidence * recency
+        parts = ScoreParts(
+            word_rank=word_rank.get(memory_id),
+            meaning_rank=meaning_rank.get(memory_id),
+            fused=fused,
+            type_weight=type_weight,
+            confidence_factor=confidence,
+            recency_factor=recency,
+            score=score,
+        )
+        hits.append(SearchHit(memory, score, parts))
+    hits.sort(key=lambda hit: (-hit.score, -hit.memory.updated_at))
+    return hits
+
+
+def cap_per_run(hits: Sequence[SearchHit], limit: int, per_run: int = MAX_RESULTS_PER_RUN) -> list[SearchHit]:
+    """Keep at most `per_run` hits from any one run (a memory without a run counts alone), up to `limit`."""
+    taken: dict[str, int] = {}
+    result: list[SearchHit] = []
+    for hit in hits:
+        key = hit.memory.source_run_id or hit.memory.id
+        if taken.get(key, 0) >= per_run:
+            continue
+        taken[key] = taken.get(key, 0) + 1
+        result.append(hit)
+        if len(result) == limit:
+            break
+    return result

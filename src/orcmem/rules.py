@@ -1,0 +1,128 @@
+"""The rules a memory must satisfy before it is stored: ids, types, limits, confidence and files."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from orcmem.errors import ValidationError
+from orcmem.models import MemoryType, Scope, Source, Status, Verdict
+from orcmem.models.constants import (
+    BODY_MAX_CHARS,
+    CONFIDENCE_DEFAULT,
+    CONFIDENCE_MAX,
+    CONFIDENCE_MIN,
+    FILE_PATH_MAX_CHARS,
+    FILES_MAX_COUNT,
+    MEMORY_ID_PATTERN,
+    TITLE_MAX_CHARS,
+    TOPIC_KEY_MAX_CHARS,
+)
+
+_MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
+
+
+def check_memory_id(value: str) -> str:
+    """Accept only a public `mem_` id; rowids and anything else are refused."""
+    candidate = value.strip()
+    if not _MEMORY_ID.fullmatch(candidate):
+        raise ValidationError(
+            f"{_preview(value)!r} is not a memory id: ids look like mem_ followed by 32 lowercase hex characters."
+        )
+    return candidate
+
+
+def _choice(kind: str, value: str, allowed: Iterable[str]) -> str:
+    options = list(allowed)
+    if value not in options:
+        raise ValidationError(f"Unknown {kind} {_preview(value)!r}; choose one of: {', '.join(options)}.")
+    return value
+
+
+def check_type(value: str) -> MemoryType:
+    """A known memory type."""
+    return MemoryType(_choice("type", str(value).strip().lower(), (t.value for t in MemoryType)))
+
+
+def check_scope(value: str) -> Scope:
+    """`project` or `global`."""
+    return Scope(_choice("scope", str(value).strip().lower(), (s.value for s in Scope)))
+
+
+def check_source(value: str) -> Source:
+    """A known source."""
+    return Source(_choice("source", str(value).strip().lower(), (s.value for s in Source)))
+
+
+def check_status(value: str) -> Status:
+    """A known status."""
+    return Status(_choice("status", str(value).strip().lower(), (s.value for s in Status)))
+
+
+def check_verdict(value: str) -> Verdict:
+    """helpful, wrong or stale."""
+    return Verdict(_choice("verdict", str(value).strip().lower(), (v.value for v in Verdict)))
+
+
+def check_text(field: str, value: str, max_chars: int) -> str:
+    """Trimmed text of 1..max_chars characters."""
+    if not isinstance(value, str):
+        raise ValidationError(f"The {field} must be text.")
+    text = value.strip()
+    if not text:
+        raise ValidationError(f"The {field} is empty; it needs 1 to {max_chars} characters.")
+    if len(text) > max_chars:
+        raise ValidationError(f"The {field} has {len(text)} characters; the limit is {max_chars}.")
+    return text
+
+
+def check_title(value: str) -> str:
+    """A title of 1-120 characters."""
+    return check_text("title", value, TITLE_MAX_CHARS)
+
+
+def check_body(value: str) -> str:
+    """A body of 1-800 characters."""
+    return check_text("body", value, BODY_MAX_CHARS)
+
+
+def check_topic_key(value: str | None) -> str | None:
+    """A topic key of up to 80 characters, or None when blank."""
+    if value is None or not str(value).strip():
+        return None
+    return check_text("topic key", str(value), TOPIC_KEY_MAX_CHARS)
+
+
+def clamp_confidence(value: float | None) -> float:
+    """Confidence clamped to 0.1-1; missing or not a finite number gives 0.6."""
+    if value is None or isinstance(value, bool):
+        return CONFIDENCE_DEFAULT
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return CONFIDENCE_DEFAULT
+    if not math.isfinite(number):
+        return CONFIDENCE_DEFAULT
+    return round(min(CONFIDENCE_MAX, max(CONFIDENCE_MIN, number)), 6)
+
+
+def check_files(values: Iterable[str]) -> tuple[str, ...]:
+    """Paths or globs: trimmed, distinct, non-empty, each of bounded length, at most 50."""
+    files: list[str] = []
+    for value in values:
+        path = str(value).strip()
+        if not path:
+            continue
+        if len(path) > FILE_PATH_MAX_CHARS or "\x00" in path:
+            raise ValidationError(f"The file path {_preview(path)!r} is too long or not a path.")
+        if path not in files:
+            files.append(path)
+    if len(files) > FILES_MAX_COUNT:
+        raise ValidationError(f"A memory can name at most {FILES_MAX_COUNT} files; got {len(files)}.")
+    return tuple(files)
+
+
+def _preview(value: object, limit: int = 60) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,361 @@
+"""MemoryService: the one place every entry point calls to record, find, judge, change and export memories."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from orcmem import rules
+from orcmem.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
+from orcmem.export import bullet_for, export_bullet
+from orcmem.models import (
+    Memory,
+    MemoryFilter,
+    MemorySettings,
+    NewMemory,
+    Project,
+    RecordResult,
+    Scope,
+    SearchHit,
+    Source,
+    Status,
+    Verdict,
+    new_memory_id,
+)
+from orcmem.models.constants import (
+    BODY_MAX_CHARS,
+    CONFIDENCE_STEP,
+    DB_FILENAME,
+    EXTRACTION_PROVIDER_DEFAULT,
+    EXTRACTION_PROVIDERS,
+    LIST_MAX_LIMIT,
+    SEARCH_CANDIDATES,
+    SEARCH_DEFAULT_LIMIT,
+    SETTING_EXTRACTION_MODEL_PREFIX,
+    SETTING_EXTRACTION_PROVIDER,
+    SETTING_MEMORY_ENABLED,
+    SETTING_POLICY_REVISION,
+    TITLE_MAX_CHARS,
+)
+from orcmem.redact import redact
+from orcmem.retrieve import cap_per_run, fts_query, fuse
+from orcmem.store import Store
+from orcmem.workspace import Location
+
+MEMORY_OFF_MESSAGE = "orcmem memory is off. Turn it on with `orcmem memory on` to save or recall memories."
+USER_TOPIC_MESSAGE = (
+    "A memory the user wrote uses this topic key, and only the user can change it. "
+    "Record the new fact under another topic key, or without one."
+)
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch."""
+    return int(time.time() * 1000)
+
+
+def _clean(text: str, max_chars: int) -> str:
+    """Redact, then keep within the limit (a marker can be longer than the secret it replaced)."""
+    return redact(text)[:max_chars]
+
+
+class MemoryService:
+    """Memory operations over one profile database; every method takes explicit arguments, never the environment."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms) -> None:
+        """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own)."""
+        self.store = store
+        self.clock = clock
+
+    @classmethod
+    def open(cls, home: Path, *, vectors: bool = True) -> MemoryService:
+        """Open the profile database in `home` (created with its folder when missing).
+
+        Raises:
+            StoreError: the database cannot be opened or migrated.
+        """
+        return cls(Store.open(home / DB_FILENAME, vectors=vectors))
+
+    def close(self) -> None:
+        """Close the database."""
+        self.store.close()
+
+    # --- projects ----------------------------------------------------------------------------------------------
+    def project(self, location: Location, *, create: bool = True) -> Project | None:
+        """The project at a location; created on first use when `create`, else None if unknown."""
+        if create:
+            return self.store.projects.ensure(
+                location.canonical_root, location.worktree_root, location.name, self.clock()
+            )
+        return self.store.projects.by_root(location.canonical_root)
+
+    def projects(self) -> list[tuple[Project, int]]:
+        """Every known project with its number of memories."""
+        return self.store.projects.all()
+
+    # --- settings ----------------------------------------------------------------------------------------------
+    def settings(self) -> MemorySettings:
+        """The stored memory settings; memory is off until turned on."""
+        provider = self.store.settings.get(SETTING_EXTRACTION_PROVIDER) or EXTRACTION_PROVIDER_DEFAULT
+        models = {
+            key.removeprefix(SETTING_EXTRACTION_MODEL_PREFIX): value
+            for key, value in self.store.settings.with_prefix(SETTING_EXTRACTION_MODEL_PREFIX).items()
+        }
+        return MemorySettings(enabled=self.is_enabled(), provider=provider, models=models)
+
+    def is_enabled(self) -> bool:
+        """Whether memory is on (a missing setting means off)."""
+        return self.store.settings.get(SETTING_MEMORY_ENABLED) == "true"
+
+    def policy_revision(self) -> int:
+        """A counter raised whenever memory or extraction is turned off; jobs queued before it are skipped."""
+        return int(self.store.settings.get(SETTING_POLICY_REVISION) or 0)
+
+    def _bump_policy(self) -> None:
+        self.store.settings.set(SETTING_POLICY_REVISION, str(self.policy_revision() + 1))
+
+    def set_enabled(self, enabled: bool) -> MemorySettings:
+        """Turn memory on or off for every project."""
+        with self.store.db.transaction():
+            if not enabled:
+                self._bump_policy()
+            self.store.settings.set(SETTING_MEMORY_ENABLED, "true" if enabled else "false")
+            self._audit("user", "settings.memory", metadata={"enabled": enabled})
+        return self.settings()
+
+    def set_provider(self, provider: str, model: str | None = None) -> MemorySettings:
+        """Choose the extraction provider (and optionally its model); `off` stops extraction only."""
+        name = str(provider).strip().lower()
+        if name not in EXTRACTION_PROVIDERS:
+            raise ValidationError(f"Unknown provider {provider!r}; choose one of: {', '.join(EXTRACTION_PROVIDERS)}.")
+        with self.store.db.transaction():
+            if name == "off":
+                self._bump_policy()
+            self.store.settings.set(SETTING_EXTRACTION_PROVIDER, name)
+            if model is not None:
+                self._set_model(name, model)
+            self._audit("user", "settings.provider", metadata={"provider": name, "model": model})
+        return self.settings()
+
+    def _set_model(self, provider: str, model: str) -> None:
+        harness = {"apikey": "claude", "claude": "claude", "codex": "codex"}.get(provider)
+        if harness is None:
+            raise ValidationError("Choose a provider (claude, codex or apikey) before choosing a model.")
+        key = SETTING_EXTRACTION_MODEL_PREFIX + harness
+        if model.strip():
+            self.store.settings.set(key, model.strip())
+        else:
+            self.store.settings.delete(key)
+
+    def _require_enabled(self) -> None:
+        if not self.is_enabled():
+            raise MemoryOffError(MEMORY_OFF_MESSAGE)
+
+    # --- record ------------------------------------------------------------------------------------------------
+    def record(self, project: Project | None, new: NewMemory) -> RecordResult:
+        """Validate, redact and store a memory, merging into the active one with the same topic key.
+
+        Raises:
+            MemoryOffError: memory is off.
+            ValidationError: a limit or a value is wrong.
+            OwnershipError: the topic key belongs to a memory the user wrote and the writer is not the user.
+        """
+        self._require_enabled()
+        memory_type = rules.check_type(new.type)
+        scope = rules.check_scope(new.scope)
+        source = rules.check_source(new.source)
+        title = _clean(rules.check_title(new.title), TITLE_MAX_CHARS)
+        body = _clean(rules.check_body(new.body), BODY_MAX_CHARS)
+        topic_key = rules.check_topic_key(new.topic_key)
+        files = rules.check_files(new.files)
+        if scope is Scope.PROJECT and project is None:
+            raise ValidationError("A project memory needs a project; run this inside the project's folder.")
+        project_id = project.id if scope is Scope.PROJECT else None
+        origin_root = project.root_path if project is not None else None
+        with self.store.db.transaction():
+            existing = self.store.memories.find_active_topic(project_id, topic_key) if topic_key else None
+            if existing is not None:
+                if existing.source is Source.USER and source is not Source.USER:
+                    raise OwnershipError(USER_TOPIC_MESSAGE)
+                now = self.clock()
+                self.store.memories.merge(
+                    existing.id,
+                    title=title,
+                    body=body,
+                    files=files,
+                    source_run_id=new.source_run_id,
+                    confidence_step=CONFIDENCE_STEP,
+                    now=now,
+                )
+                self._audit(str(source), "memory.merge", existing.id, project_id)
+                merged = self.store.memories.get(existing.id)
+                assert merged is not None
+                return RecordResult(merged, merged=True)
+            now = self.clock()
+            memory = Memory(
+                id=new_memory_id(),
+                scope=scope,
+                project_id=project_id,
+                type=memory_type,
+                topic_key=topic_key,
+                title=title,
+                body=body,
+                confidence=rules.clamp_confidence(new.confidence),
+                status=Status.ACTIVE,
+                source=source,
+                source_run_id=new.source_run_id,
+                source_task_id=new.source_task_id,
+                evidence_count=1,
+                files=files,
+                created_at=now,
+                updated_at=now,
+                last_confirmed_at=now,
+                origin_root=origin_root,
+            )
+            self.store.memories.insert(memory)
+            self._audit(str(source), "memory.record", memory.id, project_id)
+        return RecordResult(memory, merged=False)
+
+    # --- read --------------------------------------------------------------------------------------------------
+    def get(self, project: Project | None, memory_id: str) -> Memory:
+        """A memory visible to the project (its own or a global one).
+
+        Raises:
+            ValidationError: the id is not a public memory id.
+            NotFoundError: no such memory in this project.
+        """
+        checked = rules.check_memory_id(memory_id)
+        memory = self.store.memories.get(checked)
+        if memory is None or not _visible(memory, project):
+            raise NotFoundError(f"No memory {checked} in this project.")
+        return memory
+
+    def list(self, project: Project | None, flt: MemoryFilter | None = None) -> list[Memory]:
+        """Memories visible to the project, newest update first."""
+        checked = _check_filter(flt or MemoryFilter())
+        return self.store.memories.list(project.id if project else None, checked)
+
+    def count(self, project: Project | None, flt: MemoryFilter | None = None) -> int:
+        """How many memories the filter matches, ignoring limit and offset."""
+        checked = _check_filter(flt or MemoryFilter())
+        return self.store.memories.count(project.id if project else None, checked)
+
+    def search(self, project: Project | None, text: str, limit: int = SEARCH_DEFAULT_LIMIT) -> list[SearchHit]:
+        """Active memories of the project and global ones that match `text`, best first; never raises on text."""
+        if not 1 <= limit <= 50:
+            raise ValidationError("The search limit must be between 1 and 50.")
+        match = fts_query(text)
+        word_list = []
+        if match is not None:
+            hits = self.store.memories.search_words(match, project.id if project else None, SEARCH_CANDIDATES)
+            word_list = [hit.memory for hit in hits]
+        return cap_per_run(fuse(word_list, [], self.clock()), limit)
+
+    # --- change ------------------------------------------------------------------------------------------------
+    def edit(
+        self,
+        project: Project | None,
+        memory_id: str,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        type: str | None = None,
+        actor: Source = Source.USER,
+    ) -> Memory:
+        """Change a memory's title, body or type; only the user may change what the user wrote."""
+        memory = self.get(project, memory_id)
+        if memory.source is Source.USER and actor is not Source.USER:
+            raise OwnershipError("Only the user can change a memory they wrote.")
+        fields: dict[str, object] = {}
+        if title is not None:
+            fields["title"] = _clean(rules.check_title(title), TITLE_MAX_CHARS)
+        if body is not None:
+            fields["body"] = _clean(rules.check_body(body), BODY_MAX_CHARS)
+        if type is not None:
+            fields["type"] = str(rules.check_type(type))
+        if not fields:
+            raise ValidationError("Nothing to change: give a new title, body or type.")
+        changed = {k: v for k, v in fields.items() if getattr(memory, k) != v and str(getattr(memory, k)) != v}
+        if not changed:
+            return memory
+        with self.store.db.transaction():
+            self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
+            self._audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
+        return self.get(project, memory.id)
+
+    def feedback(self, project: Project | None, memory_id: str, verdict: str, *, actor: Source = Source.USER) -> Memory:
+        """helpful: +0.1 confidence and age reset; wrong: retracted; stale: stale.
+
+        Raises:
+            OwnershipError: someone other than the user marks a user's memory wrong or stale.
+        """
+        checked = rules.check_verdict(verdict)
+        memory = self.get(project, memory_id)
+        if checked is not Verdict.HELPFUL and memory.source is Source.USER and actor is not Source.USER:
+            raise OwnershipError("Only the user can retract a memory they wrote, or mark it stale.")
+        now = self.clock()
+        with self.store.db.transaction():
+            if checked is Verdict.HELPFUL:
+                self.store.memories.mark_helpful(memory.id, confidence_step=CONFIDENCE_STEP, now=now)
+            else:
+                status = Status.RETRACTED if checked is Verdict.WRONG else Status.STALE
+                self.store.memories.update_fields(memory.id, {"status": str(status), "updated_at": now})
+            self._audit(str(actor), f"memory.feedback.{checked}", memory.id, memory.project_id)
+        return self.get(project, memory.id)
+
+    def forget(self, project: Project | None, memory_id: str, *, actor: Source = Source.USER) -> Memory:
+        """Delete a memory: its row, full-text entry, files and vector. Returns what was deleted."""
+        memory = self.get(project, memory_id)
+        if memory.source is Source.USER and actor is not Source.USER:
+            raise OwnershipError("Only the user can delete a memory they wrote.")
+        with self.store.db.transaction():
+            self.store.memories.delete(memory.id)
+            self._audit(str(actor), "memory.forget", memory.id, memory.project_id, metadata={"title": memory.title})
+        return memory
+
+    def export(self, project: Project | None, memory_id: str, file_name: str, root: Path) -> tuple[Path, bool]:
+        """Add a memory to `root`/CLAUDE.md or AGENTS.md; returns the file and whether it changed."""
+        memory = self.get(project, memory_id)
+        target, changed = export_bullet(root, file_name, bullet_for(memory.title, memory.body))
+        if changed:
+            self._audit("user", "memory.export", memory.id, memory.project_id, metadata={"file": str(target)})
+        return target, changed
+
+    # --- helpers -----------------------------------------------------------------------------------------------
+    def _audit(
+        self,
+        actor: str,
+        action: str,
+        memory_id: str | None = None,
+        project_id: str | None = None,
+        metadata: dict[str, object] | None = None,
+    ) -> None:
+        self.store.audit.add(
+            at=self.clock(),
+            actor=actor,
+            action=action,
+            resource_type="memory" if memory_id else None,
+            resource_id=memory_id,
+            project_id=project_id,
+            metadata=metadata,
+        )
+
+
+def _visible(memory: Memory, project: Project | None) -> bool:
+    return memory.scope is Scope.GLOBAL or (project is not None and memory.project_id == project.id)
+
+
+def _check_filter(flt: MemoryFilter) -> MemoryFilter:
+    if not 1 <= flt.limit <= LIST_MAX_LIMIT:
+        raise ValidationError(f"The limit must be between 1 and {LIST_MAX_LIMIT}.")
+    if flt.offset < 0:
+        raise ValidationError("The offset cannot be negative.")
+    return replace(
+        flt,
+        types=tuple(str(rules.check_type(t)) for t in flt.types),
+        sources=tuple(str(rules.check_source(s)) for s in flt.sources),
+        statuses=tuple(str(rules.check_status(s)) for s in flt.statuses),
+        scopes=tuple(str(rules.check_scope(s)) for s in flt.scopes),
+    )

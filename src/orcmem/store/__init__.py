@@ -1,0 +1,35 @@
+"""Infrastructure: the SQLite file, its migrations and the repositories. All SQL lives in this package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orcmem.store.audit import AuditRepository
+from orcmem.store.connection import Database
+from orcmem.store.memories import MemoryRepository, WordHit
+from orcmem.store.projects import ProjectRepository
+from orcmem.store.settings import SettingsRepository
+
+
+class Store:
+    """One open profile database and its repositories."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+        self.memories = MemoryRepository(db)
+        self.projects = ProjectRepository(db)
+        self.settings = SettingsRepository(db)
+        self.audit = AuditRepository(db)
+
+    @classmethod
+    def open(cls, path: Path, *, vectors: bool = True) -> Store:
+        """Open (and migrate) the database file at `path`."""
+        return cls(Database(path, vectors=vectors))
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+
+__all__ = ["Database", "Store", "WordHit"]

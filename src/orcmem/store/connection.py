@@ -1,0 +1,151 @@
+"""The one SQLite file of a profile, opened through apsw with WAL, a busy timeout and foreign keys."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from orcmem.errors import StoreError
+from orcmem.models.constants import BUSY_TIMEOUT_MS
+from orcmem.store.migrations import migrate
+
+VECTOR_DIMENSIONS = 384
+_VECTOR_TABLE = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memory_vec "
+    f"USING vec0(memory_pk INTEGER PRIMARY KEY, embedding FLOAT[{VECTOR_DIMENSIONS}])"
+)
+
+
+def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
+    """Load sqlite-vec; returns None when it loaded, else why it did not."""
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        return f"the sqlite-vec package is not installed ({exc})"
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+    except (apsw.Error, OSError) as exc:
+        return f"the sqlite-vec extension failed to load ({exc})"
+    finally:
+        with contextlib.suppress(apsw.Error):
+            conn.enable_load_extension(False)
+    return None
+
+
+class Database:
+    """An open profile database; writes go through `transaction()` so one writer holds the lock at a time."""
+
+    def __init__(self, path: Path, *, vectors: bool = True) -> None:
+        """Open (creating if needed) and migrate the database at `path`.
+
+        Raises:
+            StoreError: the file cannot be opened, is not a database, or is read-only and needs migrating.
+        """
+        self.path = path
+        self._local = threading.local()
+        self._lock = threading.RLock()
+        is_new = not path.exists()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.conn = apsw.Connection(str(path))
+        except (apsw.Error, OSError) as exc:
+            raise StoreError(f"Cannot open the orcmem database at {path}: {exc}") from exc
+        try:
+            self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+            if str(mode).lower() != "wal" and not self.conn.readonly("main"):
+                raise StoreError(f"Cannot switch the orcmem database at {path} to WAL mode (got {mode}).")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            migrate(self.conn)
+        except apsw.Error as exc:
+            self.conn.close()
+            raise StoreError(_explain(path, exc)) from exc
+        except StoreError:
+            self.conn.close()
+            raise
+        if is_new:
+            # Memories and settings are private: only the owner may read the file (WAL files inherit it).
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o600)
+        self.vector_error: str | None = "vectors were not requested"
+        if vectors:
+            self.vector_error = _load_sqlite_vec(self.conn)
+            if self.vector_error is None:
+                try:
+                    self.conn.execute(_VECTOR_TABLE)
+                except apsw.Error as exc:
+                    self.vector_error = f"the vector table could not be created ({exc})"
+
+    @property
+    def has_vectors(self) -> bool:
+        """Whether sqlite-vec loaded and `memory_vec` exists."""
+        return self.vector_error is None
+
+    def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        """Run a statement and return all rows."""
+        with self._lock:
+            try:
+                return self.conn.execute(sql, params).fetchall()
+            except apsw.BusyError as exc:
+                raise StoreError(f"The orcmem database stayed busy for over {BUSY_TIMEOUT_MS} ms.") from exc
+
+    def query_one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None:
+        """Run a statement and return its first row, or None."""
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction; nested calls join the outer one.
+
+        BEGIN IMMEDIATE takes the write lock up front, so the busy timeout applies and two processes never
+        deadlock upgrading a read lock.
+        """
+        with self._lock:
+            depth = getattr(self._local, "depth", 0)
+            if depth == 0:
+                try:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                except apsw.BusyError as exc:
+                    raise StoreError(
+                        f"The orcmem database stayed locked by another process for over {BUSY_TIMEOUT_MS} ms."
+                    ) from exc
+            self._local.depth = depth + 1
+            try:
+                yield
+            except BaseException:
+                self._local.depth = depth
+                if depth == 0:
+                    self.conn.execute("ROLLBACK")
+                raise
+            self._local.depth = depth
+            if depth == 0:
+                self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self.conn.close()
+
+
+def _explain(path: Path, exc: apsw.Error) -> str:
+    if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
+        return (
+            f"The file {path} is not a readable orcmem database ({exc}). It was left untouched; "
+            "move it aside to start a new one."
+        )
+    if isinstance(exc, apsw.ReadOnlyError | apsw.CantOpenError | apsw.PermError):
+        return f"The orcmem database at {path} cannot be written ({exc}). Check the file's permissions."
+    if isinstance(exc, apsw.BusyError):
+        return f"The orcmem database at {path} stayed locked by another process. Try again."
+    if isinstance(exc, apsw.FullError):
+        return f"The disk holding {path} is full. Free some space and try again."
+    return f"The orcmem database at {path} failed: {exc}"

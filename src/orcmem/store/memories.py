@@ -1,0 +1,237 @@
+"""The memories repository: every SQL statement about memories, their files and their full-text entries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from orcmem.models import Memory, MemoryFilter, MemoryType, Scope, Source, Status
+from orcmem.models.constants import FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
+from orcmem.store.connection import Database
+
+_COLUMNS = (
+    "m.id, m.scope, m.project_id, m.type, m.topic_key, m.title, m.body, m.confidence, m.status, m.source, "
+    "m.source_run_id, m.source_task_id, m.evidence_count, "
+    "(SELECT json_group_array(path_glob) FROM "
+    "(SELECT path_glob FROM memory_files f WHERE f.memory_pk = m.pk ORDER BY position)), "
+    "m.created_at, m.updated_at, m.last_confirmed_at, m.origin_root, m.flagged"
+)
+# Memories a project sees: its own, and every global one.
+_VISIBLE = "(m.project_id = :project OR m.scope = 'global')"
+
+
+def _to_memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        scope=Scope(row[1]),
+        project_id=row[2],
+        type=MemoryType(row[3]),
+        topic_key=row[4],
+        title=row[5],
+        body=row[6],
+        confidence=float(row[7]),
+        status=Status(row[8]),
+        source=Source(row[9]),
+        source_run_id=row[10],
+        source_task_id=row[11],
+        evidence_count=int(row[12]),
+        files=tuple(json.loads(row[13] or "[]")),
+        created_at=int(row[14]),
+        updated_at=int(row[15]),
+        last_confirmed_at=int(row[16]),
+        origin_root=row[17],
+        flagged=bool(row[18]),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WordHit:
+    """A full-text match: the memory and its BM25 rank (lower is better)."""
+
+    memory: Memory
+    rank: float
+
+
+class MemoryRepository:
+    """Reads and writes memories; callers pass validated, redacted values."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+
+    # --- reads -------------------------------------------------------------------------------------------------
+    def get(self, memory_id: str) -> Memory | None:
+        """The memory with this public id, or None."""
+        row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
+        return _to_memory(row) if row else None
+
+    def find_active_topic(self, project_id: str | None, topic_key: str) -> Memory | None:
+        """The active memory holding `topic_key` in a project's pool (or the global pool when None)."""
+        row = self.db.query_one(
+            f"SELECT {_COLUMNS} FROM memories m WHERE COALESCE(m.project_id, '') = ? "
+            "AND m.topic_key = ? AND m.status = 'active'",
+            (project_id or "", topic_key),
+        )
+        return _to_memory(row) if row else None
+
+    def _where(self, project_id: str | None, flt: MemoryFilter) -> tuple[str, dict[str, Any]]:
+        clauses = [_VISIBLE]
+        params: dict[str, Any] = {"project": project_id or ""}
+        for column, values in (
+            ("type", flt.types),
+            ("source", flt.sources),
+            ("status", flt.statuses),
+            ("scope", flt.scopes),
+        ):
+            if values:
+                names = [f"{column}{i}" for i in range(len(values))]
+                clauses.append(f"m.{column} IN ({', '.join(':' + n for n in names)})")
+                params.update(zip(names, values, strict=True))
+        return " AND ".join(clauses), params
+
+    def list(self, project_id: str | None, flt: MemoryFilter) -> list[Memory]:
+        """Memories visible to a project, newest update first."""
+        where, params = self._where(project_id, flt)
+        params.update(limit=flt.limit, offset=flt.offset)
+        rows = self.db.query(
+            f"SELECT {_COLUMNS} FROM memories m WHERE {where} "
+            "ORDER BY m.updated_at DESC, m.pk DESC LIMIT :limit OFFSET :offset",
+            params,
+        )
+        return [_to_memory(row) for row in rows]
+
+    def count(self, project_id: str | None, flt: MemoryFilter) -> int:
+        """How many memories match the filter (ignoring limit and offset)."""
+        where, params = self._where(project_id, flt)
+        row = self.db.query_one(f"SELECT count(*) FROM memories m WHERE {where}", params)
+        return int(row[0]) if row else 0
+
+    def search_words(self, match: str, project_id: str | None, limit: int) -> list[WordHit]:
+        """Active memories matching an FTS5 expression, best BM25 first (title weighted twice)."""
+        rows = self.db.query(
+            f"SELECT {_COLUMNS}, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
+            "FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
+            f"WHERE memories_fts MATCH :match AND m.status = 'active' AND {_VISIBLE} "
+            "ORDER BY rank, m.updated_at DESC LIMIT :limit",
+            {"match": match, "project": project_id or "", "limit": limit},
+        )
+        return [WordHit(_to_memory(row[:-1]), float(row[-1])) for row in rows]
+
+    # --- writes ------------------------------------------------------------------------------------------------
+    def insert(self, memory: Memory) -> None:
+        """Insert a new memory and its files."""
+        with self.db.transaction():
+            self.db.query(
+                "INSERT INTO memories (id, scope, project_id, origin_root, type, topic_key, title, body, "
+                "confidence, status, source, source_run_id, source_task_id, evidence_count, flagged, "
+                "created_at, updated_at, last_confirmed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory.id,
+                    str(memory.scope),
+                    memory.project_id,
+                    memory.origin_root,
+                    str(memory.type),
+                    memory.topic_key,
+                    memory.title,
+                    memory.body,
+                    memory.confidence,
+                    str(memory.status),
+                    str(memory.source),
+                    memory.source_run_id,
+                    memory.source_task_id,
+                    memory.evidence_count,
+                    int(memory.flagged),
+                    memory.created_at,
+                    memory.updated_at,
+                    memory.last_confirmed_at,
+                ),
+            )
+            self._replace_files(memory.id, memory.files)
+
+    def merge(
+        self,
+        memory_id: str,
+        *,
+        title: str,
+        body: str,
+        files: Sequence[str],
+        source_run_id: str | None,
+        confidence_step: float,
+        now: int,
+    ) -> None:
+        """Fold a newer write into an existing memory: new text and files, more confidence and evidence."""
+        with self.db.transaction():
+            self.db.query(
+                "UPDATE memories SET title = ?, body = ?, confidence = MIN(1.0, confidence + ?), "
+                "evidence_count = evidence_count + 1, updated_at = ?, last_confirmed_at = ?, "
+                "source_run_id = COALESCE(?, source_run_id) WHERE id = ?",
+                (title, body, confidence_step, now, now, source_run_id, memory_id),
+            )
+            self._replace_files(memory_id, files)
+
+    def update_fields(self, memory_id: str, fields: dict[str, Any]) -> None:
+        """Set the given columns (already validated) on one memory."""
+        allowed = {
+            "title",
+            "body",
+            "type",
+            "status",
+            "confidence",
+            "updated_at",
+            "last_confirmed_at",
+            "flagged",
+        }
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"cannot update columns {sorted(unknown)}")
+        if not fields:
+            return
+        assignments = ", ".join(f"{column} = :{column}" for column in fields)
+        with self.db.transaction():
+            self.db.query(f"UPDATE memories SET {assignments} WHERE id = :id", {**fields, "id": memory_id})
+
+    def mark_helpful(self, memory_id: str, *, confidence_step: float, now: int) -> None:
+        """Raise confidence one step (up to 1) and reset the memory's age."""
+        with self.db.transaction():
+            self.db.query(
+                "UPDATE memories SET confidence = MIN(1.0, confidence + ?), last_confirmed_at = ?, "
+                "updated_at = ? WHERE id = ?",
+                (confidence_step, now, now, memory_id),
+            )
+
+    def delete(self, memory_id: str) -> bool:
+        """Remove the row, its full-text entry (trigger), its files (cascade) and its vector."""
+        with self.db.transaction():
+            row = self.db.query_one("SELECT pk FROM memories WHERE id = ?", (memory_id,))
+            if row is None:
+                return False
+            if self.db.has_vectors:
+                # vec0 tables take no foreign keys, so the vector goes explicitly.
+                self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (row[0],))
+            self.db.query("DELETE FROM memories WHERE pk = ?", (row[0],))
+        return True
+
+    def _replace_files(self, memory_id: str, files: Sequence[str]) -> None:
+        pk_row = self.db.query_one("SELECT pk FROM memories WHERE id = ?", (memory_id,))
+        if pk_row is None:
+            return
+        self.db.query("DELETE FROM memory_files WHERE memory_pk = ?", (pk_row[0],))
+        for position, path in enumerate(files):
+            self.db.query(
+                "INSERT INTO memory_files (memory_pk, position, path_glob) VALUES (?, ?, ?)",
+                (pk_row[0], position, path),
+            )
+
+    def stats(self, project_id: str | None) -> dict[str, dict[str, int]]:
+        """Counts of memories visible to a project by type, source and status."""
+        result: dict[str, dict[str, int]] = {}
+        for column in ("type", "source", "status"):
+            rows = self.db.query(
+                f"SELECT m.{column}, count(*) FROM memories m WHERE {_VISIBLE} GROUP BY m.{column}",
+                {"project": project_id or ""},
+            )
+            result[column] = {str(name): int(count) for name, count in rows}
+        return result

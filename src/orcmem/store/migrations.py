@@ -1,0 +1,221 @@
+"""Numbered schema migrations; each runs once, inside one immediate transaction, whatever the number of processes."""
+
+from __future__ import annotations
+
+import apsw
+
+from orcmem.errors import StoreError
+
+# Every table the design lists is created here, including those later capabilities fill, so the schema is
+# designed once. `pk` columns are INTEGER PRIMARY KEYs: stable rowids that full-text and vector tables point at
+# (an implicit rowid may change on VACUUM). Public ids are the TEXT `id` columns.
+MIGRATION_1 = """
+CREATE TABLE projects (
+  id TEXT PRIMARY KEY,
+  canonical_root TEXT NOT NULL UNIQUE,
+  root_path TEXT NOT NULL,
+  name TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL
+);
+
+CREATE TABLE tasks (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  title TEXT NOT NULL,
+  spec TEXT,
+  status TEXT NOT NULL DEFAULT 'open',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX tasks_project_status ON tasks(project_id, status);
+
+CREATE TABLE runs (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  task_id TEXT REFERENCES tasks(id) ON DELETE SET NULL,
+  agent TEXT NOT NULL,
+  session_id TEXT,
+  kind TEXT NOT NULL DEFAULT 'conversation',
+  title TEXT,
+  model TEXT,
+  cwd TEXT,
+  transcript_path TEXT,
+  transcript_offset INTEGER NOT NULL DEFAULT 0,
+  turns INTEGER NOT NULL DEFAULT 0,
+  skipped_lines INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL DEFAULT 'open',
+  started_at INTEGER NOT NULL,
+  last_turn_at INTEGER,
+  ended_at INTEGER,
+  UNIQUE (agent, session_id)
+);
+CREATE INDEX runs_project ON runs(project_id, started_at DESC);
+
+CREATE TABLE events (
+  pk INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  role TEXT,
+  message_id TEXT,
+  tool_call_id TEXT,
+  name TEXT,
+  text TEXT,
+  is_error INTEGER NOT NULL DEFAULT 0,
+  redacted INTEGER NOT NULL DEFAULT 0,
+  at INTEGER NOT NULL,
+  UNIQUE (run_id, seq)
+);
+CREATE INDEX events_run_kind ON events(run_id, kind, seq);
+
+CREATE TABLE memories (
+  pk INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  scope TEXT NOT NULL DEFAULT 'project' CHECK (scope IN ('project', 'global')),
+  project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
+  origin_root TEXT,
+  type TEXT NOT NULL,
+  topic_key TEXT,
+  title TEXT NOT NULL,
+  body TEXT NOT NULL,
+  confidence REAL NOT NULL DEFAULT 0.6,
+  status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'stale', 'retracted')),
+  source TEXT NOT NULL CHECK (source IN ('user', 'agent', 'extraction', 'tool')),
+  source_run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+  source_task_id TEXT REFERENCES tasks(id) ON DELETE SET NULL,
+  evidence_count INTEGER NOT NULL DEFAULT 1,
+  flagged INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  last_confirmed_at INTEGER NOT NULL,
+  CHECK ((scope = 'global') = (project_id IS NULL))
+);
+CREATE INDEX memories_project_status ON memories(project_id, status, type);
+CREATE INDEX memories_scope_status ON memories(scope, status);
+CREATE INDEX memories_updated ON memories(updated_at DESC);
+CREATE INDEX memories_run ON memories(source_run_id);
+CREATE INDEX memories_task ON memories(source_task_id);
+-- One active memory per pool and topic key; global memories share the '' pool.
+CREATE UNIQUE INDEX memories_topic ON memories(COALESCE(project_id, ''), topic_key)
+  WHERE topic_key IS NOT NULL AND status = 'active';
+
+CREATE TABLE memory_files (
+  memory_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  path_glob TEXT NOT NULL,
+  PRIMARY KEY (memory_pk, position)
+);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+  title, body, content='memories', content_rowid='pk', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts(rowid, title, body) VALUES (new.pk, new.title, new.body);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, title, body) VALUES ('delete', old.pk, old.title, old.body);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF title, body ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, title, body) VALUES ('delete', old.pk, old.title, old.body);
+  INSERT INTO memories_fts(rowid, title, body) VALUES (new.pk, new.title, new.body);
+END;
+
+-- Which model made each stored vector, so vectors of two models are never mixed.
+CREATE TABLE memory_embeddings (
+  memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  embedded_at INTEGER NOT NULL
+);
+
+CREATE TABLE session_summaries (
+  run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  task_id TEXT REFERENCES tasks(id) ON DELETE SET NULL,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  request TEXT NOT NULL,
+  work_done TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  open_items TEXT NOT NULL DEFAULT '[]',
+  model TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX session_summaries_project ON session_summaries(project_id, created_at DESC);
+
+CREATE TABLE extraction_jobs (
+  run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed', 'skipped')),
+  error TEXT,
+  memories_written INTEGER NOT NULL DEFAULT 0,
+  through_seq INTEGER NOT NULL DEFAULT 0,
+  provider TEXT,
+  model TEXT,
+  policy_revision INTEGER NOT NULL DEFAULT 0,
+  worker_pid INTEGER,
+  heartbeat_at INTEGER,
+  queued_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER
+);
+CREATE INDEX extraction_jobs_state ON extraction_jobs(state, queued_at);
+
+CREATE TABLE settings (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE grants (
+  pk INTEGER PRIMARY KEY,
+  project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
+  session_id TEXT,
+  action TEXT NOT NULL,
+  scope TEXT NOT NULL CHECK (scope IN ('session', 'workspace')),
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX grants_lookup ON grants(action, project_id, session_id);
+
+CREATE TABLE audit (
+  pk INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  resource_type TEXT,
+  resource_id TEXT,
+  project_id TEXT,
+  decision TEXT,
+  metadata TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX audit_at ON audit(at DESC);
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1),)
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def schema_version(conn: apsw.Connection) -> int:
+    """The schema version recorded in the file (0 for a new file)."""
+    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+
+
+def migrate(conn: apsw.Connection) -> int:
+    """Bring the schema up to date; safe to call twice and from several processes at once."""
+    if schema_version(conn) == LATEST_VERSION:
+        return LATEST_VERSION
+    # BEGIN IMMEDIATE takes the write lock first, so a second process waits here (busy timeout) and then
+    # re-reads the version instead of running the same migration again.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = schema_version(conn)
+        if current > LATEST_VERSION:
+            raise StoreError(
+                f"The database was made by a newer orcmem (schema {current}, this one knows {LATEST_VERSION}). "
+                "Upgrade orcmem to use it."
+            )
+        for version, sql in MIGRATIONS:
+            if version > current:
+                conn.execute(sql)
+                conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return LATEST_VERSION
