@@ -1,0 +1,100 @@
+"""Imports flow downward only: models < infrastructure < domain < service < entry points."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import orcmem
+
+PACKAGE = Path(orcmem.__file__).parent
+
+LAYERS = {
+    "orcmem.models": 0,
+    "orcmem.errors": 0,
+    "orcmem.store": 1,
+    "orcmem.redact": 1,
+    "orcmem.embed": 1,
+    "orcmem.workspace": 1,
+    "orcmem.export": 1,
+    "orcmem.rules": 2,
+    "orcmem.retrieve": 2,
+    "orcmem.extract": 2,
+    "orcmem.ingest": 2,
+    "orcmem.brief": 2,
+    "orcmem.recall": 2,
+    "orcmem.permissions": 2,
+    "orcmem.service": 3,
+    "orcmem.profile": 4,
+    "orcmem.cli": 4,
+    "orcmem.mcp": 4,
+    "orcmem.hooks": 4,
+    "orcmem.web": 4,
+    "orcmem.worker": 4,
+    "orcmem.__main__": 4,
+}
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of a module, by its longest known prefix."""
+    best = None
+    for prefix, layer in LAYERS.items():
+        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, layer)
+    return best[1] if best else None
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.startswith("orcmem")}
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = [
+        module_name(p) for p in PACKAGE.rglob("*.py") if module_name(p) != "orcmem" and layer_of(module_name(p)) is None
+    ]
+    assert unplaced == []
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    violations = []
+    for path in PACKAGE.rglob("*.py"):
+        name = module_name(path)
+        if name == "orcmem":
+            continue  # the public surface re-exports from every layer
+        own = layer_of(name)
+        for imported in imported_modules(path):
+            other = layer_of(imported)
+            if other is not None and own is not None and other > own:
+                violations.append(f"{name} (layer {own}) imports {imported} (layer {other})")
+    assert violations == []
+
+
+def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from orcmem.service import MemoryService\nimport orcmem.cli\n")
+    assert imported_modules(bad) >= {"orcmem.service", "orcmem.cli"}
+    assert layer_of("orcmem.store.memories") < layer_of("orcmem.service")
+
+
+def test_all_sql_stays_in_the_store() -> None:
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if module_name(path).startswith("orcmem.store"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        if any(word in text for word in ("SELECT ", "INSERT INTO", "UPDATE memories", "DELETE FROM")):
+            offenders.append(module_name(path))
+    assert offenders == []
