@@ -9,6 +9,7 @@ from orcmem.store.connection import Database
 from orcmem.store.memories import MemoryRepository, WordHit
 from orcmem.store.projects import ProjectRepository
 from orcmem.store.settings import SettingsRepository
+from orcmem.store.vectors import PendingMemory, VectorHit, VectorRepository
 
 
 class Store:
@@ -21,6 +22,7 @@ class Store:
         self.projects = ProjectRepository(db)
         self.settings = SettingsRepository(db)
         self.audit = AuditRepository(db)
+        self.vectors = VectorRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:
@@ -32,4 +34,4 @@ class Store:
         self.db.close()
 
 
-__all__ = ["Database", "Store", "WordHit"]
+__all__ = ["Database", "PendingMemory", "Store", "VectorHit", "WordHit"]

@@ -8,7 +8,7 @@ from orcmem.errors import StoreError
 
 # Every table the design lists is created here, including those later capabilities fill, so the schema is
 # designed once. `pk` columns are INTEGER PRIMARY KEYs: stable rowids that full-text and vector tables point at
-# (an implicit rowid may change on VACUUM). Public ids are the TEXT `id` columns.
+# (an implicit rowid may change on VACUUM; AUTOINCREMENT never reuses one). Public ids are the TEXT `id` columns.
 MIGRATION_1 = """
 CREATE TABLE projects (
   id TEXT PRIMARY KEY,
@@ -70,7 +70,7 @@ CREATE TABLE events (
 CREATE INDEX events_run_kind ON events(run_id, kind, seq);
 
 CREATE TABLE memories (
-  pk INTEGER PRIMARY KEY,
+  pk INTEGER PRIMARY KEY AUTOINCREMENT,
   id TEXT NOT NULL UNIQUE,
   scope TEXT NOT NULL DEFAULT 'project' CHECK (scope IN ('project', 'global')),
   project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
@@ -121,12 +121,15 @@ CREATE TRIGGER memories_au AFTER UPDATE OF title, body ON memories BEGIN
   INSERT INTO memories_fts(rowid, title, body) VALUES (new.pk, new.title, new.body);
 END;
 
--- Which model made each stored vector, so vectors of two models are never mixed.
+-- Which model made each stored vector, so vectors of two models are never mixed. `seq` rises with every
+-- vector written, so an in-memory copy of the vectors can load only what is new.
 CREATE TABLE memory_embeddings (
   memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
   model TEXT NOT NULL,
+  seq INTEGER NOT NULL,
   embedded_at INTEGER NOT NULL
 );
+CREATE INDEX memory_embeddings_seq ON memory_embeddings(model, seq);
 
 CREATE TABLE session_summaries (
   run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,

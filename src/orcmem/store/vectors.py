@@ -1,0 +1,210 @@
+"""The vectors repository: sqlite-vec's `memory_vec` is the stored truth; an in-memory copy answers k-NN fast."""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from orcmem.store.connection import VECTOR_DIMENSIONS, Database
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_VISIBLE = "m.status = 'active' AND (m.project_id = :project OR m.scope = 'global')"
+
+
+def pack(vector: Sequence[float]) -> bytes:
+    """Little-endian float32 bytes, the form sqlite-vec stores."""
+    if len(vector) != VECTOR_DIMENSIONS:
+        raise ValueError(f"expected {VECTOR_DIMENSIONS} dimensions, got {len(vector)}")
+    return struct.pack(f"<{VECTOR_DIMENSIONS}f", *(float(x) for x in vector))
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMemory:
+    """A memory that needs a vector: its public id and the text to embed."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    """A k-NN neighbour: the memory's public id and its cosine distance (1 - cosine)."""
+
+    memory_id: str
+    distance: float
+
+
+class _Snapshot:
+    """Vectors of one model held in memory, refreshed by loading only rows with a higher `seq`."""
+
+    def __init__(self, model: str) -> None:
+        import numpy as np
+
+        self.model = model
+        self.last_seq = 0
+        self.pks = np.zeros(0, dtype=np.int64)
+        self.matrix = np.zeros((0, VECTOR_DIMENSIONS), dtype=np.float32)
+
+    def absorb(self, rows: list[tuple[Any, ...]]) -> None:
+        import numpy as np
+
+        if not rows:
+            return
+        new_pks = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        new_matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype="<f4").reshape(len(rows), -1)
+        keep = ~np.isin(self.pks, new_pks)  # a re-embedded memory replaces its old vector
+        self.pks = np.concatenate([self.pks[keep], new_pks])
+        self.matrix = np.concatenate([self.matrix[keep], new_matrix.astype(np.float32)])
+        self.last_seq = max(self.last_seq, max(int(row[1]) for row in rows))
+
+
+class VectorRepository:
+    """Stores vectors in `memory_vec` (tagged with their model) and finds nearest neighbours."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+        self._snapshot: _Snapshot | None = None
+        self._snapshot_lock = threading.Lock()
+
+    @property
+    def available(self) -> bool:
+        """Whether sqlite-vec loaded."""
+        return self.db.has_vectors
+
+    def put(self, memory_id: str, vector: Sequence[float], model: str, now: int) -> bool:
+        """Store (or replace) a memory's vector; False when vectors are unavailable or the memory is gone."""
+        if not self.available:
+            return False
+        blob = pack(vector)
+        with self.db.transaction():
+            row = self.db.query_one("SELECT pk FROM memories WHERE id = ?", (memory_id,))
+            if row is None:
+                return False
+            pk = row[0]
+            # vec0 has no upsert: delete, then insert.
+            self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (pk,))
+            self.db.query("INSERT INTO memory_vec (memory_pk, embedding) VALUES (?, ?)", (pk, blob))
+            self.db.query(
+                "INSERT INTO memory_embeddings (memory_pk, model, seq, embedded_at) VALUES "
+                "(?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM memory_embeddings), ?) "
+                "ON CONFLICT(memory_pk) DO UPDATE SET model = excluded.model, seq = excluded.seq, "
+                "embedded_at = excluded.embedded_at",
+                (pk, model, now),
+            )
+        return True
+
+    def missing(self, model: str, limit: int) -> list[PendingMemory]:
+        """Active memories with no vector from `model` (none at all, or one from another model)."""
+        rows = self.db.query(
+            "SELECT m.id, m.title || char(10) || m.body FROM memories m "
+            "LEFT JOIN memory_embeddings e ON e.memory_pk = m.pk "
+            "WHERE m.status = 'active' AND (e.memory_pk IS NULL OR e.model != ?) ORDER BY m.pk LIMIT ?",
+            (model, limit),
+        )
+        return [PendingMemory(row[0], row[1]) for row in rows]
+
+    def count(self, model: str | None = None) -> int:
+        """How many vectors are stored (of one model when given)."""
+        if model is None:
+            row = self.db.query_one("SELECT count(*) FROM memory_embeddings")
+        else:
+            row = self.db.query_one("SELECT count(*) FROM memory_embeddings WHERE model = ?", (model,))
+        return int(row[0]) if row else 0
+
+    def remove_orphans(self) -> int:
+        """Delete vectors whose memory is gone (left when a project was deleted, since vec0 has no keys)."""
+        if not self.available:
+            return 0
+        with self.db.transaction():
+            rows = self.db.query(
+                "SELECT memory_pk FROM memory_vec WHERE memory_pk NOT IN (SELECT pk FROM memories)"
+            )
+            for (pk,) in rows:
+                self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (pk,))
+        return len(rows)
+
+    # --- nearest neighbours ------------------------------------------------------------------------------------
+    def nearest_sqlite(self, query: Sequence[float], model: str, project_id: str | None, k: int) -> list[VectorHit]:
+        """k-NN through sqlite-vec's own scan, filtered after the k-NN step (the reference's query)."""
+        if not self.available:
+            return []
+        rows = self.db.query(
+            "SELECT m.id, v.distance FROM memory_vec v JOIN memories m ON m.pk = v.memory_pk "
+            "JOIN memory_embeddings e ON e.memory_pk = m.pk "
+            f"WHERE v.embedding MATCH :query AND k = :k AND e.model = :model AND {_VISIBLE} "
+            "ORDER BY v.distance",
+            {"query": pack(query), "k": k, "model": model, "project": project_id or ""},
+        )
+        # sqlite-vec reports L2 distance; for unit vectors cosine distance = L2² / 2.
+        return [VectorHit(row[0], float(row[1]) ** 2 / 2) for row in rows]
+
+    def nearest(self, query: Sequence[float], model: str, project_id: str | None, k: int) -> list[VectorHit]:
+        """Exact k-NN over the active memories visible to a project, scanning an in-memory copy with numpy.
+
+        The copy loads only vectors written since the last call, so the scan costs a matrix product; candidates
+        are then checked against the database (status and project), widening until k survive or none are left.
+        """
+        if not self.available:
+            return []
+        import numpy as np
+
+        snapshot = self._refresh(model)
+        if snapshot.pks.size == 0:
+            return []
+        q = np.asarray(query, dtype=np.float32)
+        similarities = snapshot.matrix @ q
+        order_all: np.ndarray | None = None
+        window = min(snapshot.pks.size, max(k * 8, 256))
+        while True:
+            if window >= snapshot.pks.size:
+                if order_all is None:
+                    order_all = np.argsort(-similarities, kind="stable")
+                order = order_all
+            else:
+                part = np.argpartition(-similarities, window - 1)[:window]
+                order = part[np.argsort(-similarities[part], kind="stable")]
+            hits = self._visible(snapshot.pks[order], similarities[order], project_id, k)
+            if len(hits) >= k or window >= snapshot.pks.size:
+                return hits
+            window = min(snapshot.pks.size, window * 8)
+
+    def _visible(
+        self, pks: np.ndarray, similarities: np.ndarray, project_id: str | None, k: int
+    ) -> list[VectorHit]:
+        ids: dict[int, str] = {}
+        pk_list = [int(pk) for pk in pks]
+        for start in range(0, len(pk_list), 900):  # stay under SQLite's variable limit
+            chunk = pk_list[start : start + 900]
+            marks = ", ".join("?" * len(chunk))
+            rows = self.db.query(
+                f"SELECT m.pk, m.id FROM memories m WHERE m.pk IN ({marks}) AND m.status = 'active' "
+                "AND (m.project_id = ? OR m.scope = 'global')",
+                (*chunk, project_id or ""),
+            )
+            ids.update({int(pk): memory_id for pk, memory_id in rows})
+        hits = []
+        for pk, similarity in zip(pk_list, similarities, strict=True):
+            if pk in ids:
+                hits.append(VectorHit(ids[pk], 1.0 - float(similarity)))
+                if len(hits) == k:
+                    break
+        return hits
+
+    def _refresh(self, model: str) -> _Snapshot:
+        with self._snapshot_lock:
+            if self._snapshot is None or self._snapshot.model != model:
+                self._snapshot = _Snapshot(model)
+            snapshot = self._snapshot
+            rows = self.db.query(
+                "SELECT e.memory_pk, e.seq, v.embedding FROM memory_embeddings e "
+                "JOIN memory_vec v ON v.memory_pk = e.memory_pk WHERE e.model = ? AND e.seq > ? ORDER BY e.seq",
+                (model, snapshot.last_seq),
+            )
+            snapshot.absorb(rows)
+            return snapshot
