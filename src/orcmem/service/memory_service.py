@@ -31,6 +31,7 @@ from orcmem.models.constants import (
     EXTRACTION_PROVIDER_DEFAULT,
     EXTRACTION_PROVIDERS,
     LIST_MAX_LIMIT,
+    QUERY_EMBED_TIMEOUT_S,
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
     SETTING_EXTRACTION_MODEL_PREFIX,
@@ -41,6 +42,7 @@ from orcmem.models.constants import (
 )
 from orcmem.redact import redact
 from orcmem.retrieve import cap_per_run, fts_query, fuse
+from orcmem.service.vectors import EmbeddingPump, QueryEmbedder
 from orcmem.store import Store
 from orcmem.workspace import Location
 
@@ -64,23 +66,55 @@ def _clean(text: str, max_chars: int) -> str:
 class MemoryService:
     """Memory operations over one profile database; every method takes explicit arguments, never the environment."""
 
-    def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms) -> None:
-        """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own)."""
+    def __init__(
+        self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: QueryEmbedder | None = None
+    ) -> None:
+        """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own).
+
+        Without an embedder (or without sqlite-vec) search and recall work on words alone.
+        """
         self.store = store
         self.clock = clock
+        self.embedder = embedder
+        self.pump = EmbeddingPump(store, embedder, self.is_enabled, self._now) if embedder else None
+
+    def _now(self) -> int:
+        return self.clock()
 
     @classmethod
-    def open(cls, home: Path, *, vectors: bool = True) -> MemoryService:
+    def open(cls, home: Path, *, vectors: bool = True, embedder: QueryEmbedder | None = None) -> MemoryService:
         """Open the profile database in `home` (created with its folder when missing).
 
         Raises:
             StoreError: the database cannot be opened or migrated.
         """
-        return cls(Store.open(home / DB_FILENAME, vectors=vectors))
+        return cls(Store.open(home / DB_FILENAME, vectors=vectors), embedder=embedder)
 
-    def close(self) -> None:
-        """Close the database."""
+    def close(self, *, embed_wait: float = 0.0) -> None:
+        """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
+        if self.pump is not None and embed_wait > 0:
+            self.pump.wait(embed_wait)
         self.store.close()
+
+    @property
+    def semantic_ready(self) -> bool:
+        """Whether search by meaning can run: an embedder and the vector table are both there."""
+        return self.embedder is not None and self.store.vectors.available
+
+    def _vectors_changed(self) -> None:
+        if self.pump is not None and self.is_enabled() and self.store.vectors.available:
+            self.pump.schedule()
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every active memory that has no vector from the current model; returns how many.
+
+        Raises:
+            MemoryOffError: memory is off (nothing is embedded while it is off).
+        """
+        self._require_enabled()
+        if self.pump is None or not self.store.vectors.available:
+            return 0
+        return self.pump.embed_missing(progress=progress)
 
     # --- projects ----------------------------------------------------------------------------------------------
     def project(self, location: Location, *, create: bool = True) -> Project | None:
@@ -179,7 +213,6 @@ class MemoryService:
             if existing is not None:
                 if existing.source is Source.USER and source is not Source.USER:
                     raise OwnershipError(USER_TOPIC_MESSAGE)
-                now = self.clock()
                 self.store.memories.merge(
                     existing.id,
                     title=title,
@@ -187,36 +220,39 @@ class MemoryService:
                     files=files,
                     source_run_id=new.source_run_id,
                     confidence_step=CONFIDENCE_STEP,
-                    now=now,
+                    now=self.clock(),
                 )
                 self._audit(str(source), "memory.merge", existing.id, project_id)
                 merged = self.store.memories.get(existing.id)
                 assert merged is not None
-                return RecordResult(merged, merged=True)
-            now = self.clock()
-            memory = Memory(
-                id=new_memory_id(),
-                scope=scope,
-                project_id=project_id,
-                type=memory_type,
-                topic_key=topic_key,
-                title=title,
-                body=body,
-                confidence=rules.clamp_confidence(new.confidence),
-                status=Status.ACTIVE,
-                source=source,
-                source_run_id=new.source_run_id,
-                source_task_id=new.source_task_id,
-                evidence_count=1,
-                files=files,
-                created_at=now,
-                updated_at=now,
-                last_confirmed_at=now,
-                origin_root=origin_root,
-            )
-            self.store.memories.insert(memory)
-            self._audit(str(source), "memory.record", memory.id, project_id)
-        return RecordResult(memory, merged=False)
+                result = RecordResult(merged, merged=True)
+            else:
+                now = self.clock()
+                memory = Memory(
+                    id=new_memory_id(),
+                    scope=scope,
+                    project_id=project_id,
+                    type=memory_type,
+                    topic_key=topic_key,
+                    title=title,
+                    body=body,
+                    confidence=rules.clamp_confidence(new.confidence),
+                    status=Status.ACTIVE,
+                    source=source,
+                    source_run_id=new.source_run_id,
+                    source_task_id=new.source_task_id,
+                    evidence_count=1,
+                    files=files,
+                    created_at=now,
+                    updated_at=now,
+                    last_confirmed_at=now,
+                    origin_root=origin_root,
+                )
+                self.store.memories.insert(memory)
+                self._audit(str(source), "memory.record", memory.id, project_id)
+                result = RecordResult(memory, merged=False)
+        self._vectors_changed()  # after the commit, so the background thread sees the row
+        return result
 
     # --- read --------------------------------------------------------------------------------------------------
     def get(self, project: Project | None, memory_id: str) -> Memory:
@@ -242,16 +278,49 @@ class MemoryService:
         checked = _check_filter(flt or MemoryFilter())
         return self.store.memories.count(project.id if project else None, checked)
 
-    def search(self, project: Project | None, text: str, limit: int = SEARCH_DEFAULT_LIMIT) -> list[SearchHit]:
-        """Active memories of the project and global ones that match `text`, best first; never raises on text."""
+    def search(
+        self,
+        project: Project | None,
+        text: str,
+        limit: int = SEARCH_DEFAULT_LIMIT,
+        *,
+        semantic: bool | None = None,
+    ) -> list[SearchHit]:
+        """Active memories of the project and global ones that match `text`, best first; never raises on text.
+
+        Words (FTS5) and meaning (vectors) each give up to 40 candidates, fused and scored as the seed says.
+        Meaning is used while memory is on (or when `semantic` says so), and only if the query vector arrives
+        within 500 ms; otherwise the search answers from words alone.
+        """
         if not 1 <= limit <= 50:
             raise ValidationError("The search limit must be between 1 and 50.")
+        project_id = project.id if project else None
+        word_list: list[Memory] = []
         match = fts_query(text)
-        word_list = []
         if match is not None:
-            hits = self.store.memories.search_words(match, project.id if project else None, SEARCH_CANDIDATES)
-            word_list = [hit.memory for hit in hits]
-        return cap_per_run(fuse(word_list, [], self.clock()), limit)
+            word_list = [hit.memory for hit in self.store.memories.search_words(match, project_id, SEARCH_CANDIDATES)]
+        meaning_list = self.search_meaning(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else []
+        return cap_per_run(fuse(word_list, meaning_list, self.clock()), limit)
+
+    def search_words(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> list[Memory]:
+        """Word matches only, best BM25 first."""
+        match = fts_query(text)
+        if match is None:
+            return []
+        return [hit.memory for hit in self.store.memories.search_words(match, project.id if project else None, limit)]
+
+    def search_meaning(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> list[Memory]:
+        """Nearest memories by meaning, closest first; empty when the model or vectors are unavailable or slow."""
+        if self.embedder is None or not self.store.vectors.available or not text.strip():
+            return []
+        vector = self.embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+        if vector is None:
+            return []
+        hits = self.store.vectors.nearest(vector, self.embedder.model_id, project.id if project else None, limit)
+        return self.store.memories.get_many([hit.memory_id for hit in hits])
+
+    def _use_meaning(self, semantic: bool | None) -> bool:
+        return self.is_enabled() if semantic is None else semantic
 
     # --- change ------------------------------------------------------------------------------------------------
     def edit(
@@ -283,6 +352,8 @@ class MemoryService:
         with self.store.db.transaction():
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
             self._audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
+        if "title" in changed or "body" in changed:
+            self._vectors_changed()
         return self.get(project, memory.id)
 
     def feedback(self, project: Project | None, memory_id: str, verdict: str, *, actor: Source = Source.USER) -> Memory:

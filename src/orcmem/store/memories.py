@@ -67,6 +67,17 @@ class MemoryRepository:
         row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
         return _to_memory(row) if row else None
 
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories with these ids, in the order given (unknown ids are left out)."""
+        found: dict[str, Memory] = {}
+        for start in range(0, len(memory_ids), 900):  # stay under SQLite's variable limit
+            chunk = list(memory_ids[start : start + 900])
+            marks = ", ".join("?" * len(chunk))
+            for row in self.db.query(f"SELECT {_COLUMNS} FROM memories m WHERE m.id IN ({marks})", chunk):
+                memory = _to_memory(row)
+                found[memory.id] = memory
+        return [found[memory_id] for memory_id in memory_ids if memory_id in found]
+
     def find_active_topic(self, project_id: str | None, topic_key: str) -> Memory | None:
         """The active memory holding `topic_key` in a project's pool (or the global pool when None)."""
         row = self.db.query_one(

@@ -130,6 +130,11 @@ CREATE TABLE memory_embeddings (
   embedded_at INTEGER NOT NULL
 );
 CREATE INDEX memory_embeddings_seq ON memory_embeddings(model, seq);
+-- New text makes the vector stale: forget which model made it, so the memory is embedded again.
+CREATE TRIGGER memories_text_changed AFTER UPDATE OF title, body ON memories
+WHEN old.title IS NOT new.title OR old.body IS NOT new.body BEGIN
+  DELETE FROM memory_embeddings WHERE memory_pk = new.pk;
+END;
 
 CREATE TABLE session_summaries (
   run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,

@@ -109,6 +109,15 @@ class VectorRepository:
         )
         return [PendingMemory(row[0], row[1]) for row in rows]
 
+    def count_missing(self, model: str) -> int:
+        """How many active memories have no vector from `model`."""
+        row = self.db.query_one(
+            "SELECT count(*) FROM memories m LEFT JOIN memory_embeddings e ON e.memory_pk = m.pk "
+            "WHERE m.status = 'active' AND (e.memory_pk IS NULL OR e.model != ?)",
+            (model,),
+        )
+        return int(row[0]) if row else 0
+
     def count(self, model: str | None = None) -> int:
         """How many vectors are stored (of one model when given)."""
         if model is None:
@@ -122,9 +131,7 @@ class VectorRepository:
         if not self.available:
             return 0
         with self.db.transaction():
-            rows = self.db.query(
-                "SELECT memory_pk FROM memory_vec WHERE memory_pk NOT IN (SELECT pk FROM memories)"
-            )
+            rows = self.db.query("SELECT memory_pk FROM memory_vec WHERE memory_pk NOT IN (SELECT pk FROM memories)")
             for (pk,) in rows:
                 self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (pk,))
         return len(rows)
@@ -169,13 +176,13 @@ class VectorRepository:
             else:
                 part = np.argpartition(-similarities, window - 1)[:window]
                 order = part[np.argsort(-similarities[part], kind="stable")]
-            hits = self._visible(snapshot.pks[order], similarities[order], project_id, k)
+            hits = self._visible(snapshot.pks[order], similarities[order], model, project_id, k)
             if len(hits) >= k or window >= snapshot.pks.size:
                 return hits
             window = min(snapshot.pks.size, window * 8)
 
     def _visible(
-        self, pks: np.ndarray, similarities: np.ndarray, project_id: str | None, k: int
+        self, pks: np.ndarray, similarities: np.ndarray, model: str, project_id: str | None, k: int
     ) -> list[VectorHit]:
         ids: dict[int, str] = {}
         pk_list = [int(pk) for pk in pks]
@@ -183,9 +190,10 @@ class VectorRepository:
             chunk = pk_list[start : start + 900]
             marks = ", ".join("?" * len(chunk))
             rows = self.db.query(
-                f"SELECT m.pk, m.id FROM memories m WHERE m.pk IN ({marks}) AND m.status = 'active' "
+                "SELECT m.pk, m.id FROM memories m JOIN memory_embeddings e ON e.memory_pk = m.pk "
+                f"WHERE m.pk IN ({marks}) AND e.model = ? AND m.status = 'active' "
                 "AND (m.project_id = ? OR m.scope = 'global')",
-                (*chunk, project_id or ""),
+                (*chunk, model, project_id or ""),
             )
             ids.update({int(pk): memory_id for pk, memory_id in rows})
         hits = []

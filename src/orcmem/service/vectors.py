@@ -1,0 +1,130 @@
+"""Keep stored vectors in step with memories: embed what has none (or one from another model), in batches."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from orcmem.store import Store
+
+log = logging.getLogger("orcmem.vectors")
+
+EMBED_BATCH_SIZE = 32
+
+Progress = Callable[[int, int], None]
+
+
+class DocumentEmbedder(Protocol):
+    """What the pump needs from an embedder."""
+
+    @property
+    def model_id(self) -> str:
+        """Which model makes the vectors."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Sequence[Sequence[float]] | None:
+        """One vector per text, or None when the model is unavailable."""
+        ...
+
+
+class QueryEmbedder(DocumentEmbedder, Protocol):
+    """What search needs on top: a query vector within a time limit."""
+
+    def embed_query(self, text: str, timeout: float) -> Sequence[float] | None:
+        """The query's vector, or None when it is not ready in `timeout` seconds or the model is unavailable."""
+        ...
+
+
+class EmbeddingPump:
+    """Embeds memories that lack a vector; `schedule()` runs it in one background thread per process."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: DocumentEmbedder,
+        is_enabled: Callable[[], bool],
+        clock: Callable[[], int],
+    ) -> None:
+        """Embed with `embedder` into `store` while `is_enabled()` holds."""
+        self.store = store
+        self.embedder = embedder
+        self.is_enabled = is_enabled
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._again = False
+        self.last_error: str | None = None
+
+    def pending(self) -> int:
+        """How many active memories still need a vector from the current model."""
+        return self.store.vectors.count_missing(self.embedder.model_id)
+
+    def embed_missing(self, *, limit: int | None = None, progress: Progress | None = None) -> int:
+        """Embed up to `limit` memories lacking a vector, in batches of 32; returns how many were stored.
+
+        Stops early when memory is turned off, vectors are unavailable, or the model fails.
+        """
+        if not self.store.vectors.available:
+            return 0
+        model = self.embedder.model_id
+        total = self.pending() if progress else 0
+        if limit is not None:
+            total = min(total, limit)
+        done = 0
+        while limit is None or done < limit:
+            if not self.is_enabled():
+                break
+            size = EMBED_BATCH_SIZE if limit is None else min(EMBED_BATCH_SIZE, limit - done)
+            batch = self.store.vectors.missing(model, size)
+            if not batch:
+                break
+            try:
+                vectors = self.embedder.embed_documents([item.text for item in batch])
+            except Exception as exc:  # a model failure must never reach the caller of a write
+                self.last_error = f"embedding failed: {exc}"
+                log.warning(self.last_error)
+                break
+            if vectors is None or len(vectors) != len(batch):
+                self.last_error = "the embedding model is unavailable"
+                break
+            stored = 0
+            for item, vector in zip(batch, vectors, strict=True):
+                if self.is_enabled() and self.store.vectors.put(item.id, vector, model, self.clock()):
+                    stored += 1
+            done += len(batch)
+            if progress:
+                progress(done, max(total, done))
+            if stored == 0:
+                break  # nothing could be stored: do not spin on the same batch
+        return done
+
+    def schedule(self) -> None:
+        """Run `embed_missing` in the background (one thread; a call while it runs makes it go round again)."""
+        with self._lock:
+            self._again = True
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._thread = threading.Thread(target=self._run, name="orcmem-embed", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._again:
+                    return
+                self._again = False
+            try:
+                self.embed_missing()
+            except Exception as exc:  # the background thread logs, it never raises
+                self.last_error = str(exc)
+                log.warning("background embedding failed: %s", exc)
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the background thread; True when it finished."""
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()

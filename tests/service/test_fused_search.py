@@ -1,0 +1,187 @@
+"""Fused search: words and meaning, the seed's score, the per-run cap, and graceful fallbacks."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from orcmem.models import NewMemory, Source
+from orcmem.service import MemoryService
+from orcmem.store import Store
+from orcmem.workspace import locate
+from tests.conftest import Clock, user_memory
+from tests.fakes import FailingEmbedder, StalledEmbedder, SynonymEmbedder
+
+
+def make_service(home: Path, clock: Clock, embedder) -> MemoryService:
+    svc = MemoryService(Store.open(home / "orcmem.db"), clock=clock, embedder=embedder)
+    svc.set_enabled(True)
+    if not svc.store.vectors.available:
+        pytest.skip(f"sqlite-vec unavailable: {svc.store.db.vector_error}")
+    return svc
+
+
+@pytest.fixture
+def fused(orcmem_home: Path, clock: Clock, project_dir: Path):
+    svc = make_service(orcmem_home, clock, SynonymEmbedder())
+    project = svc.project(locate(project_dir))
+    yield svc, project
+    svc.close()
+
+
+def settle(svc: MemoryService) -> None:
+    assert svc.pump is not None and svc.pump.wait(10)
+
+
+def test_records_are_embedded_in_the_background(fused) -> None:
+    svc, project = fused
+    for i in range(40):
+        svc.record(project, user_memory(f"note {i}", "text"))
+    settle(svc)
+    assert svc.store.vectors.count(svc.embedder.model_id) == 40
+
+
+def test_meaning_finds_what_words_cannot(fused) -> None:
+    svc, project = fused
+    car = svc.record(project, user_memory("Car keeps stalling", "the car engine stalls when cold")).memory
+    svc.record(project, user_memory("Tabs over spaces", "indent with tabs"))
+    settle(svc)
+    assert svc.search_words(project, "automobile") == []
+    hits = svc.search(project, "automobile")
+    assert hits[0].memory.id == car.id
+    assert hits[0].parts.word_rank is None and hits[0].parts.meaning_rank == 1
+
+
+def test_fusion_adds_both_lists(fused) -> None:
+    svc, project = fused
+    both = svc.record(project, user_memory("Repair the car", "repair steps")).memory
+    settle(svc)
+    hit = svc.search(project, "repair car")[0]
+    assert hit.memory.id == both.id
+    assert hit.parts.word_rank == 1 and hit.parts.meaning_rank == 1
+    assert hit.parts.fused == pytest.approx(2 / 61)
+
+
+def test_score_is_the_seed_formula(fused, clock: Clock) -> None:
+    svc, project = fused
+    svc.record(
+        project, NewMemory(type="decision", title="Use Postgres", body="for jobs", source=Source.USER, confidence=0.8)
+    )
+    settle(svc)
+    clock.advance_days(75)
+    hit = svc.search(project, "postgres")[0]
+    expected = (2 / 61) * 1.2 * (0.5 + 0.8 / 2) * (0.4 + 0.6 * 0.5)
+    assert hit.score == pytest.approx(expected)
+    assert (hit.parts.type_weight, hit.parts.recency_factor) == (1.2, pytest.approx(0.7))
+
+
+def test_type_weight_orders_equal_matches(fused) -> None:
+    svc, project = fused
+    spec = svc.record(project, user_memory("Widget cache", "widget cache", type="spec")).memory
+    lesson = svc.record(project, user_memory("Widget cache", "widget cache", type="lesson")).memory
+    settle(svc)
+    assert [h.memory.id for h in svc.search(project, "widget cache")][:2] == [lesson.id, spec.id]
+
+
+def test_at_most_three_results_per_run(fused) -> None:
+    svc, project = fused
+    db = svc.store.db
+    with db.transaction():
+        db.query("INSERT INTO runs (id, project_id, agent, started_at) VALUES ('run1', ?, 'claude', 0)", (project.id,))
+    for i in range(6):
+        svc.record(project, user_memory(f"Flaky test {i}", "flaky", source=Source.EXTRACTION, source_run_id="run1"))
+    svc.record(project, user_memory("Flaky network", "flaky"))
+    settle(svc)
+    hits = svc.search(project, "flaky")
+    assert sum(1 for h in hits if h.memory.source_run_id == "run1") == 3
+    assert len(hits) == 4
+
+
+def test_limit_defaults_to_eight(fused) -> None:
+    svc, project = fused
+    for i in range(20):
+        svc.record(project, user_memory(f"Deploy step {i}", "deploy"))
+    assert len(svc.search(project, "deploy")) == 8
+
+
+def test_a_stalled_embedder_still_gets_word_results_fast(orcmem_home: Path, clock: Clock, project_dir: Path) -> None:
+    embedder = StalledEmbedder()
+    svc = make_service(orcmem_home, clock, embedder)
+    project = svc.project(locate(project_dir))
+    memory = svc.record(project, user_memory("Rotate the logs", "logrotate daily")).memory
+    started = time.monotonic()
+    hits = svc.search(project, "rotate logs")
+    elapsed = time.monotonic() - started
+    assert [h.memory.id for h in hits] == [memory.id]
+    assert embedder.queries == 1
+    assert 0.4 <= elapsed < 1.5
+    embedder.release.set()
+    svc.close()
+
+
+def test_a_failing_embedder_leaves_search_on_words(orcmem_home: Path, clock: Clock, project_dir: Path) -> None:
+    svc = make_service(orcmem_home, clock, FailingEmbedder())
+    project = svc.project(locate(project_dir))
+    memory = svc.record(project, user_memory("Rotate the logs", "logrotate daily")).memory
+    settle(svc)
+    assert svc.pump.last_error and "model exploded" in svc.pump.last_error
+    assert svc.store.vectors.count() == 0
+    assert [h.memory.id for h in svc.search(project, "rotate logs")] == [memory.id]
+    svc.close()
+
+
+def test_nothing_is_embedded_or_queried_while_off(orcmem_home: Path, clock: Clock, project_dir: Path) -> None:
+    embedder = SynonymEmbedder()
+    svc = make_service(orcmem_home, clock, embedder)
+    project = svc.project(locate(project_dir))
+    memory = svc.record(project, user_memory("Car trouble", "car")).memory
+    settle(svc)
+    svc.set_enabled(False)
+    svc.edit(project, memory.id, body="the car again")
+    settle(svc)
+    queries = embedder.queries
+    assert [h.memory.id for h in svc.search(project, "car")] == [memory.id]
+    assert embedder.queries == queries
+    assert svc.store.vectors.count_missing(embedder.model_id) == 1  # the edit waits for memory to be on
+    svc.close()
+
+
+def test_edit_and_merge_re_embed(fused) -> None:
+    svc, project = fused
+    memory = svc.record(project, user_memory("Tabs", "indent", topic_key="style")).memory
+    settle(svc)
+    svc.edit(project, memory.id, body="the car")
+    settle(svc)
+    assert svc.search_meaning(project, "automobile")[0].id == memory.id
+    svc.record(project, user_memory("Spaces", "repair", topic_key="style"))
+    settle(svc)
+    assert svc.search_meaning(project, "mend")[0].id == memory.id
+
+
+def test_reindex_backfills_with_progress(orcmem_home: Path, clock: Clock, project_dir: Path) -> None:
+    plain = MemoryService.open(orcmem_home)
+    plain.set_enabled(True)
+    project = plain.project(locate(project_dir))
+    for i in range(70):
+        plain.record(project, user_memory(f"m{i}", "b"))
+    plain.close()
+    svc = make_service(orcmem_home, clock, SynonymEmbedder())
+    seen: list[tuple[int, int]] = []
+    assert svc.reindex(progress=lambda done, total: seen.append((done, total))) == 70
+    assert seen == [(32, 70), (64, 70), (70, 70)]
+    assert svc.reindex() == 0
+    svc.close()
+
+
+def test_other_projects_and_retracted_never_come_back(fused, tmp_path: Path) -> None:
+    svc, project = fused
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    other = svc.project(locate(other_dir))
+    svc.record(other, user_memory("Car in other project", "car"))
+    gone = svc.record(project, user_memory("Car retracted", "car")).memory
+    svc.feedback(project, gone.id, "wrong")
+    settle(svc)
+    assert svc.search(project, "automobile car") == []
