@@ -47,6 +47,14 @@ TYPE_WEIGHTS: Final[dict[str, float]] = {
     "spec": 0.85,
 }
 
+# --- Embeddings -----------------------------------------------------------------------------------------------
+EMBEDDING_DIMENSIONS: Final = 384
+EMBED_BATCH_SIZE: Final = 32
+EMBED_MAX_TOKENS: Final = 256  # sentence-transformers' own limit for all-MiniLM-L6-v2
+MODEL_ARCHIVE_MAX_ENTRIES: Final = 256
+MODEL_ARCHIVE_MAX_ENTRY_BYTES: Final = 512 * 1024 * 1024
+MODEL_ARCHIVE_MAX_TOTAL_BYTES: Final = 512 * 1024 * 1024
+
 # --- Listing --------------------------------------------------------------------------------------------------
 LIST_DEFAULT_LIMIT: Final = 200
 LIST_MAX_LIMIT: Final = 500

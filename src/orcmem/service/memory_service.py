@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -45,6 +46,8 @@ from orcmem.retrieve import cap_per_run, fts_query, fuse
 from orcmem.service.vectors import EmbeddingPump, QueryEmbedder
 from orcmem.store import Store
 from orcmem.workspace import Location
+
+log = logging.getLogger("orcmem.service")
 
 MEMORY_OFF_MESSAGE = "orcmem memory is off. Turn it on with `orcmem memory on` to save or recall memories."
 USER_TOPIC_MESSAGE = (
@@ -313,7 +316,11 @@ class MemoryService:
         """Nearest memories by meaning, closest first; empty when the model or vectors are unavailable or slow."""
         if self.embedder is None or not self.store.vectors.available or not text.strip():
             return []
-        vector = self.embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+        try:
+            vector = self.embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+        except Exception as exc:  # a broken model must leave search working on words
+            log.warning("query embedding failed: %s", exc)
+            return []
         if vector is None:
             return []
         hits = self.store.vectors.nearest(vector, self.embedder.model_id, project.id if project else None, limit)

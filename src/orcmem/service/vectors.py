@@ -7,11 +7,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from orcmem.models.constants import EMBED_BATCH_SIZE
 from orcmem.store import Store
 
 log = logging.getLogger("orcmem.vectors")
 
-EMBED_BATCH_SIZE = 32
 
 Progress = Callable[[int, int], None]
 

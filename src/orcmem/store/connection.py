@@ -12,10 +12,10 @@ from typing import Any
 import apsw
 
 from orcmem.errors import StoreError
-from orcmem.models.constants import BUSY_TIMEOUT_MS
+from orcmem.models.constants import BUSY_TIMEOUT_MS, EMBEDDING_DIMENSIONS
 from orcmem.store.migrations import migrate
 
-VECTOR_DIMENSIONS = 384
+VECTOR_DIMENSIONS = EMBEDDING_DIMENSIONS
 _VECTOR_TABLE = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS memory_vec "
     f"USING vec0(memory_pk INTEGER PRIMARY KEY, embedding FLOAT[{VECTOR_DIMENSIONS}])"

