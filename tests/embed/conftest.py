@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,34 +10,6 @@ import pytest
 
 from orcmem.embed import ModelPins
 from tests.embed.support import FAKE_FILES, Route, Server, sha256
-
-_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-
-
-@pytest.fixture(autouse=True)
-def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Refuse any connection that leaves the machine, and keep proxies out of the way of the local server."""
-    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("no_proxy", "*")
-    real_connect = socket.socket.connect
-    real_connect_ex = socket.socket.connect_ex
-
-    def check(address: object) -> None:
-        # Unix sockets (a path) stay local; an (host, port, ...) tuple must name the loopback interface.
-        if isinstance(address, tuple) and address[0] not in _LOOPBACK:
-            raise AssertionError(f"a test tried to reach {address[0]}")
-
-    def connect(self: socket.socket, address: object) -> None:
-        check(address)
-        real_connect(self, address)  # type: ignore[arg-type]
-
-    def connect_ex(self: socket.socket, address: object) -> int:
-        check(address)
-        return real_connect_ex(self, address)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
 
 
 @pytest.fixture

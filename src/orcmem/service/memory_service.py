@@ -29,12 +29,14 @@ from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_STEP,
     DB_FILENAME,
+    EMBEDDING_MODEL_DEFAULT,
     EXTRACTION_PROVIDER_DEFAULT,
     EXTRACTION_PROVIDERS,
     LIST_MAX_LIMIT,
     QUERY_EMBED_TIMEOUT_S,
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
+    SETTING_EMBEDDING_MODEL,
     SETTING_EXTRACTION_MODEL_PREFIX,
     SETTING_EXTRACTION_PROVIDER,
     SETTING_MEMORY_ENABLED,
@@ -78,8 +80,15 @@ class MemoryService:
         """
         self.store = store
         self.clock = clock
+        self.embedder: QueryEmbedder | None = None
+        self.pump: EmbeddingPump | None = None
+        if embedder is not None:
+            self.use_embedder(embedder)
+
+    def use_embedder(self, embedder: QueryEmbedder) -> None:
+        """Search and embed with `embedder` from now on."""
         self.embedder = embedder
-        self.pump = EmbeddingPump(store, embedder, self.is_enabled, self._now) if embedder else None
+        self.pump = EmbeddingPump(self.store, embedder, self.is_enabled, self._now)
 
     def _now(self) -> int:
         return self.clock()
@@ -97,6 +106,9 @@ class MemoryService:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
         if self.pump is not None and embed_wait > 0:
             self.pump.wait(embed_wait)
+        close_embedder = getattr(self.embedder, "close", None)
+        if callable(close_embedder):
+            close_embedder()
         self.store.close()
 
     @property
@@ -185,6 +197,27 @@ class MemoryService:
             self.store.settings.set(key, model.strip())
         else:
             self.store.settings.delete(key)
+
+    def embedding_model(self) -> str:
+        """The id of the model whose vectors search uses."""
+        return self.store.settings.get(SETTING_EMBEDDING_MODEL) or EMBEDDING_MODEL_DEFAULT
+
+    def set_embedding_model(self, model_id: str) -> None:
+        """Make `model_id` the model search uses; memories with vectors of another model get embedded again."""
+        with self.store.db.transaction():
+            self.store.settings.set(SETTING_EMBEDDING_MODEL, model_id)
+            self._audit("user", "settings.embedding_model", metadata={"model": model_id})
+
+    def vector_status(self) -> dict[str, object]:
+        """How many vectors the active model has, and how many active memories still need one."""
+        model = self.embedding_model()
+        return {
+            "model": model,
+            "vectors_available": self.store.vectors.available,
+            "vector_error": self.store.db.vector_error,
+            "vectors": self.store.vectors.count(model) if self.store.vectors.available else 0,
+            "missing": self.store.vectors.count_missing(model),
+        }
 
     def _require_enabled(self) -> None:
         if not self.is_enabled():

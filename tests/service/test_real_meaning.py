@@ -1,0 +1,75 @@
+"""Search by meaning with the real all-MiniLM-L6-v2 (int8, from its pinned PyPI source)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orcmem.retrieve import query_terms
+from orcmem.service import MemoryService
+from orcmem.store import Store
+from orcmem.workspace import locate
+from tests.conftest import Clock, user_memory
+
+MEMORIES = [
+    ("The car will not start in winter", "The battery drains overnight when it is freezing outside."),
+    ("Use tabs for indentation", "Every Go file in this repository is formatted by gofmt."),
+    ("Release checklist", "Bump the version, tag the commit and publish the wheel to the index."),
+    ("Database migrations are numbered", "Each schema change is a new numbered SQL file; never edit an old one."),
+]
+QUERY = "automobile trouble during chilly mornings"
+
+
+@pytest.fixture
+def real(orcmem_home: Path, clock: Clock, project_dir: Path, minilm):
+    svc = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=minilm)
+    svc.set_enabled(True)
+    if not svc.store.vectors.available:
+        pytest.skip(f"sqlite-vec unavailable: {svc.store.db.vector_error}")
+    project = svc.project(locate(project_dir))
+    ids = [svc.record(project, user_memory(title, body)).memory.id for title, body in MEMORIES]
+    assert svc.pump.wait(30)
+    yield svc, project, ids
+    svc.close()
+
+
+def test_a_query_sharing_no_word_finds_the_memory(real) -> None:
+    svc, project, ids = real
+    title, body = MEMORIES[0]
+    assert not set(query_terms(QUERY)) & set(query_terms(f"{title} {body}"))
+    assert ids[0] not in [m.id for m in svc.search_words(project, QUERY)]
+    hits = svc.search(project, QUERY)
+    assert hits[0].memory.id == ids[0]
+    assert hits[0].parts.meaning_rank == 1 and hits[0].parts.word_rank is None
+
+
+def test_a_retracted_memory_is_never_returned(real) -> None:
+    svc, project, ids = real
+    svc.feedback(project, ids[0], "wrong")
+    assert ids[0] not in [h.memory.id for h in svc.search(project, QUERY)]
+    assert ids[0] not in [m.id for m in svc.search_meaning(project, QUERY)]
+
+
+def test_another_projects_memory_is_never_returned(real, tmp_path: Path) -> None:
+    svc, _project, ids = real
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    other = svc.project(locate(elsewhere))
+    assert svc.search(other, QUERY) == []
+    assert svc.search_meaning(other, QUERY) == []
+
+
+def test_global_memories_are_found_by_meaning_everywhere(real, tmp_path: Path) -> None:
+    svc, project, _ids = real
+    from orcmem.models import Scope
+
+    memory = svc.record(
+        project,
+        user_memory("Prefer short commit messages", "Keep the subject under fifty characters.", scope=Scope.GLOBAL),
+    ).memory
+    assert svc.pump.wait(30)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    other = svc.project(locate(elsewhere))
+    assert svc.search(other, "how long should a git log summary line be")[0].memory.id == memory.id
