@@ -29,7 +29,19 @@ def test_nothing_usable_gives_none() -> None:
 
 
 def test_operators_become_plain_words() -> None:
-    assert fts_query('foo AND bar NOT "baz" NEAR(x y)') == '"foo" OR "and" OR "bar" OR "not" OR "baz" OR "near"*'
+    assert fts_query('foo AND bar NOT "baz" NEAR(x y)') == '"foo" OR "bar" OR "baz" OR "near"*'
+    assert fts_query("AND OR NOT") == '"and" OR "or" OR "not"*'
+
+
+def test_function_words_are_dropped_when_better_words_exist() -> None:
+    assert query_terms("how do we fix the flaky login test") == ["fix", "flaky", "login", "test"]
+    assert query_terms("what is it") == ["what", "is", "it"]
+    assert query_terms("how do we", drop_function_words=False) == ["how", "do", "we"]
+
+
+def test_twelve_terms_are_counted_after_dropping_function_words() -> None:
+    text = " ".join(f"the word{i}" for i in range(20))
+    assert query_terms(text) == [f"word{i}" for i in range(12)]
 
 
 def test_search_matches_stems_and_prefixes(service: MemoryService, project: Project) -> None:

@@ -330,23 +330,22 @@ class MemoryService:
         """
         if not 1 <= limit <= 50:
             raise ValidationError("The search limit must be between 1 and 50.")
-        project_id = project.id if project else None
-        word_list: list[Memory] = []
-        match = fts_query(text)
-        if match is not None:
-            word_list = [hit.memory for hit in self.store.memories.search_words(match, project_id, SEARCH_CANDIDATES)]
+        word_list = self.search_words(project, text, SEARCH_CANDIDATES)
         meaning_list = self.search_meaning(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else []
-        return cap_per_run(fuse(word_list, meaning_list, self.clock()), limit)
+        hits = cap_per_run(fuse(word_list, meaning_list, self.clock()), limit)
+        complete = self.store.memories.with_files([hit.memory for hit in hits])
+        return [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
 
     def search_words(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> list[Memory]:
-        """Word matches only, best BM25 first."""
+        """Word matches only, best BM25 first (candidates: read without their files)."""
         match = fts_query(text)
         if match is None:
             return []
         return [hit.memory for hit in self.store.memories.search_words(match, project.id if project else None, limit)]
 
     def search_meaning(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> list[Memory]:
-        """Nearest memories by meaning, closest first; empty when the model or vectors are unavailable or slow."""
+        """Nearest memories by meaning, closest first, read without their files; empty when the model or vectors
+        are unavailable or the query vector is late."""
         if self.embedder is None or not self.store.vectors.available or not text.strip():
             return []
         try:
@@ -357,7 +356,7 @@ class MemoryService:
         if vector is None:
             return []
         hits = self.store.vectors.nearest(vector, self.embedder.model_id, project.id if project else None, limit)
-        return self.store.memories.get_many([hit.memory_id for hit in hits])
+        return self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
 
     def _use_meaning(self, semantic: bool | None) -> bool:
         return self.is_enabled() if semantic is None else semantic

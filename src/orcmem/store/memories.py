@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from orcmem.models import Memory, MemoryFilter, MemoryType, Scope, Source, Status
 from orcmem.models.constants import FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
 from orcmem.store.connection import Database
 
-_COLUMNS = (
-    "m.id, m.scope, m.project_id, m.type, m.topic_key, m.title, m.body, m.confidence, m.status, m.source, "
-    "m.source_run_id, m.source_task_id, m.evidence_count, "
+_FILES = (
     "(SELECT json_group_array(path_glob) FROM "
-    "(SELECT path_glob FROM memory_files f WHERE f.memory_pk = m.pk ORDER BY position)), "
+    "(SELECT path_glob FROM memory_files f WHERE f.memory_pk = m.pk ORDER BY position))"
+)
+_COLUMNS_WITHOUT = (
+    "m.id, m.scope, m.project_id, m.type, m.topic_key, m.title, m.body, m.confidence, m.status, m.source, "
+    "m.source_run_id, m.source_task_id, m.evidence_count, {files}, "
     "m.created_at, m.updated_at, m.last_confirmed_at, m.origin_root, m.flagged"
 )
+_COLUMNS = _COLUMNS_WITHOUT.format(files=_FILES)
+# Search candidates skip the files: most are dropped after scoring, and the few kept get theirs from `with_files`.
+_CANDIDATE_COLUMNS = _COLUMNS_WITHOUT.format(files="NULL")
 # Memories a project sees: its own, and every global one.
 _VISIBLE = "(m.project_id = :project OR m.scope = 'global')"
 
@@ -67,13 +72,14 @@ class MemoryRepository:
         row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
         return _to_memory(row) if row else None
 
-    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
-        """The memories with these ids, in the order given (unknown ids are left out)."""
+    def get_many(self, memory_ids: Sequence[str], *, files: bool = True) -> list[Memory]:
+        """The memories with these ids, in the order given (unknown ids are left out); `files=False` skips files."""
         found: dict[str, Memory] = {}
+        columns = _COLUMNS if files else _CANDIDATE_COLUMNS
         for start in range(0, len(memory_ids), 900):  # stay under SQLite's variable limit
             chunk = list(memory_ids[start : start + 900])
             marks = ", ".join("?" * len(chunk))
-            for row in self.db.query(f"SELECT {_COLUMNS} FROM memories m WHERE m.id IN ({marks})", chunk):
+            for row in self.db.query(f"SELECT {columns} FROM memories m WHERE m.id IN ({marks})", chunk):
                 memory = _to_memory(row)
                 found[memory.id] = memory
         return [found[memory_id] for memory_id in memory_ids if memory_id in found]
@@ -119,10 +125,19 @@ class MemoryRepository:
         row = self.db.query_one(f"SELECT count(*) FROM memories m WHERE {where}", params)
         return int(row[0]) if row else 0
 
+    def with_files(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The same memories with their files filled in (search candidates are read without them)."""
+        if not memories:
+            return []
+        marks = ", ".join("?" * len(memories))
+        rows = self.db.query(f"SELECT m.id, {_FILES} FROM memories m WHERE m.id IN ({marks})", [m.id for m in memories])
+        files = {memory_id: tuple(json.loads(listed or "[]")) for memory_id, listed in rows}
+        return [replace(m, files=files.get(m.id, ())) for m in memories]
+
     def search_words(self, match: str, project_id: str | None, limit: int) -> list[WordHit]:
-        """Active memories matching an FTS5 expression, best BM25 first (title weighted twice)."""
+        """Active memories matching an FTS5 expression, best BM25 first (title weighted twice), without files."""
         rows = self.db.query(
-            f"SELECT {_COLUMNS}, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
+            f"SELECT {_CANDIDATE_COLUMNS}, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
             "FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
             f"WHERE memories_fts MATCH :match AND m.status = 'active' AND {_VISIBLE} "
             "ORDER BY rank, m.updated_at DESC LIMIT :limit",

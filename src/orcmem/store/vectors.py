@@ -167,7 +167,7 @@ class VectorRepository:
         q = np.asarray(query, dtype=np.float32)
         similarities = snapshot.matrix @ q
         order_all: np.ndarray | None = None
-        window = min(snapshot.pks.size, max(k * 8, 256))
+        window = min(snapshot.pks.size, k * 2)
         while True:
             if window >= snapshot.pks.size:
                 if order_all is None:

@@ -1,0 +1,143 @@
+"""Retrieval quality on LoCoMo: every dialogue turn is a memory, every question a query (see shared/data/README)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import embedding_source
+from orcmem.embed import ensure_model, worker_embedder
+from orcmem.models import Memory, NewMemory, Project, Source
+from orcmem.models.constants import SEARCH_CANDIDATES
+from orcmem.retrieve import cap_per_run, fuse, query_terms
+from orcmem.service import MemoryService
+from orcmem.workspace import Location
+
+KS = (5, 8, 10)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One evaluation query and the memories that answer it."""
+
+    project: Project
+    text: str
+    evidence: frozenset[str]  # memory ids
+
+
+@dataclass
+class Scores:
+    """recall_any@k and nDCG@10 of one retriever."""
+
+    name: str
+    recall: dict[int, float]
+    ndcg10: float
+
+
+def load(path: Path, svc: MemoryService, work: Path) -> list[Question]:
+    """Store every turn of every conversation as a memory (one project per conversation); return the questions."""
+    questions: list[Question] = []
+    for conversation in json.loads(path.read_text()):
+        sample = conversation["sample_id"]
+        folder = work / sample
+        project = svc.project(Location(str(folder), str(folder), sample))
+        dialogue = conversation["conversation"]
+        turn_ids: dict[str, str] = {}
+        for key, turns in dialogue.items():
+            if not (key.startswith("session_") and isinstance(turns, list)):
+                continue
+            date = dialogue.get(f"{key}_date_time", "")
+            for turn in turns:
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [image: {turn['blip_caption']}]"
+                title = f"{turn['speaker']}, {date}".strip(", ")[:120]
+                memory = NewMemory(type="fact", title=title, body=text[:800], source=Source.TOOL)
+                turn_ids[turn["dia_id"]] = svc.record(project, memory).memory.id
+        for qa in conversation["qa"]:
+            if qa.get("category") == 5:
+                continue  # adversarial: no answer exists
+            evidence = {turn_ids[e] for raw in qa["evidence"] for e in re.split(r"[;,\s]+", raw) if e in turn_ids}
+            if evidence:
+                questions.append(Question(project, qa["question"], frozenset(evidence)))
+    return questions
+
+
+def score(name: str, questions: Sequence[Question], retrieve: Callable[[Question], list[str]]) -> Scores:
+    """Evaluate one retriever."""
+    hits = {k: 0 for k in KS}
+    ndcg_total = 0.0
+    for question in questions:
+        ranked = retrieve(question)[:10]
+        for k in KS:
+            hits[k] += any(memory_id in question.evidence for memory_id in ranked[:k])
+        dcg = sum(1 / math.log2(i + 2) for i, memory_id in enumerate(ranked) if memory_id in question.evidence)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(question.evidence), 10)))
+        ndcg_total += dcg / ideal
+    return Scores(name, {k: hits[k] / len(questions) for k in KS}, ndcg_total / len(questions))
+
+
+def _words(svc: MemoryService, question: Question, terms: list[str]) -> list[Memory]:
+    if not terms:
+        return []
+    quoted = [f'"{t}"' for t in terms]
+    quoted[-1] += "*"
+    return [
+        h.memory for h in svc.store.memories.search_words(" OR ".join(quoted), question.project.id, SEARCH_CANDIDATES)
+    ]
+
+
+def rrf(lists: Sequence[Sequence[Memory]], k: int = 60) -> list[str]:
+    """Plain reciprocal rank fusion of ranked lists (ids only, no type, confidence or recency factors)."""
+    scores: dict[str, float] = {}
+    for ranked in lists:
+        for position, memory in enumerate(ranked, start=1):
+            scores[memory.id] = scores.get(memory.id, 0.0) + 1.0 / (k + position)
+    return sorted(scores, key=lambda memory_id: -scores[memory_id])[:10]
+
+
+def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int]:
+    """Every retriever's scores, and the number of questions."""
+    work = work or Path(tempfile.mkdtemp(prefix="orcmem-locomo-"))
+    models = work / "models"
+    ensure_model(models, embedding_source())
+    svc = MemoryService.open(work / "home")
+    svc.set_enabled(True)
+    svc.set_embedding_model(embedding_source().pins.model_id)
+    questions = load(path, svc, work)
+    embedder = worker_embedder(models, embedding_source())
+    embedder.wait_ready(60)
+    svc.use_embedder(embedder)
+    svc.reindex()
+    meaning_cache: dict[str, list[Memory]] = {}
+
+    def meaning(question: Question) -> list[Memory]:
+        if question.text not in meaning_cache:
+            # The query vector gets a generous limit here: quality is measured, not latency.
+            vector = embedder.embed_query(question.text, timeout=30)
+            hits = svc.store.vectors.nearest(vector, embedder.model_id, question.project.id, SEARCH_CANDIDATES)
+            meaning_cache[question.text] = svc.store.memories.get_many([h.memory_id for h in hits])
+        return meaning_cache[question.text]
+
+    def fused(words: list[Memory], question: Question) -> list[str]:
+        return [h.memory.id for h in cap_per_run(fuse(words, meaning(question), svc.clock()), 10)]
+
+    seed_words = lambda q: _words(svc, q, query_terms(q.text, drop_function_words=False))  # noqa: E731
+    words = lambda q: _words(svc, q, query_terms(q.text))  # noqa: E731
+    results = [
+        score("words", questions, lambda q: [m.id for m in words(q)]),
+        score("meaning", questions, lambda q: [m.id for m in meaning(q)]),
+        score("fused", questions, lambda q: fused(words(q), q)),
+        score("words, the seed's query (function words kept)", questions, lambda q: [m.id for m in seed_words(q)]),
+        score("fused, the seed's query", questions, lambda q: fused(seed_words(q), q)),
+        # Candidate changes, measured side by side (not used by orcmem).
+        score("variant: fused with RRF k = 20", questions, lambda q: rrf([words(q), meaning(q)], k=20)),
+        score("variant: fused with the 20 nearest vectors only", questions, lambda q: rrf([words(q), meaning(q)[:20]])),
+    ]
+    svc.close()
+    return results, len(questions)
