@@ -1,5 +1,6 @@
 """The lowest layer: constants, enums and dataclasses, with no dependencies on the rest of orcmem."""
 
+from orcmem.models.ledger import Agent, EventKind, LedgerEvent, TranscriptChunk
 from orcmem.models.types import (
     Memory,
     MemoryFilter,
@@ -18,6 +19,10 @@ from orcmem.models.types import (
 )
 
 __all__ = [
+    "Agent",
+    "EventKind",
+    "LedgerEvent",
+    "TranscriptChunk",
     "Memory",
     "MemoryFilter",
     "MemorySettings",

@@ -1,0 +1,53 @@
+"""The ledger of agent runs: what transcripts become, and what extraction reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class EventKind(StrEnum):
+    """The kinds of ledger events extraction reads (the reference's names)."""
+
+    MESSAGE = "message.completed"  # a user prompt or an agent message
+    TOOL_STARTED = "tool.started"  # a tool call: its name (inputs are never stored)
+    TOOL_COMPLETED = "tool.completed"  # a tool result: its output (cut) and whether it failed
+    FILE_CHANGED = "file.changed"  # a file the agent edited or wrote
+    COMPACTION = "compaction"  # the agent compacted its context here
+
+
+class Agent(StrEnum):
+    """Which coding agent produced a transcript."""
+
+    CLAUDE = "claude"
+    CODEX = "codex"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEvent:
+    """One event of a run, in transcript order. `text` holds a message, a tool output, or a file change's path."""
+
+    kind: EventKind
+    at: int  # milliseconds since the epoch (0 when the transcript gave no time)
+    role: str | None = None  # "user" or "assistant" for messages
+    text: str = ""
+    message_id: str | None = None
+    tool_call_id: str | None = None
+    name: str | None = None  # tool name, or the change kind ("edit", "write", "add") for file.changed
+    is_error: bool = False
+    sidechain: bool = False  # from a subagent rather than the main conversation
+
+
+@dataclass(slots=True)
+class TranscriptChunk:
+    """What parsing a transcript from a byte offset produced."""
+
+    agent: Agent
+    events: list[LedgerEvent] = field(default_factory=list)
+    session_id: str | None = None
+    cwd: str | None = None
+    model: str | None = None
+    title: str | None = None
+    turns: int = 0  # user turns that got an answer in this chunk
+    end_offset: int = 0  # byte offset after the last complete line read
+    skipped_lines: int = 0  # malformed or unknown lines, counted and skipped
