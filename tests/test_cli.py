@@ -34,7 +34,9 @@ def run(project_dir: Path):
 def test_a_new_users_session(run, project_dir: Path) -> None:
     off = run("add", "--type", "lesson", "--title", "t", "--body", "b", ok=False)
     assert off.exit_code == 1 and "memory is off" in off.stderr and "orcmem memory on" in off.stderr
-    assert json.loads(run("memory", "status", "--json").stdout) == {"enabled": False, "provider": "auto", "models": {}}
+    status = json.loads(run("memory", "status", "--json").stdout)
+    assert (status["enabled"], status["provider"], status["models"]) == (False, "auto", {})
+    assert "paused" in status["extraction"]
     run("memory", "on")
     added = run(
         "add",

@@ -1,28 +1,34 @@
-"""orcmem: project memory for coding agents, in one local SQLite file."""
+"""orcmem: project memory for coding agents, in one local SQLite file.
 
-from orcmem.errors import (
-    ExportError,
-    MemoryOffError,
-    NotFoundError,
-    OrcmemError,
-    OwnershipError,
-    StoreError,
-    ValidationError,
-)
-from orcmem.models import (
-    Memory,
-    MemoryFilter,
-    MemoryType,
-    NewMemory,
-    Project,
-    Scope,
-    SearchHit,
-    Source,
-    Status,
-)
-from orcmem.service import MemoryService
+The public names load on first use (PEP 562), so `import orcmem.hooks` stays cheap for agent hooks.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_PUBLIC = {
+    "ExportError": "orcmem.errors",
+    "MemoryOffError": "orcmem.errors",
+    "NotFoundError": "orcmem.errors",
+    "OrcmemError": "orcmem.errors",
+    "OwnershipError": "orcmem.errors",
+    "StoreError": "orcmem.errors",
+    "ValidationError": "orcmem.errors",
+    "Memory": "orcmem.models",
+    "MemoryFilter": "orcmem.models",
+    "MemoryType": "orcmem.models",
+    "NewMemory": "orcmem.models",
+    "Project": "orcmem.models",
+    "Scope": "orcmem.models",
+    "SearchHit": "orcmem.models",
+    "Source": "orcmem.models",
+    "Status": "orcmem.models",
+    "MemoryService": "orcmem.service",
+}
 
 __all__ = [
     "ExportError",
@@ -44,3 +50,26 @@ __all__ = [
     "ValidationError",
     "__version__",
 ]
+
+if TYPE_CHECKING:
+    from orcmem.errors import (
+        ExportError,
+        MemoryOffError,
+        NotFoundError,
+        OrcmemError,
+        OwnershipError,
+        StoreError,
+        ValidationError,
+    )
+    from orcmem.models import Memory, MemoryFilter, MemoryType, NewMemory, Project, Scope, SearchHit, Source, Status
+    from orcmem.service import MemoryService
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module the first time it is asked for."""
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'orcmem' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,5 +1,5 @@
 """`python -m orcmem` runs the command line."""
 
-from orcmem.cli import main
+from orcmem.entry import main
 
 main()

@@ -357,14 +357,19 @@ def memory() -> None:
 
 
 def _echo_settings(app: AppContext, as_json: bool) -> None:
-    settings = app.service().settings()
+    from orcmem.runtime import describe_extraction
+
+    service = app.service()
+    settings = service.settings()
+    sentence = describe_extraction(service)
     if as_json:
-        _echo_json(settings.to_dict())
+        _echo_json({**settings.to_dict(), "extraction": sentence})
         return
     click.echo(f"memory: {'on' if settings.enabled else 'off'}")
     click.echo(f"extraction provider: {settings.provider}")
     for harness, model in sorted(settings.models.items()):
         click.echo(f"extraction model for {harness}: {model}")
+    click.echo(sentence)
 
 
 @memory.command(name="on")
@@ -616,6 +621,165 @@ def doctor(app: AppContext, as_json: bool) -> None:
         sys.exit(1)
 
 
+# --- learning from runs ---------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("name", type=click.Choice(["session-end", "stop"]))
+def hook(name: str) -> None:
+    """Run an agent hook (reads the hook's JSON on stdin; never fails the agent)."""
+    from orcmem import hooks
+
+    sys.exit(hooks.main([name]))
+
+
+@cli.command()
+@click.option("--no-linger", is_flag=True, help="Exit once the queue is empty instead of waiting for idle sessions.")
+@pass_app
+def worker(app: AppContext, no_linger: bool) -> None:
+    """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
+    from orcmem.worker import run, worker_lock
+
+    home = home_dir()
+    with worker_lock(home):
+        service = app.service()
+        outcomes = run(service, generator_factory(service), linger=not no_linger)
+    for outcome in outcomes:
+        click.echo(_outcome_line(outcome))
+
+
+def _outcome_line(outcome: Any) -> str:
+    detail = f": {outcome.error}" if outcome.error else ""
+    return f"{outcome.run_id}: {outcome.state}, {outcome.written} memories{detail}"
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--ended", is_flag=True, help="The session is over: queue the run for distillation.")
+@pass_app
+def ingest(app: AppContext, path: Path, ended: bool) -> None:
+    """Read a Claude Code or Codex transcript into the run ledger (only what is new since the last time)."""
+    from orcmem.service.learning import Learning
+
+    service = app.service()
+    learning = Learning(service)
+    project = app.project(create=True)
+    assert project is not None
+    result = learning.ingest(project, path.resolve(), ended=ended)
+    queued = learning.queue(result.run) if ended else False
+    click.echo(
+        f"{result.run.id}: {result.new_events} new events, {result.new_turns} new turns"
+        + (f", {result.skipped_lines} unreadable lines skipped" if result.skipped_lines else "")
+        + (", queued" if queued else "")
+    )
+
+
+@cli.command()
+@click.argument("target")
+@pass_app
+def extract(app: AppContext, target: str) -> None:
+    """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
+    from orcmem.service.learning import Learning
+    from orcmem.worker import drain
+
+    service = app.service()
+    learning = Learning(service)
+    path = Path(target).expanduser()
+    if path.is_file():
+        project = app.project(create=True)
+        assert project is not None
+        run_id = learning.ingest(project, path.resolve(), ended=True).run.id
+    else:
+        run_id = target
+    learning.retry(run_id)
+    outcomes = [o for o in drain(learning, generator_factory(service)) if o.run_id == run_id]
+    if not outcomes:
+        raise click.ClickException(f"{run_id} is already being distilled by another worker")
+    outcome = outcomes[-1]
+    click.echo(_outcome_line(outcome))
+    summary = service.store.summaries.get(run_id)
+    if summary is not None and outcome.state == "done":
+        click.echo(f"  asked: {summary.request}\n  done: {summary.work_done}\n  outcome: {summary.outcome}")
+        for item in summary.open_items:
+            click.echo(f"  open: {item}")
+    now = service.clock()
+    for memory in service.store.memories.get_many(outcome.memory_ids):
+        click.echo(_line(memory, now))
+    if outcome.state == "failed":
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@json_option
+@pass_app
+def jobs(app: AppContext, limit: int, as_json: bool) -> None:
+    """List extraction jobs of this project, newest first, with their state and error."""
+    service = app.service()
+    project = app.project()
+    rows = service.store.jobs.list(project.id if project else "", limit)
+    if as_json:
+        _echo_json([{**_asdict(job), "agent": run.agent} for job, run in rows])
+        return
+    if not rows:
+        click.echo("No extraction jobs for this project yet.")
+        return
+    now = service.clock()
+    for job, run in rows:
+        error = f" - {job.error}" if job.error else ""
+        click.echo(
+            f"{job.run_id}  {job.state:<8} {job.memories_written} memories  {run.agent}, queued "
+            f"{_age(job.queued_at, now)}{error}"
+        )
+
+
+@cli.command()
+@click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
+@json_option
+@pass_app
+def summaries(app: AppContext, limit: int, as_json: bool) -> None:
+    """List run summaries of this project: what was asked, done, how it ended, what is left open."""
+    service = app.service()
+    project = app.project()
+    rows = service.store.summaries.recent(project.id, limit) if project else []
+    if as_json:
+        _echo_json([{**_asdict(summary), "open_items": list(summary.open_items)} for summary in rows])
+        return
+    if not rows:
+        click.echo("No run summaries for this project yet.")
+        return
+    now = service.clock()
+    for summary in rows:
+        click.echo(f"{summary.run_id} ({_age(summary.created_at, now)}): {summary.request}")
+        click.echo(f"    done: {summary.work_done}\n    outcome: {summary.outcome}")
+        for item in summary.open_items:
+            click.echo(f"    open: {item}")
+
+
+def _asdict(value: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(value)
+
+
+@memory.command(name="idle")
+@click.argument("minutes", type=click.FloatRange(0, 24 * 60))
+@pass_app
+def memory_idle(app: AppContext, minutes: float) -> None:
+    """Distil a session left open after MINUTES without a turn (default 10)."""
+    from orcmem.models.constants import SETTING_IDLE_MINUTES
+
+    app.service().store.settings.set(SETTING_IDLE_MINUTES, f"{minutes:g}")
+    click.echo(f"sessions left open are distilled after {minutes:g} idle minutes")
+
+
+def generator_factory(service: MemoryService) -> Any:
+    """The extraction generator for each run, from the settings, the environment and the OS keyring."""
+    from orcmem.runtime import generator_factory as factory
+
+    return factory(service)
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Run the command line (`orcmem.entry` sends hooks elsewhere before click is imported)."""
     cli.main(prog_name="orcmem")

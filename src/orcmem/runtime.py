@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from orcmem.embed import MODEL_SOURCES, ModelError, ModelSource, PackageSource, model_dir, worker_embedder
 from orcmem.embed.worker import WorkerEmbedder
 from orcmem.models.constants import EMBEDDING_MODEL_DEFAULT, MODELS_DIRNAME
 from orcmem.service import MemoryService
+from orcmem.service.learning import GeneratorFactory
+from orcmem.store import Run
+
+CLAUDE_BIN_ENV = "ORCMEM_CLAUDE_BIN"  # the claude command to run for distillation (default: `claude` on PATH)
+CODEX_BIN_ENV = "ORCMEM_CODEX_BIN"
 
 
 def models_dir(home: Path) -> Path:
@@ -48,3 +55,47 @@ def open_service(home: Path, *, embed: bool = True, allow_download: bool = False
         if embedder is not None:
             service.use_embedder(embedder)
     return service
+
+
+def generator_factory(service: MemoryService, environ: Mapping[str, str] | None = None) -> GeneratorFactory:
+    """Resolve each run's generator from the settings, the agent that ran it, and this machine's environment."""
+    from orcmem.extract import GeneratorChoice, resolve_generator
+    from orcmem.keystore import load_api_key
+
+    env = dict(os.environ if environ is None else environ)
+    settings = service.settings()
+
+    def for_run(run: Run) -> GeneratorChoice:
+        key = load_api_key(env) if settings.provider == "apikey" else None
+        return resolve_generator(
+            enabled=service.is_enabled(),
+            provider=settings.provider,
+            models=settings.models,
+            agent=run.agent,
+            api_key=key.api_key if key else None,
+            api_key_error=key.error if key else None,
+            claude_bin=env.get(CLAUDE_BIN_ENV) or None,
+            codex_bin=env.get(CODEX_BIN_ENV) or None,
+            env=env,
+        )
+
+    return for_run
+
+
+def describe_extraction(service: MemoryService, environ: Mapping[str, str] | None = None) -> str:
+    """The sentence that says which agent and model summarize runs, or why none."""
+    from orcmem.extract import describe_extraction as describe
+    from orcmem.keystore import load_api_key
+
+    env = dict(os.environ if environ is None else environ)
+    settings = service.settings()
+    key = load_api_key(env) if settings.provider == "apikey" else None
+    return describe(
+        enabled=settings.enabled,
+        provider=settings.provider,
+        models=settings.models,
+        has_api_key=bool(key and key.api_key),
+        api_key_error=key.error if key else None,
+        claude_bin=env.get(CLAUDE_BIN_ENV) or None,
+        codex_bin=env.get(CODEX_BIN_ENV) or None,
+    )

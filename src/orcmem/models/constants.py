@@ -20,6 +20,41 @@ CONFIDENCE_MAX: Final = 1.0
 CONFIDENCE_DEFAULT: Final = 0.6
 CONFIDENCE_STEP: Final = 0.1  # merge and "helpful" feedback each add this much
 
+# --- Learning (extraction) -------------------------------------------------------------------------------------
+EXTRACTION_EVENT_LIMIT: Final = 5000  # newest ledger events a digest reads
+MAX_CONCURRENT_EXTRACTIONS: Final = 2  # across every process
+IDLE_MINUTES_DEFAULT: Final = 10  # a session left open is distilled this long after its last turn
+SETTING_IDLE_MINUTES: Final = "extraction.idle_minutes"
+
+# --- Digest (first seed, reference §2) ----------------------------------------------------------------------------
+OPENING_REQUEST_SCAN: Final = 50  # the opening request is the first user message among a run's first 50 messages
+DIGEST_MAX_CHARS: Final = 12_000
+DIGEST_TRUNCATION_MARK: Final = "\n…[truncated]"  # the ellipsis is the single character U+2026
+TOOL_LINES_MAX: Final = 60  # the last 60 tool results
+FILES_TOUCHED_MAX: Final = 60  # the first 60 changed paths
+TOOL_OUTPUT_MAX_CHARS: Final = 160  # of each tool result, after collapsing whitespace
+AGENT_SAID_MAX: Final = 6  # the last 6 messages not from the user
+DIGEST_MESSAGE_SEPARATOR: Final = "\n---\n"  # between user prompts, and between agent messages
+
+# --- Parse (first seed, reference §4) -----------------------------------------------------------------------------
+EXTRACTION_TYPES: Final = (
+    "decision",
+    "spec",
+    "lesson",
+    "preference",
+    "convention",
+    "command",
+    "env_quirk",
+    "ownership",
+)
+EXTRACTION_FALLBACK_TYPE: Final = "lesson"
+EXTRACTED_MEMORIES_MAX: Final = 6  # the first 6 raw entries, before validation
+EXTRACTED_FILES_MAX: Final = 20
+EXTRACTED_OUTCOME_DEFAULT: Final = "unknown"
+
+GENERATOR_TIMEOUT_S: Final = 180.0  # one distillation call
+MAX_EVENT_TEXT: Final = 8 * 1024  # characters of one ledger event; a longer output is cut, not stored whole
+
 # --- Word search (FTS5) ---------------------------------------------------------------------------------------
 FTS_MAX_TERMS: Final = 12
 FTS_TITLE_WEIGHT: Final = 2.0

@@ -116,7 +116,8 @@ class MemoryService:
         """Whether search by meaning can run: an embedder and the vector table are both there."""
         return self.embedder is not None and self.store.vectors.available
 
-    def _vectors_changed(self) -> None:
+    def vectors_changed(self) -> None:
+        """Memories changed: embed what lacks a vector, in the background (nothing while memory is off)."""
         if self.pump is not None and self.is_enabled() and self.store.vectors.available:
             self.pump.schedule()
 
@@ -170,6 +171,7 @@ class MemoryService:
         with self.store.db.transaction():
             if not enabled:
                 self._bump_policy()
+                self.store.jobs.skip_waiting("memory was turned off", self.clock())
             self.store.settings.set(SETTING_MEMORY_ENABLED, "true" if enabled else "false")
             self._audit("user", "settings.memory", metadata={"enabled": enabled})
         return self.settings()
@@ -182,6 +184,7 @@ class MemoryService:
         with self.store.db.transaction():
             if name == "off":
                 self._bump_policy()
+                self.store.jobs.skip_waiting("extraction was turned off", self.clock())
             self.store.settings.set(SETTING_EXTRACTION_PROVIDER, name)
             if model is not None:
                 self._set_model(name, model)
@@ -224,7 +227,7 @@ class MemoryService:
             raise MemoryOffError(MEMORY_OFF_MESSAGE)
 
     # --- record ------------------------------------------------------------------------------------------------
-    def record(self, project: Project | None, new: NewMemory) -> RecordResult:
+    def record(self, project: Project | None, new: NewMemory, *, embed: bool = True) -> RecordResult:
         """Validate, redact and store a memory, merging into the active one with the same topic key.
 
         Raises:
@@ -287,7 +290,8 @@ class MemoryService:
                 self.store.memories.insert(memory)
                 self._audit(str(source), "memory.record", memory.id, project_id)
                 result = RecordResult(memory, merged=False)
-        self._vectors_changed()  # after the commit, so the background thread sees the row
+        if embed:
+            self.vectors_changed()  # after the commit, so the background thread sees the row
         return result
 
     # --- read --------------------------------------------------------------------------------------------------
@@ -392,7 +396,7 @@ class MemoryService:
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
             self._audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
         if "title" in changed or "body" in changed:
-            self._vectors_changed()
+            self.vectors_changed()
         return self.get(project, memory.id)
 
     def feedback(self, project: Project | None, memory_id: str, verdict: str, *, actor: Source = Source.USER) -> Memory:

@@ -6,6 +6,15 @@ from pathlib import Path
 
 from orcmem.store.audit import AuditRepository
 from orcmem.store.connection import Database
+from orcmem.store.ledger import (
+    Job,
+    JobRepository,
+    Run,
+    RunRepository,
+    Summary,
+    SummaryRepository,
+    TaskRepository,
+)
 from orcmem.store.memories import MemoryRepository, WordHit
 from orcmem.store.projects import ProjectRepository
 from orcmem.store.settings import SettingsRepository
@@ -23,6 +32,10 @@ class Store:
         self.settings = SettingsRepository(db)
         self.audit = AuditRepository(db)
         self.vectors = VectorRepository(db)
+        self.runs = RunRepository(db)
+        self.jobs = JobRepository(db)
+        self.summaries = SummaryRepository(db)
+        self.tasks = TaskRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:
@@ -34,4 +47,4 @@ class Store:
         self.db.close()
 
 
-__all__ = ["Database", "PendingMemory", "Store", "VectorHit", "WordHit"]
+__all__ = ["Database", "Job", "PendingMemory", "Run", "Store", "Summary", "VectorHit", "WordHit"]

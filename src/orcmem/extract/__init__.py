@@ -1,0 +1,56 @@
+"""Extraction: a finished run's ledger events become a digest, a prompt, one model call, and parsed memories.
+
+Domain layer: it imports only orcmem.models, orcmem.errors, orcmem.redact and the standard library (plus
+`anthropic`, lazily, inside the API generator). Importing it reads no environment and starts nothing.
+"""
+
+from orcmem.extract.anthropic_api import AnthropicApiGenerator, anthropic_available
+from orcmem.extract.claude_cli import ClaudeCliGenerator, claude_argv, read_claude_output
+from orcmem.extract.codex_cli import CodexCliGenerator, codex_argv, pick_codex_model
+from orcmem.extract.digest import (
+    READ_KINDS,
+    Digest,
+    build_digest,
+    is_empty,
+    opening_request,
+    render_digest,
+    select_events,
+)
+from orcmem.extract.generator import Generator, GeneratorResult
+from orcmem.extract.parse import ExtractedMemory, ExtractedSummary, Extraction, parse_extraction
+from orcmem.extract.prompt import OUTPUT_SCHEMA, SYSTEM, build_prompt, output_schema
+from orcmem.extract.resolve import GeneratorChoice, describe_extraction, resolve_generator
+from orcmem.extract.runner import ProcessOutcome, run_process
+
+__all__ = [
+    "OUTPUT_SCHEMA",
+    "READ_KINDS",
+    "SYSTEM",
+    "AnthropicApiGenerator",
+    "ClaudeCliGenerator",
+    "CodexCliGenerator",
+    "Digest",
+    "ExtractedMemory",
+    "ExtractedSummary",
+    "Extraction",
+    "Generator",
+    "GeneratorChoice",
+    "GeneratorResult",
+    "ProcessOutcome",
+    "anthropic_available",
+    "build_digest",
+    "build_prompt",
+    "claude_argv",
+    "codex_argv",
+    "describe_extraction",
+    "is_empty",
+    "opening_request",
+    "output_schema",
+    "parse_extraction",
+    "pick_codex_model",
+    "read_claude_output",
+    "render_digest",
+    "resolve_generator",
+    "run_process",
+    "select_events",
+]

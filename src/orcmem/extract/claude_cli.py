@@ -1,0 +1,167 @@
+"""Claude Code as a text generator: one `claude -p` turn without tools, hooks, MCP servers or a saved session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+from orcmem.extract.constants import (
+    CLAUDE_BINARY,
+    CLAUDE_DISABLE_HOOKS_SETTINGS,
+    CLAUDE_DISALLOWED_TOOLS,
+    DISTILLING_ENV_VAR,
+    GENERATOR_TIMEOUT_S,
+    TEMP_DIR_PREFIX,
+)
+from orcmem.extract.generator import GeneratorResult, clip
+from orcmem.extract.runner import ProcessOutcome, run_process
+from orcmem.models.constants import DEFAULT_CLAUDE_MODEL
+
+
+def claude_argv(binary: str, model: str) -> list[str]:
+    """The command line: one turn, JSON envelope, no MCP servers, no shell/write/web tools, no hooks, no session."""
+    return [
+        binary,
+        "-p",
+        "--model",
+        model,
+        "--output-format",
+        "json",
+        "--max-turns",
+        "1",
+        "--strict-mcp-config",
+        "--disallowed-tools",
+        *CLAUDE_DISALLOWED_TOOLS,
+        "--settings",
+        CLAUDE_DISABLE_HOOKS_SETTINGS,
+        "--no-session-persistence",
+    ]
+
+
+def claude_env(base: Mapping[str, str], cwd: str, api_key: str | None) -> dict[str, str]:
+    """The CLI's environment: `base` without CLAUDECODE (set inside a Claude Code session), PWD at the temp folder."""
+    env = {key: value for key, value in base.items() if key != "CLAUDECODE"}
+    env["PWD"] = cwd
+    env[DISTILLING_ENV_VAR] = "1"
+    if api_key:
+        env["ANTHROPIC_API_KEY"] = api_key
+    return env
+
+
+def _envelope(stdout: str) -> dict[str, Any] | None:
+    """The `--output-format json` result object: the whole output, or else its last line that is one."""
+    text = stdout.strip()
+    if not text:
+        return None
+    candidates = [text, *reversed(text.splitlines())]
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and (value.get("type") == "result" or "is_error" in value or "result" in value):
+            return value
+    return None
+
+
+def _envelope_error(envelope: Mapping[str, Any]) -> str:
+    """What a failed envelope says: its result text or its errors, with the subtype and API status when present."""
+    parts: list[str] = []
+    result = envelope.get("result")
+    if isinstance(result, str) and result.strip():
+        parts.append(result.strip())
+    errors = envelope.get("errors")
+    if isinstance(errors, list):
+        parts.extend(str(item).strip() for item in errors if str(item).strip())
+    detail = "; ".join(parts) or "no error text"
+    tags = []
+    subtype = envelope.get("subtype")
+    if isinstance(subtype, str) and subtype and subtype != "success":
+        tags.append(subtype)
+    status = envelope.get("api_error_status")
+    if isinstance(status, int) and not isinstance(status, bool):
+        tags.append(f"API status {status}")
+    suffix = f" ({', '.join(tags)})" if tags else ""
+    return f"Claude Code reported an error{suffix}: {detail}"
+
+
+def _stderr_note(outcome: ProcessOutcome) -> str:
+    text = outcome.stderr.strip()
+    return f"; stderr: {clip(text, 300)}" if text else ""
+
+
+def read_claude_output(outcome: ProcessOutcome, timeout: float) -> GeneratorResult:
+    """Turn a finished `claude -p` process into the answer (the envelope's `result` when `is_error` is false)."""
+    if outcome.start_error is not None:
+        return GeneratorResult.failure(f"Claude Code could not run: {outcome.start_error}")
+    if outcome.timed_out:
+        return GeneratorResult.failure(f"Claude Code gave no answer within {timeout:g} s and was stopped")
+    envelope = _envelope(outcome.stdout)
+    if envelope is None:
+        said = "no output" if not outcome.stdout.strip() else f"output that is not its JSON result: {outcome.stdout}"
+        return GeneratorResult.failure(f"Claude Code gave {said} ({outcome.describe()}){_stderr_note(outcome)}")
+    is_error = envelope.get("is_error")
+    subtype = envelope.get("subtype")
+    failed = is_error is True or (is_error is None and isinstance(subtype, str) and subtype.startswith("error"))
+    if failed:
+        return GeneratorResult.failure(_envelope_error(envelope))
+    result = envelope.get("result")
+    if not isinstance(result, str):
+        return GeneratorResult.failure(f"Claude Code's JSON result has no text ({outcome.describe()})")
+    if not result.strip():
+        return GeneratorResult.failure("Claude Code answered with empty text")
+    return GeneratorResult.answer(result)
+
+
+class ClaudeCliGenerator:
+    """Runs `claude -p` once per prompt, with the prompt on stdin, in a fresh temporary folder."""
+
+    provider = "claude"
+
+    def __init__(
+        self,
+        binary: str = CLAUDE_BINARY,
+        model: str = DEFAULT_CLAUDE_MODEL,
+        timeout: float = GENERATOR_TIMEOUT_S,
+        env: Mapping[str, str] | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        """Use `binary` and `model`; `env` (default: this process's environment, read at each call) is copied."""
+        self.binary = binary
+        self.model: str | None = model or DEFAULT_CLAUDE_MODEL
+        self.timeout = timeout
+        self.env = env
+        self.api_key = api_key
+
+    def __repr__(self) -> str:
+        key = ", api_key=<set>" if self.api_key else ""
+        return f"ClaudeCliGenerator(binary={self.binary!r}, model={self.model!r}, timeout={self.timeout!r}{key})"
+
+    def argv(self) -> list[str]:
+        """The command line this generator runs."""
+        return claude_argv(self.binary, self.model or DEFAULT_CLAUDE_MODEL)
+
+    def generate(self, prompt: str) -> GeneratorResult:
+        """Ask Claude Code once; never raises."""
+        try:
+            workdir = tempfile.mkdtemp(prefix=TEMP_DIR_PREFIX)
+        except OSError as exc:
+            return GeneratorResult.failure(f"Claude Code could not run: no temporary folder ({exc})")
+        try:
+            base = os.environ if self.env is None else self.env
+            outcome = run_process(
+                self.argv(),
+                prompt,
+                cwd=workdir,
+                env=claude_env(base, workdir, self.api_key),
+                timeout=self.timeout,
+            )
+            return read_claude_output(outcome, self.timeout)
+        except Exception as exc:  # never raise: the job records why instead
+            return GeneratorResult.failure(f"Claude Code could not run: {type(exc).__name__}: {exc}")
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)

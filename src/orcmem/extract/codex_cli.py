@@ -1,0 +1,128 @@
+"""Codex as a text generator: one `codex exec` in a read-only sandbox, without MCP servers, held to a JSON schema."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from orcmem.extract.constants import (
+    CODEX_BINARY,
+    CODEX_MODEL_HINTS,
+    DISTILLING_ENV_VAR,
+    GENERATOR_OUTPUT_MAX_BYTES,
+    GENERATOR_TIMEOUT_S,
+    TEMP_DIR_PREFIX,
+)
+from orcmem.extract.generator import GeneratorResult, clip
+from orcmem.extract.prompt import output_schema_json
+from orcmem.extract.runner import ProcessOutcome, run_process
+
+SCHEMA_FILE = "schema.json"
+LAST_MESSAGE_FILE = "last.txt"
+
+
+def pick_codex_model(models: Iterable[str]) -> str | None:
+    """The first model whose name contains spark, mini or nano (any case), else None for the account's default."""
+    for model in models:
+        lowered = model.lower()
+        if any(hint in lowered for hint in CODEX_MODEL_HINTS):
+            return model
+    return None
+
+
+def codex_argv(binary: str, model: str | None, workdir: str, disable_hooks: bool = True) -> list[str]:
+    """The command line: read-only sandbox, no git check, no rollout, no MCP servers, schema and answer files.
+
+    `disable_hooks` adds `-c features.hooks=false` (Codex's documented switch), so orcmem's own Codex hooks do not
+    fire inside its distillation run; codex-cli 0.171.0 accepts it, and ignores feature keys it does not know.
+    """
+    argv = [binary, "exec"]
+    if model:
+        argv += ["--model", model]
+    argv += ["--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral", "-c", "mcp_servers={}"]
+    if disable_hooks:
+        argv += ["-c", "features.hooks=false"]
+    argv += [
+        "--output-schema",
+        os.path.join(workdir, SCHEMA_FILE),
+        "-o",
+        os.path.join(workdir, LAST_MESSAGE_FILE),
+        "-",
+    ]
+    return argv
+
+
+def codex_env(base: Mapping[str, str], cwd: str) -> dict[str, str]:
+    """The CLI's environment: `base` with NO_COLOR=1 and PWD at the temporary folder."""
+    env = dict(base)
+    env["NO_COLOR"] = "1"
+    env["PWD"] = cwd
+    env[DISTILLING_ENV_VAR] = "1"
+    return env
+
+
+def read_codex_output(outcome: ProcessOutcome, last_message: Path, timeout: float) -> GeneratorResult:
+    """Turn a finished `codex exec` into the answer: the last-message file, trimmed; stdout is ignored."""
+    if outcome.start_error is not None:
+        return GeneratorResult.failure(f"Codex could not run: {outcome.start_error}")
+    if outcome.timed_out:
+        return GeneratorResult.failure(f"Codex gave no answer within {timeout:g} s and was stopped")
+    try:
+        with last_message.open("rb") as handle:
+            text = handle.read(GENERATOR_OUTPUT_MAX_BYTES).decode("utf-8", errors="replace").strip()
+    except OSError:
+        text = ""
+    if text:
+        return GeneratorResult.answer(text)
+    stderr = outcome.stderr.strip()
+    note = f"; stderr: {clip(stderr, 300)}" if stderr else ""
+    return GeneratorResult.failure(f"Codex wrote no final message ({outcome.describe()}){note}")
+
+
+class CodexCliGenerator:
+    """Runs `codex exec` once per prompt, with the prompt on stdin, in a fresh temporary folder."""
+
+    provider = "codex"
+
+    def __init__(
+        self,
+        binary: str = CODEX_BINARY,
+        model: str | None = None,
+        timeout: float = GENERATOR_TIMEOUT_S,
+        env: Mapping[str, str] | None = None,
+        disable_hooks: bool = True,
+    ) -> None:
+        """Use `binary` and `model` (None: the account's default); `env` defaults to this process's, read per call."""
+        self.binary = binary
+        self.model = model or None
+        self.timeout = timeout
+        self.env = env
+        self.disable_hooks = disable_hooks
+
+    def __repr__(self) -> str:
+        return f"CodexCliGenerator(binary={self.binary!r}, model={self.model!r}, timeout={self.timeout!r})"
+
+    def argv(self, workdir: str) -> list[str]:
+        """The command line this generator runs with its files in `workdir`."""
+        return codex_argv(self.binary, self.model, workdir, self.disable_hooks)
+
+    def generate(self, prompt: str) -> GeneratorResult:
+        """Ask Codex once; never raises."""
+        try:
+            workdir = tempfile.mkdtemp(prefix=TEMP_DIR_PREFIX)
+        except OSError as exc:
+            return GeneratorResult.failure(f"Codex could not run: no temporary folder ({exc})")
+        try:
+            Path(workdir, SCHEMA_FILE).write_text(output_schema_json(), encoding="utf-8")
+            base = os.environ if self.env is None else self.env
+            outcome = run_process(
+                self.argv(workdir), prompt, cwd=workdir, env=codex_env(base, workdir), timeout=self.timeout
+            )
+            return read_codex_output(outcome, Path(workdir, LAST_MESSAGE_FILE), self.timeout)
+        except Exception as exc:  # never raise: the job records why instead
+            return GeneratorResult.failure(f"Codex could not run: {type(exc).__name__}: {exc}")
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)

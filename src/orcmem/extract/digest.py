@@ -1,0 +1,138 @@
+"""The digest of a run: what the user asked, which files changed, what the tools did, and what the agent said."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from orcmem.extract.constants import (
+    AGENT_SAID_MAX,
+    DIGEST_MAX_CHARS,
+    DIGEST_MESSAGE_SEPARATOR,
+    DIGEST_TRUNCATION_MARK,
+    FILES_TOUCHED_MAX,
+    OPENING_REQUEST_SCAN,
+    TOOL_LINES_MAX,
+    TOOL_OUTPUT_MAX_CHARS,
+)
+from orcmem.models.constants import EXTRACTION_EVENT_LIMIT
+from orcmem.models.ledger import EventKind, LedgerEvent
+
+# What extraction reads from the ledger; compaction markers and anything else are left out.
+READ_KINDS: frozenset[EventKind] = frozenset(
+    {EventKind.MESSAGE, EventKind.TOOL_STARTED, EventKind.TOOL_COMPLETED, EventKind.FILE_CHANGED}
+)
+
+# JavaScript's \s, which the reference's digest uses, also matches U+FEFF; Python's does not.
+_WHITESPACE = re.compile(r"[\s\ufeff]+")
+
+
+@dataclass(slots=True)
+class Digest:
+    """A run reduced to four lists; the caps of the tool and file lists are already applied."""
+
+    prompts: list[str] = field(default_factory=list)
+    assistant: list[str] = field(default_factory=list)
+    tool_lines: list[str] = field(default_factory=list)
+    files_touched: list[str] = field(default_factory=list)
+
+
+def is_user_message(event: LedgerEvent) -> bool:
+    """Whether the event is a message the user sent."""
+    return event.kind == EventKind.MESSAGE and event.role == "user"
+
+
+def opening_request(events: Iterable[LedgerEvent], scan: int = OPENING_REQUEST_SCAN) -> LedgerEvent | None:
+    """The run's first user message among its first `scan` messages, or None."""
+    seen = 0
+    for event in events:
+        if event.kind != EventKind.MESSAGE:
+            continue
+        if event.role == "user":
+            return event
+        seen += 1
+        if seen >= scan:
+            break
+    return None
+
+
+def _same_event(a: LedgerEvent, b: LedgerEvent) -> bool:
+    if a.message_id is not None and b.message_id is not None:
+        return a.message_id == b.message_id
+    return a == b
+
+
+def select_events(
+    events: Sequence[LedgerEvent],
+    limit: int = EXTRACTION_EVENT_LIMIT,
+    opening: LedgerEvent | None = None,
+) -> list[LedgerEvent]:
+    """The events a digest reads: the newest `limit` message, tool and file events, in order, with the opening
+    request put back first when the window left it out.
+
+    `events` is the run's events in order. `opening` is the opening request when the caller looked it up itself
+    (for example because `events` is already a window); otherwise it is found in `events` when the window cut it.
+    """
+    readable = [event for event in events if event.kind in READ_KINDS]
+    window = readable[-limit:] if limit > 0 else []
+    if opening is None and len(readable) > len(window):
+        opening = opening_request(readable)
+    if opening is not None and not any(_same_event(opening, event) for event in window):
+        return [opening, *window]
+    return window
+
+
+def tool_line(name: str, output: str, is_error: bool) -> str:
+    """One line of tool activity: FAILED when it failed, the tool's name, and its output collapsed and cut."""
+    collapsed = _WHITESPACE.sub(" ", output)[:TOOL_OUTPUT_MAX_CHARS]
+    return ("FAILED " if is_error else "") + name + ": " + collapsed
+
+
+def build_digest(events: Iterable[LedgerEvent]) -> Digest:
+    """Reduce a run's events, in order, to a digest."""
+    digest = Digest()
+    tool_names: dict[str, str] = {}
+    tool_lines: list[str] = []
+    files: dict[str, None] = {}  # an insertion-ordered set
+    for event in events:
+        if event.kind == EventKind.MESSAGE:
+            text = event.text.strip()
+            if event.role == "user":
+                digest.prompts.append(text)
+            elif text:
+                digest.assistant.append(text)
+        elif event.kind == EventKind.TOOL_STARTED:
+            if event.tool_call_id is not None and event.name:
+                tool_names[event.tool_call_id] = event.name
+        elif event.kind == EventKind.TOOL_COMPLETED:
+            remembered = tool_names.get(event.tool_call_id) if event.tool_call_id is not None else None
+            name = event.name or remembered or "tool"
+            tool_lines.append(tool_line(name, event.text, event.is_error))
+        elif event.kind == EventKind.FILE_CHANGED:
+            files.setdefault(f"{event.name or 'change'} {event.text}", None)
+    digest.tool_lines = tool_lines[-TOOL_LINES_MAX:]
+    digest.files_touched = list(files)[:FILES_TOUCHED_MAX]
+    return digest
+
+
+def is_empty(digest: Digest) -> bool:
+    """True when the run has no user message and no tool activity: such a run is skipped without an error."""
+    return not digest.prompts and not digest.tool_lines
+
+
+def render_digest(digest: Digest, max_chars: int = DIGEST_MAX_CHARS) -> str:
+    """The digest as the prompt's text: up to four sections, then cut to `max_chars` with a truncation mark."""
+    sections: list[str] = []
+    if digest.prompts:
+        sections.append("## User asked\n" + DIGEST_MESSAGE_SEPARATOR.join(digest.prompts))
+    if digest.files_touched:
+        sections.append("## Files changed\n" + "\n".join(digest.files_touched))
+    if digest.tool_lines:
+        sections.append("## Tool activity\n" + "\n".join(digest.tool_lines))
+    if digest.assistant:
+        sections.append("## Agent said\n" + DIGEST_MESSAGE_SEPARATOR.join(digest.assistant[-AGENT_SAID_MAX:]))
+    text = "\n\n".join(sections)
+    if len(text) > max_chars:
+        return text[:max_chars] + DIGEST_TRUNCATION_MARK
+    return text

@@ -1,0 +1,50 @@
+"""What every text generator promises: a prompt in, the raw answer or the reason there is none out, never raising."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from orcmem.extract.constants import GENERATOR_ERROR_MAX_CHARS
+from orcmem.redact import redact
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorResult:
+    """The raw answer (`text`), or None and `error` saying why; `error` is redacted and short."""
+
+    text: str | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether there is an answer."""
+        return self.text is not None
+
+    @classmethod
+    def answer(cls, text: str) -> GeneratorResult:
+        """A successful answer."""
+        return cls(text, None)
+
+    @classmethod
+    def failure(cls, error: str) -> GeneratorResult:
+        """No answer, with a redacted, bounded reason."""
+        return cls(None, clip(redact(error)))
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """One LLM call: prompt in, raw answer out; implementations never raise."""
+
+    provider: str  # "claude", "codex" or "apikey"
+    model: str | None  # None: the provider's own default
+
+    def generate(self, prompt: str) -> GeneratorResult:
+        """Run the prompt once and return the raw answer or why there is none."""
+        ...
+
+
+def clip(text: str, limit: int = GENERATOR_ERROR_MAX_CHARS) -> str:
+    """`text` collapsed to one trimmed line and cut to `limit` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,149 @@
+"""Lenient parsing of a model's answer into a run summary and at most six memories."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from orcmem.extract.constants import (
+    EXTRACTED_FILES_MAX,
+    EXTRACTED_MEMORIES_MAX,
+    EXTRACTED_OUTCOME_DEFAULT,
+    EXTRACTION_FALLBACK_TYPE,
+    EXTRACTION_TYPES,
+)
+from orcmem.models.constants import (
+    BODY_MAX_CHARS,
+    CONFIDENCE_DEFAULT,
+    CONFIDENCE_MAX,
+    CONFIDENCE_MIN,
+    TITLE_MAX_CHARS,
+)
+
+_FENCE = re.compile(r"```json\s*|```")
+_MAX_UNWRAP = 2  # how many layers of "a JSON string holding the JSON" are peeled off
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedSummary:
+    """What the run was asked, what was done, how it ended, and what is left open."""
+
+    request: str = ""
+    work_done: str = ""
+    outcome: str = EXTRACTED_OUTCOME_DEFAULT
+    open_items: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedMemory:
+    """One memory the model proposed, already cut to the limits."""
+
+    type: str
+    title: str
+    body: str
+    topic_key: str | None = None
+    files: tuple[str, ...] = ()
+    confidence: float = CONFIDENCE_DEFAULT
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """A parsed answer: the summary and the memories (0 to 6)."""
+
+    summary: ExtractedSummary = field(default_factory=ExtractedSummary)
+    memories: tuple[ExtractedMemory, ...] = ()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN and Infinity are not JSON, as in JavaScript's JSON.parse
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _object_in(raw: str, depth: int = 0) -> dict[str, Any] | None:
+    cleaned = _FENCE.sub("", raw).strip()
+    start = cleaned.find("{")
+    end = cleaned.rfind("}")
+    if start >= 0 and end > start:
+        try:
+            value = _loads(cleaned[start : end + 1])
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            return value
+    if depth < _MAX_UNWRAP and cleaned.startswith('"'):
+        # The whole answer may be a JSON string whose text is the JSON asked for.
+        try:
+            inner = _loads(cleaned)
+        except (ValueError, RecursionError):
+            return None
+        if isinstance(inner, str):
+            return _object_in(inner, depth + 1)
+    return None
+
+
+def _trimmed(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _strings(value: Any) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def _confidence(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return CONFIDENCE_DEFAULT
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float is Infinity in JavaScript
+        return CONFIDENCE_DEFAULT
+    if not math.isfinite(number):
+        return CONFIDENCE_DEFAULT
+    return min(CONFIDENCE_MAX, max(CONFIDENCE_MIN, number))
+
+
+def _summary(value: Any) -> ExtractedSummary:
+    data = value if isinstance(value, dict) else {}
+    return ExtractedSummary(
+        request=_trimmed(data.get("request")),
+        work_done=_trimmed(data.get("workDone")),
+        outcome=_trimmed(data.get("outcome")) or EXTRACTED_OUTCOME_DEFAULT,
+        open_items=tuple(_strings(data.get("openItems"))),
+    )
+
+
+def _memory(entry: Any) -> ExtractedMemory | None:
+    if not isinstance(entry, dict):
+        return None
+    kind = entry.get("type")
+    title = _trimmed(entry.get("title"))[:TITLE_MAX_CHARS]
+    body = _trimmed(entry.get("body"))[:BODY_MAX_CHARS]
+    if not title or not body:
+        return None
+    topic = entry.get("topicKey")
+    return ExtractedMemory(
+        type=kind if isinstance(kind, str) and kind in EXTRACTION_TYPES else EXTRACTION_FALLBACK_TYPE,
+        title=title,
+        body=body,
+        topic_key=topic.strip() if isinstance(topic, str) and topic.strip() else None,
+        files=tuple(_strings(entry.get("files"))[:EXTRACTED_FILES_MAX]),
+        confidence=_confidence(entry.get("confidence")),
+    )
+
+
+def parse_extraction(raw: str) -> Extraction | None:
+    """Read a model's answer leniently (fences stripped, first { to last }); None when it holds no JSON object."""
+    if not isinstance(raw, str):
+        return None
+    data = _object_in(raw)
+    if data is None:
+        return None
+    entries = data.get("memories")
+    raw_entries = entries[:EXTRACTED_MEMORIES_MAX] if isinstance(entries, list) else []
+    memories = tuple(memory for memory in map(_memory, raw_entries) if memory is not None)
+    return Extraction(summary=_summary(data.get("summary")), memories=memories)

@@ -1,0 +1,246 @@
+"""Which agent and model summarize a run under the current settings, and the sentence that says so."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from orcmem.extract.anthropic_api import AnthropicApiGenerator, anthropic_available
+from orcmem.extract.claude_cli import ClaudeCliGenerator
+from orcmem.extract.codex_cli import CodexCliGenerator, pick_codex_model
+from orcmem.extract.constants import (
+    AGENT_NAMES,
+    CLAUDE_BINARY,
+    CODEX_BINARY,
+    DEFAULT_CLAUDE_MODEL_LABEL,
+    GENERATOR_TIMEOUT_S,
+)
+from orcmem.extract.generator import Generator
+from orcmem.models.constants import DEFAULT_CLAUDE_MODEL
+
+DISTILLING_AGENTS = ("claude", "codex")  # the agents whose CLI can summarize a run
+NO_API_KEY_REASON = "Add an Anthropic API key, or pick another provider."
+API_KEY_NEEDS_CLIENT_REASON = (
+    "The Anthropic API key needs the anthropic package (pip install 'orcmem[api]') or Claude Code installed."
+)
+CODEX_DEFAULT_MODEL_LABEL = "the account's default Codex model"
+OFF_SENTENCE = "Finished runs are not summarized. Agents can still save memories."
+PAUSED_SENTENCE = "Learning is paused while orcmem memory is off. Your provider choice is kept."
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorChoice:
+    """The generator for a run, or None and why not (no reason when memory or extraction is simply off)."""
+
+    generator: Generator | None
+    reason: str | None = None
+    label: str | None = None  # the model, for humans: "Claude Haiku 4.5", "gpt-5-mini"
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A resolved provider before any generator is built."""
+
+    provider: str  # "claude", "codex" or "apikey"
+    model: str | None
+    label: str
+    binary: str | None = None  # the CLI to run; None for the API
+
+
+def agent_name(agent: str) -> str:
+    """The agent's name for people: "Claude Code", "Codex", "OpenCode", or the id itself."""
+    return AGENT_NAMES.get(agent, agent)
+
+
+def claude_label(model: str) -> str:
+    """A Claude model for people: the default's name, or the raw id."""
+    return DEFAULT_CLAUDE_MODEL_LABEL if model == DEFAULT_CLAUDE_MODEL else model
+
+
+def find_binary(command: str) -> str | None:
+    """The full path of `command` (a name looked up on PATH, or a path), or None when it cannot be run."""
+    return shutil.which(command)
+
+
+def _not_installed(agent: str, command: str) -> str:
+    return f"{agent_name(agent)} is not installed: `{command}` was not found."
+
+
+def _cli_plan(
+    agent: str,
+    models: Mapping[str, str],
+    claude_bin: str | None,
+    codex_bin: str | None,
+    codex_models: Sequence[str],
+) -> _Plan | str:
+    """The plan for running `agent`'s own CLI, or why it cannot run."""
+    if agent == "claude":
+        command = claude_bin or CLAUDE_BINARY
+        binary = find_binary(command)
+        if binary is None:
+            return _not_installed(agent, command)
+        model = models.get("claude") or DEFAULT_CLAUDE_MODEL
+        return _Plan("claude", model, claude_label(model), binary)
+    if agent == "codex":
+        command = codex_bin or CODEX_BINARY
+        binary = find_binary(command)
+        if binary is None:
+            return _not_installed(agent, command)
+        chosen = models.get("codex") or pick_codex_model(codex_models)
+        return _Plan("codex", chosen, chosen or CODEX_DEFAULT_MODEL_LABEL, binary)
+    return f"{agent_name(agent)} cannot summarize runs yet."
+
+
+def _api_plan(
+    has_key: bool, api_key_error: str | None, models: Mapping[str, str], claude_bin: str | None
+) -> _Plan | str:
+    """The plan for the Anthropic API key: the API client when installed, else Claude Code with the key."""
+    if not has_key:
+        return api_key_error or NO_API_KEY_REASON
+    model = models.get("claude") or DEFAULT_CLAUDE_MODEL
+    if anthropic_available():
+        return _Plan("apikey", model, claude_label(model))
+    binary = find_binary(claude_bin or CLAUDE_BINARY)
+    if binary is None:
+        return API_KEY_NEEDS_CLIENT_REASON
+    return _Plan("apikey", model, claude_label(model), binary)
+
+
+def _plan(
+    *,
+    provider: str,
+    models: Mapping[str, str],
+    agent: str | None,
+    has_key: bool,
+    api_key_error: str | None,
+    claude_bin: str | None,
+    codex_bin: str | None,
+    codex_models: Sequence[str],
+) -> _Plan | str | None:
+    """A plan, a reason there is none, or None when extraction is off."""
+    if provider == "off":
+        return None
+    if provider == "apikey":
+        return _api_plan(has_key, api_key_error, models, claude_bin)
+    if provider == "auto":
+        if agent is None:
+            return "The run's agent is not known, so it is not summarized automatically. Choose a provider."
+        if agent not in DISTILLING_AGENTS:
+            return f"{agent_name(agent)} runs are not summarized automatically. Choose a provider to include them."
+        return _cli_plan(agent, models, claude_bin, codex_bin, codex_models)
+    if provider in DISTILLING_AGENTS or provider in AGENT_NAMES:
+        return _cli_plan(provider, models, claude_bin, codex_bin, codex_models)
+    return f"Unknown extraction provider {provider!r}; choose auto, claude, codex, apikey or off."
+
+
+def resolve_generator(
+    *,
+    enabled: bool,
+    provider: str | None,
+    models: Mapping[str, str] | None = None,
+    agent: str | None = None,
+    api_key: str | None = None,
+    api_key_error: str | None = None,
+    claude_bin: str | None = None,
+    codex_bin: str | None = None,
+    codex_models: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    timeout: float = GENERATOR_TIMEOUT_S,
+) -> GeneratorChoice:
+    """The generator that summarizes a run by `agent` ("claude"/"codex"), or why there is none.
+
+    `provider` is auto, claude, codex, apikey or off (None: auto); `models` maps "claude"/"codex" to a chosen model
+    (apikey uses the "claude" entry); `claude_bin`/`codex_bin` override the commands looked up on PATH; `codex_models`
+    lists Codex's models when known, to pick a small one. Memory off or provider off gives no generator and no reason.
+    """
+    if not enabled:
+        return GeneratorChoice(None)
+    key = (api_key or "").strip()
+    plan = _plan(
+        provider=(provider or "auto").strip().lower(),
+        models=models or {},
+        agent=agent,
+        has_key=bool(key),
+        api_key_error=api_key_error,
+        claude_bin=claude_bin,
+        codex_bin=codex_bin,
+        codex_models=codex_models,
+    )
+    if plan is None:
+        return GeneratorChoice(None)
+    if isinstance(plan, str):
+        return GeneratorChoice(None, plan)
+    generator: Generator
+    if plan.provider == "apikey" and plan.binary is None:
+        generator = AnthropicApiGenerator(key, model=plan.model or DEFAULT_CLAUDE_MODEL, timeout=timeout)
+    elif plan.provider in ("apikey", "claude"):
+        assert plan.binary is not None
+        generator = ClaudeCliGenerator(
+            plan.binary,
+            model=plan.model or DEFAULT_CLAUDE_MODEL,
+            timeout=timeout,
+            env=env,
+            api_key=key if plan.provider == "apikey" else None,
+        )
+    else:
+        assert plan.binary is not None
+        generator = CodexCliGenerator(plan.binary, model=plan.model, timeout=timeout, env=env)
+    return GeneratorChoice(generator, None, plan.label)
+
+
+def _join(items: Sequence[str]) -> str:
+    if len(items) <= 2:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + ", and " + items[-1]
+
+
+def describe_extraction(
+    *,
+    enabled: bool,
+    provider: str | None,
+    models: Mapping[str, str] | None = None,
+    has_api_key: bool = False,
+    api_key_error: str | None = None,
+    claude_bin: str | None = None,
+    codex_bin: str | None = None,
+    codex_models: Sequence[str] = (),
+) -> str:
+    """One sentence for `orcmem memory status`: which agent and model summarize finished runs, or why none does."""
+    if not enabled:
+        return PAUSED_SENTENCE
+    chosen = (provider or "auto").strip().lower()
+    settings = {
+        "models": models or {},
+        "has_key": has_api_key,
+        "api_key_error": api_key_error,
+        "claude_bin": claude_bin,
+        "codex_bin": codex_bin,
+        "codex_models": codex_models,
+    }
+    if chosen == "auto":
+        covered: list[str] = []
+        missing: list[str] = []
+        for agent in DISTILLING_AGENTS:
+            plan = _plan(provider="auto", agent=agent, **settings)
+            if isinstance(plan, _Plan):
+                label = (plan.model or "its default model") if agent == "codex" else plan.label
+                covered.append(f"{agent_name(agent)} runs by {label}")
+            else:
+                missing.append(agent_name(agent))
+        if not covered:
+            return (
+                f"No finished run is summarized: neither {' nor '.join(missing)} is installed. "
+                "Install one, or add an Anthropic API key and choose it as the provider."
+            )
+        sentence = f"Each finished run is summarized by the agent that ran it: {_join(covered)}."
+        for name in missing:
+            sentence += f" {name} runs are not summarized because {name} is not installed."
+        return sentence
+    plan = _plan(provider=chosen, agent=None, **settings)
+    if plan is None:
+        return OFF_SENTENCE
+    if isinstance(plan, str):
+        return plan
+    through = "your Anthropic API key" if plan.provider == "apikey" else agent_name(plan.provider)
+    return f"Every finished run, whichever agent did the work, is summarized by {plan.label} through {through}."

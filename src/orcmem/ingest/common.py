@@ -1,0 +1,122 @@
+"""What both transcript parsers share: complete-line reading, record decoding, text cutting, times, turns."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from orcmem.ingest import ORCMEM_CONTEXT_MARKER
+from orcmem.models import EventKind, LedgerEvent
+from orcmem.models.constants import MAX_EVENT_TEXT
+
+# Exceptions a record handler may raise on a shape nobody foresaw; the line is then counted as skipped.
+# Tests set this to () so that a handler bug surfaces instead of hiding among skipped lines.
+RECORD_ERRORS: tuple[type[BaseException], ...] = (Exception,)
+
+Record = dict[str, Any]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+_CONTEXT_END = "</" + ORCMEM_CONTEXT_MARKER[1:] + ">"
+_CONTEXT_BLOCK = re.compile(re.escape(ORCMEM_CONTEXT_MARKER) + r"\b[^>]*>.*?" + re.escape(_CONTEXT_END), re.S)
+
+
+def complete_lines(data: bytes, start_offset: int) -> tuple[list[bytes], int]:
+    """The newline-terminated lines of data from start_offset, and the offset just after the last of them."""
+    start = max(start_offset, 0)
+    if start >= len(data):
+        return [], start
+    last_newline = data.rfind(b"\n", start)
+    if last_newline < 0:
+        return [], start  # only a partly written line so far: leave it for the next call
+    return data[start:last_newline].split(b"\n"), last_newline + 1
+
+
+def load_record(line: bytes) -> Record | None:
+    """The JSON object on one line, or None when the line is not one."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_records(lines: Iterable[bytes], handle: Callable[[Record], bool]) -> int:
+    """Feed each decoded record to handle (False = not understood); return how many lines were skipped."""
+    skipped = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        record = load_record(line)
+        if record is None:
+            skipped += 1
+            continue
+        try:
+            understood = handle(record)
+        except RECORD_ERRORS:
+            understood = False
+        if not understood:
+            skipped += 1
+    return skipped
+
+
+def cut_text(text: str, limit: int = MAX_EVENT_TEXT) -> str:
+    """Text cut to at most limit characters, the cut counted in a trailing marker; lone surrogates replaced."""
+    if len(text) > limit:
+        cut = len(text) - limit
+        while True:  # the marker's own length depends on the count it shows; settles in two or three rounds
+            marker = f"…[cut {cut} characters]"
+            keep = max(limit - len(marker), 0)
+            if len(text) - keep == cut:
+                break
+            cut = len(text) - keep
+        text = text[:keep] + marker
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape would break the UTF-8 store later
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def time_ms(value: object) -> int:
+    """Milliseconds since the epoch for an ISO-8601 time (UTC when no zone is given); 0 when missing or invalid."""
+    if not isinstance(value, str) or not value:
+        return 0
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return 0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max((moment - _EPOCH) // _MS, 0)
+
+
+def strip_orcmem_context(text: str, drop_unclosed: bool = True) -> str:
+    """Text without orcmem's own fenced context blocks; an unclosed fence drops everything after its start."""
+    if ORCMEM_CONTEXT_MARKER not in text:
+        return text
+    text = _CONTEXT_BLOCK.sub("", text)
+    start = text.find(ORCMEM_CONTEXT_MARKER) if drop_unclosed else -1
+    return text if start < 0 else text[:start]
+
+
+def string(value: object) -> str | None:
+    """Value when it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def count_turns(events: list[LedgerEvent]) -> int:
+    """User prompts followed, later in the same chain (main or sidechain), by an agent message that is not an error."""
+    answered = {False: False, True: False}
+    turns = 0
+    for event in reversed(events):
+        if event.kind is not EventKind.MESSAGE:
+            continue
+        if event.role == "user":
+            turns += answered[event.sidechain]
+        elif not event.is_error:
+            answered[event.sidechain] = True
+    return turns

@@ -1,0 +1,95 @@
+"""Reading a transcript file from a byte offset, and telling which agent wrote it."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from orcmem.errors import NotFoundError
+from orcmem.ingest import claude, codex
+from orcmem.ingest.common import complete_lines, load_record
+from orcmem.models import Agent, TranscriptChunk
+
+DETECT_BYTES = 64 * 1024  # enough for a few records; a first line cut short is matched by its opening
+_HEADER_LIMIT = 1024 * 1024  # a Codex session_meta line carries the base instructions: tens of KiB
+_DETECT_LINES = 20
+
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CLAUDE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "attachment",
+        "summary",
+        "queue-operation",
+        "last-prompt",
+        "file-history-snapshot",
+        "custom-title",
+        "ai-title",
+        "mode",
+        "permission-mode",
+        "agent-name",
+    }
+)
+_CODEX_OPENING = re.compile(
+    rb'^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"(?:session_meta|response_item|event_msg|turn_context)"'
+)
+_CLAUDE_OPENING = re.compile(
+    rb'^\{"(?:parentUuid|isSidechain|type":"(?:queue-operation|summary|file-history-snapshot))"'
+)
+
+
+def detect_agent(first_bytes: bytes) -> Agent | None:
+    """Which agent wrote a transcript, from its first bytes; None when they match neither format."""
+    for line in first_bytes.split(b"\n", _DETECT_LINES)[:_DETECT_LINES]:
+        line = line.strip()
+        if not line:
+            continue
+        record = load_record(line)
+        if record is None:  # most likely the first line cut short by the caller's read
+            if _CODEX_OPENING.match(line):
+                return Agent.CODEX
+            if _CLAUDE_OPENING.match(line):
+                return Agent.CLAUDE
+            continue
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            kind = None
+        if kind in _CODEX_TYPES and "payload" in record:
+            return Agent.CODEX
+        if kind in _CLAUDE_TYPES or "sessionId" in record or "parentUuid" in record:
+            return Agent.CLAUDE
+    return None
+
+
+def parse_transcript(path: Path | str, start_offset: int = 0, agent: Agent | None = None) -> TranscriptChunk:
+    """Ledger events of a transcript file's complete lines from start_offset; the agent is detected when not given.
+
+    A file matching neither format is read as Claude Code's unless it is named like a Codex rollout
+    (`rollout-*`); its lines then count as skipped. Raises NotFoundError when the file does not exist.
+    """
+    path = Path(path)
+    start = max(start_offset, 0)
+    try:
+        with path.open("rb") as file:
+            if agent is None:
+                agent = detect_agent(file.read(DETECT_BYTES))
+                if agent is None:
+                    agent = Agent.CODEX if path.name.startswith("rollout-") else Agent.CLAUDE
+            header = None
+            if agent is Agent.CODEX and start > 0:
+                file.seek(0)
+                first = file.readline(_HEADER_LIMIT)
+                if first.endswith(b"\n") and len(first) <= start:
+                    header = first
+            file.seek(start)
+            data = file.read()
+    except FileNotFoundError as error:
+        raise NotFoundError(f"transcript not found: {os.fspath(path)}") from error
+    lines, consumed = complete_lines(data, 0)
+    end_offset = start + consumed
+    if agent is Agent.CODEX:
+        return codex.parse_lines(lines, end_offset, header)
+    return claude.parse_lines(lines, end_offset)

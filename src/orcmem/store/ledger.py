@@ -1,0 +1,432 @@
+"""Runs, their events (redacted as they are stored), extraction jobs and run summaries."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from orcmem.models import EventKind, LedgerEvent
+from orcmem.redact import redact_text
+from orcmem.store.connection import Database
+
+JOB_STATES = ("queued", "running", "done", "failed", "skipped")
+DIGEST_KINDS = (EventKind.MESSAGE, EventKind.TOOL_STARTED, EventKind.TOOL_COMPLETED, EventKind.FILE_CHANGED)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One agent session (or one task run) in a project."""
+
+    id: str
+    project_id: str
+    task_id: str | None
+    agent: str
+    session_id: str | None
+    kind: str  # conversation | task | discussion
+    title: str | None
+    model: str | None
+    cwd: str | None
+    transcript_path: str | None
+    transcript_offset: int
+    turns: int
+    skipped_lines: int
+    state: str  # open | ended
+    started_at: int
+    last_turn_at: int | None
+    ended_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """An extraction job: one per run, distilling the run's events up to `through_seq`."""
+
+    run_id: str
+    state: str
+    error: str | None
+    memories_written: int
+    through_seq: int
+    policy_revision: int
+    worker_pid: int | None
+    queued_at: int
+    started_at: int | None
+    finished_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a run was asked, what it did, how it ended, and what it left open."""
+
+    run_id: str
+    task_id: str | None
+    project_id: str
+    request: str
+    work_done: str
+    outcome: str
+    open_items: tuple[str, ...]
+    model: str | None
+    created_at: int
+
+
+_RUN_COLUMNS = (
+    "id, project_id, task_id, agent, session_id, kind, title, model, cwd, transcript_path, transcript_offset, "
+    "turns, skipped_lines, state, started_at, last_turn_at, ended_at"
+)
+_JOB_COLUMNS = (
+    "run_id, state, error, memories_written, through_seq, policy_revision, worker_pid, queued_at, started_at, "
+    "finished_at"
+)
+_SUMMARY_COLUMNS = "run_id, task_id, project_id, request, work_done, outcome, open_items, model, created_at"
+
+
+def _summary(row: Sequence[Any]) -> Summary:
+    return Summary(*row[:6], tuple(json.loads(row[6] or "[]")), row[7], row[8])
+
+
+class RunRepository:
+    """Runs and their events."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+
+    def get(self, run_id: str) -> Run | None:
+        """The run with this id, or None."""
+        row = self.db.query_one(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+        return Run(*row) if row else None
+
+    def for_session(
+        self, *, project_id: str, agent: str, session_id: str, transcript_path: str | None, cwd: str | None, now: int
+    ) -> Run:
+        """The run of an agent session, created on first sight."""
+        with self.db.transaction():
+            self.db.query(
+                "INSERT INTO runs (id, project_id, agent, session_id, cwd, transcript_path, started_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(agent, session_id) DO UPDATE SET "
+                "transcript_path = COALESCE(excluded.transcript_path, runs.transcript_path), "
+                "cwd = COALESCE(excluded.cwd, runs.cwd)",
+                ("run_" + secrets.token_hex(12), project_id, agent, session_id, cwd, transcript_path, now),
+            )
+            row = self.db.query_one(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE agent = ? AND session_id = ?", (agent, session_id)
+            )
+        assert row is not None
+        return Run(*row)
+
+    def append(
+        self,
+        run_id: str,
+        events: Sequence[LedgerEvent],
+        *,
+        offset: int,
+        turns: int,
+        skipped: int,
+        model: str | None,
+        title: str | None,
+        now: int,
+    ) -> int:
+        """Store new events (redacted) and move the run's transcript offset; returns the last event seq."""
+        with self.db.transaction():
+            last = self.max_seq(run_id)
+            for seq, event in enumerate(events, start=last + 1):
+                cleaned = redact_text(event.text)
+                self.db.query(
+                    "INSERT INTO events (run_id, seq, kind, role, message_id, tool_call_id, name, text, is_error, "
+                    "redacted, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        seq,
+                        str(event.kind),
+                        event.role,
+                        event.message_id,
+                        event.tool_call_id,
+                        redact_text(event.name).text if event.name else None,
+                        cleaned.text,
+                        int(event.is_error),
+                        int(cleaned.changed),
+                        event.at or now,
+                    ),
+                )
+            self.db.query(
+                "UPDATE runs SET transcript_offset = ?, turns = turns + ?, skipped_lines = skipped_lines + ?, "
+                "model = COALESCE(?, model), title = COALESCE(?, title), "
+                "last_turn_at = CASE WHEN ? > 0 THEN ? ELSE last_turn_at END WHERE id = ?",
+                (offset, turns, skipped, model, title, turns, now, run_id),
+            )
+            return last + len(events)
+
+    def touch(self, run_id: str, now: int) -> None:
+        """Record that the run just finished a turn."""
+        with self.db.transaction():
+            self.db.query("UPDATE runs SET last_turn_at = ? WHERE id = ?", (now, run_id))
+
+    def end(self, run_id: str, now: int) -> None:
+        """Mark the run's session as ended."""
+        with self.db.transaction():
+            self.db.query(
+                "UPDATE runs SET state = 'ended', ended_at = COALESCE(ended_at, ?) WHERE id = ?", (now, run_id)
+            )
+
+    def set_kind(self, run_id: str, kind: str) -> None:
+        """Mark a run as a conversation, a task run, or a discussion (never distilled)."""
+        with self.db.transaction():
+            self.db.query("UPDATE runs SET kind = ? WHERE id = ?", (kind, run_id))
+
+    def max_seq(self, run_id: str) -> int:
+        """The seq of the run's newest event (0 when it has none)."""
+        row = self.db.query_one("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?", (run_id,))
+        return int(row[0]) if row else 0
+
+    def events(self, run_id: str, *, newest: int, through_seq: int | None = None) -> list[LedgerEvent]:
+        """The newest `newest` digest events of a run (up to `through_seq`), oldest first."""
+        marks = ", ".join("?" * len(DIGEST_KINDS))
+        rows = self.db.query(
+            "SELECT kind, at, role, text, message_id, tool_call_id, name, is_error FROM events "
+            f"WHERE run_id = ? AND kind IN ({marks}) AND seq <= ? ORDER BY seq DESC LIMIT ?",
+            (run_id, *[str(k) for k in DIGEST_KINDS], through_seq if through_seq is not None else 2**62, newest),
+        )
+        return [_event(row) for row in reversed(rows)]
+
+    def opening_request(self, run_id: str) -> LedgerEvent | None:
+        """The run's first user message among its first 50 messages."""
+        row = self.db.query_one(
+            "SELECT kind, at, role, text, message_id, tool_call_id, name, is_error FROM "
+            "(SELECT * FROM events WHERE run_id = ? AND kind = ? ORDER BY seq LIMIT 50) WHERE role = 'user' "
+            "ORDER BY seq LIMIT 1",
+            (run_id, str(EventKind.MESSAGE)),
+        )
+        return _event(row) if row else None
+
+    def waiting(self, idle_before: int) -> list[Run]:
+        """Runs with events not yet distilled whose last turn is older than `idle_before` (or that ended)."""
+        rows = self.db.query(
+            f"SELECT {', '.join('r.' + c.strip() for c in _RUN_COLUMNS.split(','))} FROM runs r "
+            "LEFT JOIN extraction_jobs j ON j.run_id = r.id "
+            "WHERE r.turns > 0 AND r.kind != 'discussion' "
+            "AND (r.state = 'ended' OR COALESCE(r.last_turn_at, r.started_at) <= ?) "
+            "AND (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.run_id = r.id) > COALESCE(j.through_seq, 0) "
+            "AND COALESCE(j.state, '') NOT IN ('queued', 'running')",
+            (idle_before,),
+        )
+        return [Run(*row) for row in rows]
+
+    def next_idle_deadline(self, idle_ms: int) -> int | None:
+        """When the next open run with undistilled events becomes idle, or None."""
+        row = self.db.query_one(
+            "SELECT MIN(COALESCE(r.last_turn_at, r.started_at)) FROM runs r "
+            "LEFT JOIN extraction_jobs j ON j.run_id = r.id "
+            "WHERE r.state = 'open' AND r.turns > 0 AND r.kind != 'discussion' "
+            "AND (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.run_id = r.id) > COALESCE(j.through_seq, 0) "
+            "AND COALESCE(j.state, '') NOT IN ('queued', 'running')"
+        )
+        return int(row[0]) + idle_ms if row and row[0] is not None else None
+
+    def list(self, project_id: str | None, limit: int = 50) -> list[Run]:
+        """Runs of a project (or all), newest first."""
+        if project_id is None:
+            rows = self.db.query(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC LIMIT ?", (limit,))
+        else:
+            rows = self.db.query(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE project_id = ? ORDER BY started_at DESC LIMIT ?",
+                (project_id, limit),
+            )
+        return [Run(*row) for row in rows]
+
+    def delete(self, run_id: str) -> None:
+        """Delete a run and its events, job and summary (its memories stay, unlinked)."""
+        with self.db.transaction():
+            self.db.query("DELETE FROM runs WHERE id = ?", (run_id,))
+
+
+def _event(row: Sequence[Any]) -> LedgerEvent:
+    return LedgerEvent(
+        kind=EventKind(row[0]),
+        at=int(row[1]),
+        role=row[2],
+        text=row[3] or "",
+        message_id=row[4],
+        tool_call_id=row[5],
+        name=row[6],
+        is_error=bool(row[7]),
+    )
+
+
+class TaskRepository:
+    """Tasks a project's runs may belong to (filled by integrations that know about tasks)."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+
+    def title_and_spec(self, task_id: str) -> tuple[str | None, str | None]:
+        """A task's title and spec, or (None, None) when it is gone."""
+        row = self.db.query_one("SELECT title, spec FROM tasks WHERE id = ?", (task_id,))
+        return (row[0], row[1]) if row else (None, None)
+
+    def open_titles(self, project_id: str, limit: int = 8) -> list[str]:
+        """Titles of a project's tasks in progress or in review, newest first."""
+        rows = self.db.query(
+            "SELECT title FROM tasks WHERE project_id = ? AND status IN ('in_progress', 'review') "
+            "ORDER BY updated_at DESC LIMIT ?",
+            (project_id, limit),
+        )
+        return [str(title) for (title,) in rows]
+
+
+class JobRepository:
+    """The durable extraction queue: one row per run."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+
+    def get(self, run_id: str) -> Job | None:
+        """The job of a run, or None."""
+        row = self.db.query_one(f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE run_id = ?", (run_id,))
+        return Job(*row) if row else None
+
+    def enqueue(self, run_id: str, *, policy_revision: int, now: int) -> bool:
+        """Queue a run (again) unless it is queued or running already; returns whether it was queued."""
+        with self.db.transaction():
+            job = self.get(run_id)
+            if job is not None and job.state in ("queued", "running"):
+                return False
+            self.db.query(
+                "INSERT INTO extraction_jobs (run_id, state, policy_revision, queued_at) VALUES (?, 'queued', ?, ?) "
+                "ON CONFLICT(run_id) DO UPDATE SET state = 'queued', error = NULL, "
+                "policy_revision = excluded.policy_revision, queued_at = excluded.queued_at, "
+                "started_at = NULL, finished_at = NULL, worker_pid = NULL",
+                (run_id, policy_revision, now),
+            )
+        return True
+
+    def claim(self, *, max_running: int, worker_pid: int, now: int, is_alive: Callable[[int], bool]) -> Job | None:
+        """Take the oldest queued job if fewer than `max_running` run, across every process.
+
+        Jobs marked running by a worker that no longer exists go back to the queue first, so a killed worker
+        loses nothing.
+        """
+        with self.db.transaction():
+            for run_id, pid in self.db.query("SELECT run_id, worker_pid FROM extraction_jobs WHERE state = 'running'"):
+                if pid is None or not is_alive(int(pid)):
+                    self.db.query(
+                        "UPDATE extraction_jobs SET state = 'queued', worker_pid = NULL, started_at = NULL "
+                        "WHERE run_id = ?",
+                        (run_id,),
+                    )
+            running = self.db.query_one("SELECT count(*) FROM extraction_jobs WHERE state = 'running'")
+            if running and int(running[0]) >= max_running:
+                return None
+            row = self.db.query_one(
+                f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE state = 'queued' ORDER BY queued_at, run_id LIMIT 1"
+            )
+            if row is None:
+                return None
+            self.db.query(
+                "UPDATE extraction_jobs SET state = 'running', worker_pid = ?, started_at = ?, heartbeat_at = ? "
+                "WHERE run_id = ?",
+                (worker_pid, now, now, row[0]),
+            )
+        return self.get(row[0])
+
+    def running_pids(self) -> list[int]:
+        """Worker pids of running jobs."""
+        return [
+            int(pid)
+            for (pid,) in self.db.query(
+                "SELECT DISTINCT worker_pid FROM extraction_jobs WHERE state = 'running' AND worker_pid IS NOT NULL"
+            )
+        ]
+
+    def set_through(self, run_id: str, through_seq: int) -> None:
+        """Record which events this job distils."""
+        with self.db.transaction():
+            self.db.query("UPDATE extraction_jobs SET through_seq = ? WHERE run_id = ?", (through_seq, run_id))
+
+    def finish(self, run_id: str, state: str, *, error: str | None, written: int, now: int) -> None:
+        """End a job as done, failed or skipped (the error is redacted)."""
+        if state not in JOB_STATES:
+            raise ValueError(f"unknown job state {state!r}")
+        with self.db.transaction():
+            self.db.query(
+                "UPDATE extraction_jobs SET state = ?, error = ?, memories_written = ?, finished_at = ?, "
+                "worker_pid = NULL WHERE run_id = ?",
+                (state, redact_text(error).text if error else None, written, now, run_id),
+            )
+
+    def skip_waiting(self, reason: str, now: int) -> int:
+        """Skip every queued job with `reason` (memory or extraction was turned off)."""
+        with self.db.transaction():
+            rows = self.db.query("SELECT run_id FROM extraction_jobs WHERE state = 'queued'")
+            self.db.query(
+                "UPDATE extraction_jobs SET state = 'skipped', error = ?, finished_at = ? WHERE state = 'queued'",
+                (reason, now),
+            )
+        return len(rows)
+
+    def list(self, project_id: str | None, limit: int = 50) -> list[tuple[Job, Run]]:
+        """Jobs with their runs, newest first."""
+        cols = ", ".join("j." + c.strip() for c in _JOB_COLUMNS.split(","))
+        run_cols = ", ".join("r." + c.strip() for c in _RUN_COLUMNS.split(","))
+        where = "WHERE r.project_id = ?" if project_id else ""
+        params: tuple[Any, ...] = (project_id, limit) if project_id else (limit,)
+        rows = self.db.query(
+            f"SELECT {cols}, {run_cols} FROM extraction_jobs j JOIN runs r ON r.id = j.run_id {where} "
+            "ORDER BY j.queued_at DESC LIMIT ?",
+            params,
+        )
+        width = len(_JOB_COLUMNS.split(","))
+        return [(Job(*row[:width]), Run(*row[width:])) for row in rows]
+
+    def counts(self) -> dict[str, int]:
+        """How many jobs are in each state."""
+        return {
+            str(state): int(n)
+            for state, n in self.db.query("SELECT state, count(*) FROM extraction_jobs GROUP BY state")
+        }
+
+
+class SummaryRepository:
+    """Run summaries, one per run."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+
+    def upsert(self, summary: Summary) -> None:
+        """Store a run's summary (redacted), replacing an earlier one of the same run."""
+        clean = lambda text: redact_text(text).text  # noqa: E731
+        with self.db.transaction():
+            self.db.query(
+                "INSERT INTO session_summaries (run_id, task_id, project_id, request, work_done, outcome, open_items, "
+                "model, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
+                "request = excluded.request, work_done = excluded.work_done, outcome = excluded.outcome, "
+                "open_items = excluded.open_items, model = excluded.model",
+                (
+                    summary.run_id,
+                    summary.task_id,
+                    summary.project_id,
+                    clean(summary.request),
+                    clean(summary.work_done),
+                    clean(summary.outcome),
+                    json.dumps([clean(item) for item in summary.open_items]),
+                    summary.model,
+                    summary.created_at,
+                ),
+            )
+
+    def get(self, run_id: str) -> Summary | None:
+        """The summary of a run, or None."""
+        row = self.db.query_one(f"SELECT {_SUMMARY_COLUMNS} FROM session_summaries WHERE run_id = ?", (run_id,))
+        return _summary(row) if row else None
+
+    def recent(self, project_id: str, limit: int = 5) -> list[Summary]:
+        """The newest summaries of a project."""
+        rows = self.db.query(
+            f"SELECT {_SUMMARY_COLUMNS} FROM session_summaries WHERE project_id = ? "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (project_id, limit),
+        )
+        return [_summary(row) for row in rows]

@@ -1,0 +1,172 @@
+"""The digest: which events feed which section, the caps, and the exact rendered text."""
+
+from __future__ import annotations
+
+from orcmem.extract import Digest, build_digest, is_empty, opening_request, render_digest, select_events
+from orcmem.models import EventKind, LedgerEvent
+
+
+def user(text: str, message_id: str | None = None) -> LedgerEvent:
+    return LedgerEvent(EventKind.MESSAGE, 0, role="user", text=text, message_id=message_id)
+
+
+def agent(text: str, message_id: str | None = None) -> LedgerEvent:
+    return LedgerEvent(EventKind.MESSAGE, 0, role="assistant", text=text, message_id=message_id)
+
+
+def started(call: str, name: str) -> LedgerEvent:
+    return LedgerEvent(EventKind.TOOL_STARTED, 0, tool_call_id=call, name=name)
+
+
+def completed(call: str | None, output: str, *, name: str | None = None, error: bool = False) -> LedgerEvent:
+    return LedgerEvent(EventKind.TOOL_COMPLETED, 0, tool_call_id=call, name=name, text=output, is_error=error)
+
+
+def changed(kind: str, path: str) -> LedgerEvent:
+    return LedgerEvent(EventKind.FILE_CHANGED, 0, name=kind, text=path)
+
+
+def test_a_small_run_renders_exactly() -> None:
+    events = [
+        user("  Fix the flaky test  "),
+        started("t1", "Bash"),
+        completed("t1", "FAIL  src/pool.test.ts\n\n  Worker   crashed", error=True),
+        changed("edit", "vitest.config.ts"),
+        agent("Switching to the forks pool."),
+        started("t2", "Bash"),
+        completed("t2", "All 12 tests passed"),
+        changed("edit", "vitest.config.ts"),
+        changed("add", "docs/testing.md"),
+        LedgerEvent(EventKind.COMPACTION, 0),
+        user("thanks"),
+        agent("   "),
+        agent("Done: the suite now uses --pool=forks."),
+    ]
+    text = render_digest(build_digest(events))
+    assert text == (
+        "## User asked\n"
+        "Fix the flaky test\n---\nthanks\n"
+        "\n"
+        "## Files changed\n"
+        "edit vitest.config.ts\nadd docs/testing.md\n"
+        "\n"
+        "## Tool activity\n"
+        "FAILED Bash: FAIL src/pool.test.ts Worker crashed\n"
+        "Bash: All 12 tests passed\n"
+        "\n"
+        "## Agent said\n"
+        "Switching to the forks pool.\n---\nDone: the suite now uses --pool=forks."
+    )
+
+
+def test_user_messages_are_kept_even_when_empty_and_others_only_when_not() -> None:
+    digest = build_digest([user("   "), agent(""), agent(" \n "), LedgerEvent(EventKind.MESSAGE, 0, text=" hi ")])
+    assert digest.prompts == [""]
+    assert digest.assistant == ["hi"]  # a message with no role counts as not from the user
+    assert render_digest(digest) == "## User asked\n\n\n## Agent said\nhi"
+
+
+def test_tool_names_come_from_the_event_then_the_started_call_then_tool() -> None:
+    digest = build_digest(
+        [
+            started("a", "Read"),
+            completed("a", "x"),
+            completed("a", "y", name="Grep"),
+            completed("unknown", "z"),
+            completed(None, "w"),
+        ]
+    )
+    assert digest.tool_lines == ["Read: x", "Grep: y", "tool: z", "tool: w"]
+
+
+def test_tool_output_is_collapsed_then_cut_to_160_without_trimming() -> None:
+    output = "  a\t\tb\n\n" + "c" * 300
+    line = build_digest([completed(None, output, name="Bash")]).tool_lines[0]
+    collapsed = " a b " + "c" * 300
+    assert line == "Bash: " + collapsed[:160]
+    assert len(line) == len("Bash: ") + 160
+    assert line.startswith("Bash:  a b c")  # the leading space of the output stays
+
+
+def test_failed_prefix_only_on_errors() -> None:
+    digest = build_digest([completed(None, "boom", name="Bash", error=True), completed(None, "ok", name="Bash")])
+    assert digest.tool_lines == ["FAILED Bash: boom", "Bash: ok"]
+
+
+def test_last_60_tool_lines_and_first_60_files() -> None:
+    events = [completed(None, f"out {i}", name="T") for i in range(100)]
+    events += [changed("edit", f"f{i}.py") for i in range(100)]
+    events += [changed("edit", "f0.py")]  # a repeat keeps its first place
+    digest = build_digest(events)
+    assert digest.tool_lines == [f"T: out {i}" for i in range(40, 100)]
+    assert digest.files_touched == [f"edit f{i}.py" for i in range(60)]
+
+
+def test_the_same_path_with_another_kind_is_another_entry() -> None:
+    digest = build_digest([changed("add", "a.py"), changed("edit", "a.py"), changed("add", "a.py")])
+    assert digest.files_touched == ["add a.py", "edit a.py"]
+
+
+def test_agent_said_keeps_the_last_six() -> None:
+    digest = build_digest([agent(f"m{i}") for i in range(10)])
+    assert digest.assistant == [f"m{i}" for i in range(10)]  # uncapped in the digest itself
+    assert render_digest(digest) == "## Agent said\n" + "\n---\n".join(f"m{i}" for i in range(4, 10))
+
+
+def test_empty_sections_are_left_out() -> None:
+    assert render_digest(Digest()) == ""
+    assert render_digest(Digest(tool_lines=["Bash: ok"])) == "## Tool activity\nBash: ok"
+    assert (
+        render_digest(Digest(files_touched=["add a"], assistant=["x"])) == "## Files changed\nadd a\n\n## Agent said\nx"
+    )
+
+
+def test_cut_at_12000_characters_with_the_truncation_mark() -> None:
+    digest = Digest(prompts=["x" * 20_000])
+    text = render_digest(digest)
+    assert text == ("## User asked\n" + "x" * 20_000)[:12_000] + "\n…[truncated]"
+    assert len(text) == 12_000 + len("\n…[truncated]")
+    assert "\u2026" in text
+    exactly = Digest(prompts=["y" * (12_000 - len("## User asked\n"))])
+    assert render_digest(exactly) == "## User asked\n" + "y" * (12_000 - len("## User asked\n"))
+    assert render_digest(digest, max_chars=20) == "## User asked\nxxxxxx\n…[truncated]"
+
+
+def test_is_empty_needs_no_prompt_and_no_tool_line() -> None:
+    assert is_empty(build_digest([]))
+    assert is_empty(build_digest([agent("hello"), changed("edit", "a.py")]))
+    assert not is_empty(build_digest([user("")]))
+    assert not is_empty(build_digest([completed(None, "", name="Bash")]))
+
+
+def test_select_events_keeps_readable_kinds_in_order() -> None:
+    events = [user("a"), LedgerEvent(EventKind.COMPACTION, 0), completed(None, "x", name="T"), agent("b")]
+    assert select_events(events) == [events[0], events[2], events[3]]
+
+
+def test_select_events_takes_the_newest_window_and_puts_the_opening_request_back() -> None:
+    events = [agent("hello"), user("the original request", "m1")]
+    events += [completed(None, str(i), name="T") for i in range(10)]
+    window = select_events(events, limit=5)
+    assert window == [events[1], *events[-5:]]
+
+
+def test_select_events_does_not_duplicate_an_opening_request_inside_the_window() -> None:
+    events = [completed(None, "x", name="T"), user("req", "m1"), agent("ok")]
+    assert select_events(events, limit=2) == events[1:]
+    assert select_events(events, limit=5) == events
+
+
+def test_select_events_with_an_opening_request_found_by_the_caller() -> None:
+    opening = user("req", "m1")
+    window = [completed(None, str(i), name="T") for i in range(3)]
+    assert select_events(window, limit=3, opening=opening) == [opening, *window]
+    same_id = user("req (as stored)", "m1")
+    assert select_events([same_id, *window], limit=4, opening=opening) == [same_id, *window]
+
+
+def test_opening_request_looks_only_at_the_first_50_messages() -> None:
+    late = [agent(f"m{i}") for i in range(50)] + [user("late")]
+    assert opening_request(late) is None
+    early = [agent(f"m{i}") for i in range(49)] + [completed(None, "x", name="T"), user("early")]
+    assert opening_request(early) == early[-1]

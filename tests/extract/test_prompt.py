@@ -1,0 +1,87 @@
+"""The prompt's exact text and the Codex output schema."""
+
+from __future__ import annotations
+
+import json
+
+from orcmem.extract import OUTPUT_SCHEMA, SYSTEM, build_prompt, output_schema
+from orcmem.extract.constants import EXTRACTION_TYPES
+
+SEED_SYSTEM = (
+    "You distill a finished coding-agent run into durable memory for future runs on the same project.\n"
+    "Return ONLY minified JSON, no prose, no code fences, matching exactly:\n"
+    '{"summary":{"request":string,"workDone":string,"outcome":string,"openItems":string[]},\n'
+    ' "memories":[{"type":"decision|spec|lesson|preference|convention|command|env_quirk|ownership",'
+    '"title":string,"body":string,"topicKey":string|null,"files":string[],"confidence":number}]}\n'
+    "Rules:\n"
+    "- Record only what helps a future run: failed approaches with the cause, decisions with rationale, commands "
+    "that worked, environment quirks, conventions, durable preferences. Skip anything obvious from reading the code.\n"
+    "- title <= 80 chars, imperative. body <= 400 chars, concrete.\n"
+    '- topicKey groups memories that supersede each other, like "test/pool" or "architecture/auth"; null if none.\n'
+    "- confidence 0.3-0.9: higher when the run proved it, lower when inferred.\n"
+    "- 0 to 6 memories. Prefer none over noise."
+)
+
+
+def test_system_is_the_seed_text() -> None:
+    assert SYSTEM == SEED_SYSTEM
+    assert len(SYSTEM.splitlines()) == 10
+
+
+def test_prompt_with_a_spec() -> None:
+    prompt = build_prompt("Fix the pool", "Tests must pass on CI", "## User asked\nfix it")
+    assert prompt == (
+        SEED_SYSTEM + "\n\nProject task: Fix the pool\nSpec: Tests must pass on CI\n\nRun to distill:\n"
+        "## User asked\nfix it"
+    )
+
+
+def test_prompt_without_a_spec_keeps_the_empty_line() -> None:
+    for spec in (None, ""):
+        prompt = build_prompt("conversation", spec, "## Tool activity\nBash: ok")
+        assert prompt == (
+            SEED_SYSTEM + "\n\nProject task: conversation\n\n\nRun to distill:\n## Tool activity\nBash: ok"
+        )
+        assert "Project task: conversation\n\n\nRun to distill:" in prompt
+
+
+def test_schema_shape() -> None:
+    schema = output_schema()
+    assert schema == OUTPUT_SCHEMA
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["summary", "memories"]
+    summary = schema["properties"]["summary"]
+    assert summary["additionalProperties"] is False
+    assert summary["required"] == ["request", "workDone", "outcome", "openItems"]
+    assert {key: value["type"] for key, value in summary["properties"].items()} == {
+        "request": "string",
+        "workDone": "string",
+        "outcome": "string",
+        "openItems": "array",
+    }
+    assert summary["properties"]["openItems"]["items"] == {"type": "string"}
+    item = schema["properties"]["memories"]["items"]
+    assert schema["properties"]["memories"]["type"] == "array"
+    assert item["additionalProperties"] is False
+    assert item["required"] == ["type", "title", "body", "topicKey", "files", "confidence"]
+    assert item["properties"]["type"] == {"type": "string", "enum": list(EXTRACTION_TYPES)}
+    assert list(EXTRACTION_TYPES) == [
+        "decision",
+        "spec",
+        "lesson",
+        "preference",
+        "convention",
+        "command",
+        "env_quirk",
+        "ownership",
+    ]
+    assert item["properties"]["topicKey"] == {"type": ["string", "null"]}
+    assert item["properties"]["files"] == {"type": "array", "items": {"type": "string"}}
+    assert item["properties"]["confidence"] == {"type": "number"}
+    json.dumps(schema)  # serialisable as written to Codex's schema file
+
+
+def test_output_schema_returns_a_copy() -> None:
+    copy = output_schema()
+    copy["properties"]["memories"]["items"]["required"].append("x")
+    assert "x" not in OUTPUT_SCHEMA["properties"]["memories"]["items"]["required"]
