@@ -1,0 +1,261 @@
+"""Learning end to end: real hooks, a real background worker, a stand-in `claude` on PATH, and SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from orcmem.service import MemoryService
+from orcmem.service.learning import Learning
+from orcmem.workspace import locate
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ANSWER = {
+    "summary": {"request": "Say hello", "workDone": "Ran echo hello", "outcome": "printed hello", "openItems": []},
+    "memories": [
+        {
+            "type": "command",
+            "title": "Print with echo",
+            "body": "echo hello prints hello in this shell",
+            "topicKey": "shell/echo",
+            "files": [],
+            "confidence": 0.7,
+        }
+    ],
+}
+STANDIN = """#!{python}
+import json, os, sys, time
+prompt = sys.stdin.read()
+calls = os.environ["STANDIN_CALLS"]
+with open(calls, "a") as f:
+    f.write(str(os.getpid()) + "\\n")
+if os.path.exists(os.environ.get("STANDIN_HANG", "/nonexistent")):
+    time.sleep(120)
+envelope = json.loads({envelope!r})
+envelope["result"] = "Here is the JSON:\\n```json\\n" + {answer!r} + "\\n```"
+print(json.dumps(envelope))
+"""
+
+
+def success_envelope() -> str:
+    lines = (FIXTURES / "envelopes" / "claude_print_result_envelopes.jsonl").read_text().splitlines()
+    envelope = json.loads(lines[-1])
+    assert envelope["is_error"] is False
+    return json.dumps(envelope)
+
+
+@pytest.fixture
+def agent_env(tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """PATH with a stand-in `claude` first, memory on, and where the stand-in logs its calls."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text(
+        STANDIN.format(python=sys.executable, envelope=success_envelope(), answer=json.dumps(ANSWER)), encoding="utf-8"
+    )
+    claude.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "ORCMEM_HOME": str(orcmem_home),
+        "STANDIN_CALLS": str(tmp_path / "calls.txt"),
+        "STANDIN_HANG": str(tmp_path / "hang"),
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    service = MemoryService.open(orcmem_home)
+    service.set_enabled(True)
+    service.close()
+    return env
+
+
+def transcript_in(folder: Path) -> Path:
+    target = folder / "session.jsonl"
+    shutil.copy(FIXTURES / "agents" / "claude_transcript_sample.jsonl", target)
+    return target
+
+
+def hook(name: str, payload: object, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "orcmem", "hook", name], input=data, capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting")
+
+
+def job_states(home: Path) -> dict[str, str]:
+    service = MemoryService.open(home, vectors=False)
+    try:
+        return {job.run_id: job.state for job, _run in service.store.jobs.list(None, 100)}
+    finally:
+        service.close()
+
+
+def test_session_end_distils_the_run_in_the_background(agent_env, project_dir: Path, orcmem_home: Path) -> None:
+    transcript = transcript_in(project_dir)
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(transcript),
+        "cwd": str(project_dir),
+        "hook_event_name": "SessionEnd",
+        "reason": "other",
+    }
+    result = hook("session-end", payload, agent_env)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    wait_for(lambda: set(job_states(orcmem_home).values()) == {"done"})
+    service = MemoryService.open(orcmem_home)
+    project = service.project(locate(project_dir), create=False)
+    [memory] = service.list(project)
+    assert (memory.title, str(memory.source), memory.topic_key) == ("Print with echo", "extraction", "shell/echo")
+    [summary] = service.store.summaries.recent(project.id)
+    assert summary.request == "Say hello"
+    service.close()
+    # The same session ending again with no new events is not distilled again.
+    hook("session-end", payload, agent_env)
+    time.sleep(1)
+    assert len(Path(agent_env["STANDIN_CALLS"]).read_text().splitlines()) == 1
+
+
+def test_stop_records_the_turn_and_prints_an_empty_object(agent_env, project_dir: Path, orcmem_home: Path) -> None:
+    service = MemoryService.open(orcmem_home, vectors=False)
+    service.store.settings.set("extraction.idle_minutes", "0")  # the worker distils at once instead of lingering
+    service.close()
+    transcript = transcript_in(project_dir)
+    result = hook(
+        "stop",
+        {
+            "session_id": "s-2",
+            "transcript_path": str(transcript),
+            "cwd": str(project_dir),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        },
+        agent_env,
+    )
+    assert (result.returncode, result.stdout) == (0, "{}")
+    service = MemoryService.open(orcmem_home, vectors=False)
+    [run] = service.store.runs.list(None)
+    assert run.state == "open" and run.turns >= 1 and run.last_turn_at is not None
+    service.close()
+    wait_for(lambda: set(job_states(orcmem_home).values()) == {"done"})  # idle, so distilled
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"transcript_path": 5}', '{"cwd": "/nope"}'])
+def test_bad_hook_input_never_fails_the_agent(agent_env, stdin: str) -> None:
+    result = hook("session-end", stdin, agent_env)
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_a_missing_transcript_is_logged_not_raised(agent_env, project_dir: Path, orcmem_home: Path) -> None:
+    result = hook(
+        "session-end",
+        {"session_id": "s", "transcript_path": str(project_dir / "gone.jsonl"), "cwd": str(project_dir)},
+        agent_env,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert "no transcript" in (orcmem_home / "logs" / "hooks.log").read_text()
+
+
+def test_nothing_is_read_while_memory_is_off(agent_env, project_dir: Path, orcmem_home: Path) -> None:
+    service = MemoryService.open(orcmem_home)
+    service.set_enabled(False)
+    service.close()
+    transcript = transcript_in(project_dir)
+    hook("session-end", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project_dir)}, agent_env)
+    service = MemoryService.open(orcmem_home, vectors=False)
+    assert service.store.runs.list(None) == []
+    service.close()
+
+
+def test_hooks_stay_quiet_inside_orcmems_own_distillation(agent_env, project_dir: Path, orcmem_home: Path) -> None:
+    transcript = transcript_in(project_dir)
+    env = {**agent_env, "ORCMEM_DISTILLING": "1"}
+    hook("session-end", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project_dir)}, env)
+    service = MemoryService.open(orcmem_home, vectors=False)
+    assert service.store.runs.list(None) == []
+    service.close()
+
+
+def test_a_worker_killed_mid_job_loses_no_job(agent_env, tmp_path: Path, project_dir: Path, orcmem_home: Path) -> None:
+    service = MemoryService.open(orcmem_home, vectors=False)
+    learning = Learning(service)
+    project = service.project(locate(project_dir))
+    for i in range(3):
+        transcript = project_dir / f"session-{i}.jsonl"
+        shutil.copy(FIXTURES / "agents" / "claude_transcript_sample.jsonl", transcript)
+        run = learning.ingest(project, transcript, session_id=f"kill-{i}", ended=True).run
+        assert learning.queue(run)
+    service.close()
+    (tmp_path / "hang").touch()  # the stand-in model now hangs, like a slow call in flight
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "orcmem", "worker", "--no-linger"],
+        env=agent_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    wait_for(lambda: list(job_states(orcmem_home).values()).count("running") == 2)
+    os.killpg(worker.pid, signal.SIGKILL)  # the worker and its model calls die mid-job
+    worker.wait(timeout=10)
+    assert sorted(job_states(orcmem_home).values()) == ["queued", "running", "running"]
+    (tmp_path / "hang").unlink()
+    finisher = subprocess.run(
+        [sys.executable, "-m", "orcmem", "worker", "--no-linger"],
+        env=agent_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finisher.returncode == 0, finisher.stderr
+    assert list(job_states(orcmem_home).values()) == ["done"] * 3
+    service = MemoryService.open(orcmem_home, vectors=False)
+    project = service.project(locate(project_dir), create=False)
+    [memory] = service.list(project)  # three runs, one topic: merged, nothing half-saved
+    assert memory.evidence_count == 3
+    service.close()
+
+
+def test_the_learning_commands(agent_env, project_dir: Path) -> None:
+    from click.testing import CliRunner
+
+    from orcmem.cli import cli
+
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0):
+        result = runner.invoke(cli, ["--project", str(project_dir), *args], catch_exceptions=False)
+        assert result.exit_code == code, result.output + result.stderr
+        return result
+
+    transcript = transcript_in(project_dir)
+    out = run("ingest", str(transcript)).stdout
+    assert "new events" in out and "queued" not in out
+    assert "0 new events" in run("ingest", str(transcript)).stdout  # nothing new the second time
+    run_id = out.split(":")[0]
+    extracted = run("extract", run_id).stdout
+    assert f"{run_id}: done, 1 memories" in extracted and "Print with echo" in extracted
+    jobs = json.loads(run("jobs", "--json").stdout)
+    assert [(j["run_id"], j["state"], j["memories_written"]) for j in jobs] == [(run_id, "done", 1)]
+    summaries = json.loads(run("summaries", "--json").stdout)
+    assert summaries[0]["request"] == "Say hello"
+    assert "Say hello" in run("summaries").stdout
+    assert "done" in run("jobs").stdout
+    assert "Claude Code runs by Claude Haiku 4.5" in run("memory", "status").stdout
+    missing = run("extract", "run_nope", code=1)
+    assert "No run run_nope" in missing.stderr
