@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bench import locomo, search
+from bench import learning, locomo, search
 from bench.common import machine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     command = "python -m bench" + ("" if argv is None and len(sys.argv) == 1 else " " + shlex.join(sys.argv[1:]))
 
+    print("hooks and learning...", flush=True)
+    learned = learning.run()
     print(f"search and embedding at {sizes} memories...", flush=True)
     results, rates = search.run(sizes)
     quality: tuple[list[locomo.Scores], int] | None = None
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         quality = locomo.run(args.locomo)
     else:
         print(f"{args.locomo} not found: retrieval quality skipped", flush=True)
-    args.out.write_text(render(command, results, rates, quality))
+    args.out.write_text(render(command, results, rates, learned, quality))
     print(f"wrote {args.out}")
     return 0
 
@@ -50,6 +52,7 @@ def render(
     command: str,
     results: list[search.SizeResult],
     rates: list[search.EmbeddingRate],
+    learned: learning.LearningResult,
     quality: tuple[list[locomo.Scores], int] | None,
 ) -> str:
     """The report as markdown."""
@@ -123,10 +126,39 @@ def render(
             "thread, so no caller waits for it.",
             "",
         ]
+    lines += render_learning(learned)
     if quality is not None:
         scores, questions = quality
         lines += render_quality(scores, questions)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def render_learning(r: learning.LearningResult) -> list[str]:
+    """The hooks and ingest section."""
+    ingest_total = r.parse_ms + r.store_ms + r.digest_ms
+    met = lambda ok: "met" if ok else "**missed**"  # noqa: E731
+    return [
+        "## Hooks and learning",
+        "",
+        "Each hook run as an agent runs it: the `orcmem` console script, a new process, the hook's JSON on stdin,",
+        f"timed from start to exit ({r.hook_session_end.samples} runs each, memory on, each on a new session whose",
+        "transcript is the 11-line Claude Code sample; `session-end` ingests it, queues the run and starts a worker",
+        "when none runs). Milliseconds, p50 / p95.",
+        "",
+        "| command | wall time |",
+        "|---|---:|",
+        f"| `python -c pass` (the floor) | {r.python_bare.cell()} |",
+        f"| `orcmem hook stop` | {r.hook_stop.cell()} |",
+        f"| `orcmem hook session-end` | {r.hook_session_end.cell()} |",
+        "",
+        f"- `orcmem hook session-end` p50 under 150 ms: {met(r.hook_session_end.p50 < 150)} "
+        f"({r.hook_session_end.p50:.0f} ms).",
+        f"- Ingest and digest of a {r.events:,}-event transcript ({r.transcript_bytes / 2**20:.1f} MiB, "
+        "synthetic Claude",
+        f"  Code session) under 300 ms: {met(ingest_total < 300)} ({ingest_total:.0f} ms: parse {r.parse_ms:.0f},",
+        f"  store with redaction {r.store_ms:.0f}, read back and render the digest {r.digest_ms:.0f}).",
+        "",
+    ]
 
 
 def render_quality(scores: list[locomo.Scores], questions: int) -> list[str]:

@@ -85,3 +85,21 @@ def test_redact_value_walks_json_and_secret_fields() -> None:
     assert cleaned["env"]["PATH"] == "/usr/bin"
     assert GITHUB not in cleaned["args"][0]
     assert cleaned["n"] == 3
+
+
+def _all_rules(text: str) -> str:
+    """Every rule on every text, without the cue shortcut."""
+    from orcmem.redact import RULES, _apply
+
+    fired: list[str] = []
+    for rule in RULES:
+        text = _apply(rule, text, fired)
+    return text
+
+
+FRAGMENTS = st.sampled_from([text for _rule, text, _secret in CASES] + ["key", "Token: ", "sk-", " ", "\n", "x"])
+
+
+@given(st.lists(st.one_of(FRAGMENTS, st.text(max_size=20)), max_size=8).map("".join))
+def test_the_cue_shortcut_never_changes_the_result(text: str) -> None:
+    assert redact(text) == _all_rules(text)

@@ -1,0 +1,177 @@
+"""Hook wall time (process start to exit) and ingest + digest of a 5,000-event transcript."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import Latency, latency
+from orcmem.extract import build_digest, render_digest
+from orcmem.ingest import parse_transcript
+from orcmem.models import Agent
+from orcmem.service import MemoryService
+from orcmem.workspace import Location
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tests" / "fixtures" / "agents" / "claude_transcript_sample.jsonl"
+
+
+@dataclass
+class LearningResult:
+    """Figures for the learning path."""
+
+    python_bare: Latency
+    hook_session_end: Latency
+    hook_stop: Latency
+    events: int
+    transcript_bytes: int
+    parse_ms: float
+    store_ms: float
+    digest_ms: float
+
+
+def _record(kind: str, n: int, message: dict, **extra: object) -> dict:
+    return {
+        "type": kind,
+        "uuid": f"u{n}",
+        "parentUuid": f"u{n - 1}",
+        "isSidechain": False,
+        "sessionId": "bench",
+        "timestamp": f"2026-11-01T10:{n // 3600 % 60:02d}:{n // 60 % 60:02d}.{n % 1000:03d}Z",
+        "cwd": "/work/project",
+        "message": message,
+        **extra,
+    }
+
+
+def synthetic_transcript(target_events: int = 5000) -> bytes:
+    """A Claude Code session of about `target_events` ledger events: prompts, tool calls, edits and answers."""
+    lines: list[dict] = []
+    n = 0
+    while True:
+        n += 1
+        lines.append(_record("user", n, {"role": "user", "content": f"Step {n}: make the importer handle case {n}"}))
+        for tool in range(3):
+            n += 1
+            call = f"toolu_{n}_{tool}"
+            name, tool_input = (
+                ("Edit", {"file_path": f"src/importer/part_{n % 40}.py", "old_string": "a", "new_string": "b"})
+                if tool == 2
+                else ("Bash", {"command": "pytest -q"})
+            )
+            lines.append(
+                _record(
+                    "assistant",
+                    n,
+                    {
+                        "id": f"msg_{n}",
+                        "role": "assistant",
+                        "model": "claude-sonnet-5",
+                        "content": [{"type": "tool_use", "id": call, "name": name, "input": tool_input}],
+                    },
+                )
+            )
+            n += 1
+            output = f"{'FAILED' if n % 7 == 0 else 'passed'} tests/test_importer.py::test_case_{n} " + "." * 200
+            lines.append(
+                _record(
+                    "user",
+                    n,
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": call, "content": output, "is_error": n % 7 == 0}
+                        ],
+                    },
+                )
+            )
+        n += 1
+        lines.append(
+            _record(
+                "assistant",
+                n,
+                {
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-5",
+                    "content": [{"type": "text", "text": f"Case {n} is handled now."}],
+                },
+            )
+        )
+        # each round: 1 prompt + 3 starts + 3 results + 1 file change + 1 answer = 9 events
+        if (len(lines) // 8) * 9 >= target_events:
+            break
+    return ("\n".join(json.dumps(line) for line in lines) + "\n").encode()
+
+
+def _wall(command: list[str], stdin: str, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, check=False, timeout=60)
+    return time.perf_counter() - started
+
+
+def run(samples: int = 30) -> LearningResult:
+    """Measure the hooks as agents run them, and the ingest and digest path."""
+    work = Path(tempfile.mkdtemp(prefix="orcmem-bench-learning-"))
+    home = work / "home"
+    project = work / "project"
+    project.mkdir()
+    svc = MemoryService.open(home, vectors=False)
+    svc.set_enabled(True)
+    svc.close()
+    orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
+    env = {**os.environ, "ORCMEM_HOME": str(home)}
+    bare = [_wall([sys.executable, "-c", "pass"], "", env) for _ in range(samples)]
+    ends, stops = [], []
+    for i in range(samples):
+        transcript = project / f"session-{i}.jsonl"
+        shutil.copy(SAMPLE, transcript)
+        payload = {"session_id": f"bench-{i}", "transcript_path": str(transcript), "cwd": str(project)}
+        stops.append(_wall([orcmem, "hook", "stop"], json.dumps({**payload, "hook_event_name": "Stop"}), env))
+        ends.append(
+            _wall([orcmem, "hook", "session-end"], json.dumps({**payload, "hook_event_name": "SessionEnd"}), env)
+        )
+
+    data = synthetic_transcript()
+    transcript = work / "big.jsonl"
+    transcript.write_bytes(data)
+    started = time.perf_counter()
+    chunk = parse_transcript(transcript, 0, Agent.CLAUDE)
+    parsed = time.perf_counter()
+    svc = MemoryService.open(home, vectors=False)
+    proj = svc.project(Location(str(project), str(project), "bench"))
+    run_row = svc.store.runs.for_session(
+        project_id=proj.id, agent="claude", session_id="big", transcript_path=None, cwd=None, now=svc.clock()
+    )
+    svc.store.runs.append(
+        run_row.id,
+        chunk.events,
+        offset=chunk.end_offset,
+        turns=chunk.turns,
+        skipped=0,
+        model=None,
+        title=None,
+        now=svc.clock(),
+    )
+    stored = time.perf_counter()
+    render_digest(build_digest(svc.store.runs.events(run_row.id, newest=5000)))
+    digested = time.perf_counter()
+    svc.close()
+    shutil.rmtree(work, ignore_errors=True)
+    return LearningResult(
+        python_bare=latency(bare),
+        hook_session_end=latency(ends),
+        hook_stop=latency(stops),
+        events=len(chunk.events),
+        transcript_bytes=len(data),
+        parse_ms=(parsed - started) * 1000,
+        store_ms=(stored - parsed) * 1000,
+        digest_ms=(digested - stored) * 1000,
+    )
