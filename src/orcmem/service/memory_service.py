@@ -43,6 +43,7 @@ from orcmem.models.constants import (
     SETTING_POLICY_REVISION,
     TITLE_MAX_CHARS,
 )
+from orcmem.permissions import looks_like_instructions
 from orcmem.redact import redact
 from orcmem.retrieve import cap_per_run, fts_query, fuse
 from orcmem.service.vectors import EmbeddingPump, QueryEmbedder
@@ -173,7 +174,7 @@ class MemoryService:
                 self._bump_policy()
                 self.store.jobs.skip_waiting("memory was turned off", self.clock())
             self.store.settings.set(SETTING_MEMORY_ENABLED, "true" if enabled else "false")
-            self._audit("user", "settings.memory", metadata={"enabled": enabled})
+            self.audit("user", "settings.memory", metadata={"enabled": enabled})
         return self.settings()
 
     def set_provider(self, provider: str, model: str | None = None) -> MemorySettings:
@@ -188,7 +189,7 @@ class MemoryService:
             self.store.settings.set(SETTING_EXTRACTION_PROVIDER, name)
             if model is not None:
                 self._set_model(name, model)
-            self._audit("user", "settings.provider", metadata={"provider": name, "model": model})
+            self.audit("user", "settings.provider", metadata={"provider": name, "model": model})
         return self.settings()
 
     def _set_model(self, provider: str, model: str) -> None:
@@ -209,7 +210,7 @@ class MemoryService:
         """Make `model_id` the model search uses; memories with vectors of another model get embedded again."""
         with self.store.db.transaction():
             self.store.settings.set(SETTING_EMBEDDING_MODEL, model_id)
-            self._audit("user", "settings.embedding_model", metadata={"model": model_id})
+            self.audit("user", "settings.embedding_model", metadata={"model": model_id})
 
     def vector_status(self) -> dict[str, object]:
         """How many vectors the active model has, and how many active memories still need one."""
@@ -260,8 +261,9 @@ class MemoryService:
                     source_run_id=new.source_run_id,
                     confidence_step=CONFIDENCE_STEP,
                     now=self.clock(),
+                    flagged=looks_like_instructions(f"{title}\n{body}"),
                 )
-                self._audit(str(source), "memory.merge", existing.id, project_id)
+                self.audit(str(source), "memory.merge", existing.id, project_id)
                 merged = self.store.memories.get(existing.id)
                 assert merged is not None
                 result = RecordResult(merged, merged=True)
@@ -286,9 +288,10 @@ class MemoryService:
                     updated_at=now,
                     last_confirmed_at=now,
                     origin_root=origin_root,
+                    flagged=looks_like_instructions(f"{title}\n{body}"),
                 )
                 self.store.memories.insert(memory)
-                self._audit(str(source), "memory.record", memory.id, project_id)
+                self.audit(str(source), "memory.record", memory.id, project_id)
                 result = RecordResult(memory, merged=False)
         if embed:
             self.vectors_changed()  # after the commit, so the background thread sees the row
@@ -392,9 +395,12 @@ class MemoryService:
         changed = {k: v for k, v in fields.items() if getattr(memory, k) != v and str(getattr(memory, k)) != v}
         if not changed:
             return memory
+        if "title" in changed or "body" in changed:
+            text = f"{changed.get('title', memory.title)}\n{changed.get('body', memory.body)}"
+            changed["flagged"] = int(looks_like_instructions(text))
         with self.store.db.transaction():
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
-            self._audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
+            self.audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
         if "title" in changed or "body" in changed:
             self.vectors_changed()
         return self.get(project, memory.id)
@@ -416,7 +422,7 @@ class MemoryService:
             else:
                 status = Status.RETRACTED if checked is Verdict.WRONG else Status.STALE
                 self.store.memories.update_fields(memory.id, {"status": str(status), "updated_at": now})
-            self._audit(str(actor), f"memory.feedback.{checked}", memory.id, memory.project_id)
+            self.audit(str(actor), f"memory.feedback.{checked}", memory.id, memory.project_id)
         return self.get(project, memory.id)
 
     def forget(self, project: Project | None, memory_id: str, *, actor: Source = Source.USER) -> Memory:
@@ -426,7 +432,7 @@ class MemoryService:
             raise OwnershipError("Only the user can delete a memory they wrote.")
         with self.store.db.transaction():
             self.store.memories.delete(memory.id)
-            self._audit(str(actor), "memory.forget", memory.id, memory.project_id, metadata={"title": memory.title})
+            self.audit(str(actor), "memory.forget", memory.id, memory.project_id, metadata={"title": memory.title})
         return memory
 
     def export(self, project: Project | None, memory_id: str, file_name: str, root: Path) -> tuple[Path, bool]:
@@ -434,18 +440,20 @@ class MemoryService:
         memory = self.get(project, memory_id)
         target, changed = export_bullet(root, file_name, bullet_for(memory.title, memory.body))
         if changed:
-            self._audit("user", "memory.export", memory.id, memory.project_id, metadata={"file": str(target)})
+            self.audit("user", "memory.export", memory.id, memory.project_id, metadata={"file": str(target)})
         return target, changed
 
     # --- helpers -----------------------------------------------------------------------------------------------
-    def _audit(
+    def audit(
         self,
         actor: str,
         action: str,
         memory_id: str | None = None,
         project_id: str | None = None,
         metadata: dict[str, object] | None = None,
+        decision: str | None = None,
     ) -> None:
+        """Append one audit row (who did what to which memory, and what was decided)."""
         self.store.audit.add(
             at=self.clock(),
             actor=actor,
@@ -453,6 +461,7 @@ class MemoryService:
             resource_type="memory" if memory_id else None,
             resource_id=memory_id,
             project_id=project_id,
+            decision=decision,
             metadata=metadata,
         )
 

@@ -13,6 +13,7 @@ from orcmem.store.ledger import (
     RunRepository,
     Summary,
     SummaryRepository,
+    Task,
     TaskRepository,
 )
 from orcmem.store.memories import MemoryRepository, WordHit
@@ -47,4 +48,4 @@ class Store:
         self.db.close()
 
 
-__all__ = ["Database", "Job", "PendingMemory", "Run", "Store", "Summary", "VectorHit", "WordHit"]
+__all__ = ["Database", "Job", "PendingMemory", "Run", "Store", "Summary", "Task", "VectorHit", "WordHit"]

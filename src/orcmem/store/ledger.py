@@ -253,26 +253,83 @@ def _event(row: Sequence[Any]) -> LedgerEvent:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A unit of work runs may belong to: its title, spec and status."""
+
+    id: str
+    project_id: str
+    title: str
+    spec: str | None
+    status: str  # open | in_progress | review | done
+    created_at: int
+    updated_at: int
+
+
+TASK_STATUSES = ("open", "in_progress", "review", "done")
+_TASK_COLUMNS = "id, project_id, title, spec, status, created_at, updated_at"
+
+
 class TaskRepository:
-    """Tasks a project's runs may belong to (filled by integrations that know about tasks)."""
+    """Tasks of a project."""
 
     def __init__(self, db: Database) -> None:
         """Wrap an open database."""
         self.db = db
 
+    def add(self, project_id: str, title: str, spec: str | None, now: int) -> Task:
+        """Create an open task."""
+        task_id = "task_" + secrets.token_hex(8)
+        with self.db.transaction():
+            self.db.query(
+                "INSERT INTO tasks (id, project_id, title, spec, status, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, 'open', ?, ?)",
+                (task_id, project_id, title, spec, now, now),
+            )
+        task = self.get(task_id)
+        assert task is not None
+        return task
+
+    def get(self, task_id: str) -> Task | None:
+        """The task with this id, or None."""
+        row = self.db.query_one(f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?", (task_id,))
+        return Task(*row) if row else None
+
+    def set_status(self, task_id: str, status: str, now: int) -> None:
+        """Move a task to another status."""
+        if status not in TASK_STATUSES:
+            raise ValueError(f"unknown task status {status!r}")
+        with self.db.transaction():
+            self.db.query("UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?", (status, now, task_id))
+
+    def list(self, project_id: str, statuses: tuple[str, ...] = ()) -> list[Task]:
+        """A project's tasks, most recently changed first."""
+        where = "project_id = ?"
+        params: list[Any] = [project_id]
+        if statuses:
+            where += f" AND status IN ({', '.join('?' * len(statuses))})"
+            params += list(statuses)
+        rows = self.db.query(
+            f"SELECT {_TASK_COLUMNS} FROM tasks WHERE {where} ORDER BY updated_at DESC, rowid DESC", params
+        )
+        return [Task(*row) for row in rows]
+
     def title_and_spec(self, task_id: str) -> tuple[str | None, str | None]:
         """A task's title and spec, or (None, None) when it is gone."""
-        row = self.db.query_one("SELECT title, spec FROM tasks WHERE id = ?", (task_id,))
-        return (row[0], row[1]) if row else (None, None)
+        task = self.get(task_id)
+        return (task.title, task.spec) if task else (None, None)
 
     def open_titles(self, project_id: str, limit: int = 8) -> list[str]:
         """Titles of a project's tasks in progress or in review, newest first."""
+        return [task.title for task in self.list(project_id, ("in_progress", "review"))[:limit]]
+
+    def summaries(self, task_id: str) -> list[Summary]:
+        """Summaries of the runs on a task, oldest first."""
         rows = self.db.query(
-            "SELECT title FROM tasks WHERE project_id = ? AND status IN ('in_progress', 'review') "
-            "ORDER BY updated_at DESC LIMIT ?",
-            (project_id, limit),
+            f"SELECT {_SUMMARY_COLUMNS} FROM session_summaries WHERE task_id = ? ORDER BY created_at, rowid",
+            (task_id,),
         )
-        return [str(title) for (title,) in rows]
+        return [_summary(row) for row in rows]
 
 
 class JobRepository:

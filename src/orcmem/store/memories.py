@@ -187,14 +187,15 @@ class MemoryRepository:
         source_run_id: str | None,
         confidence_step: float,
         now: int,
+        flagged: bool = False,
     ) -> None:
         """Fold a newer write into an existing memory: new text and files, more confidence and evidence."""
         with self.db.transaction():
             self.db.query(
                 "UPDATE memories SET title = ?, body = ?, confidence = MIN(1.0, confidence + ?), "
                 "evidence_count = evidence_count + 1, updated_at = ?, last_confirmed_at = ?, "
-                "source_run_id = COALESCE(?, source_run_id) WHERE id = ?",
-                (title, body, confidence_step, now, now, source_run_id, memory_id),
+                "source_run_id = COALESCE(?, source_run_id), flagged = ? WHERE id = ?",
+                (title, body, confidence_step, now, now, source_run_id, int(flagged), memory_id),
             )
             self._replace_files(memory_id, files)
 
