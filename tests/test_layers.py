@@ -11,6 +11,7 @@ PACKAGE = Path(orcmem.__file__).parent
 
 LAYERS = {
     "orcmem.models": 0,
+    "orcmem.lazy": 0,
     "orcmem.errors": 0,
     "orcmem.store": 1,
     "orcmem.redact": 1,

@@ -5,8 +5,9 @@ The public names load on first use (PEP 562), so `import orcmem.hooks` stays che
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from orcmem.lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -65,11 +66,4 @@ if TYPE_CHECKING:
     from orcmem.service import MemoryService
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module the first time it is asked for."""
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'orcmem' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _PUBLIC)

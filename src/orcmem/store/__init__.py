@@ -1,51 +1,44 @@
-"""Infrastructure: the SQLite file, its migrations and the repositories. All SQL lives in this package."""
+"""Infrastructure: the SQLite file, its migrations and the repositories. All SQL lives in this package.
+
+Names load on first use (see orcmem.lazy): the prompt hook imports one small module of this package.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from orcmem.store.audit import AuditRepository
-from orcmem.store.connection import Database
-from orcmem.store.ledger import (
-    Job,
-    JobRepository,
-    Run,
-    RunRepository,
-    Summary,
-    SummaryRepository,
-    Task,
-    TaskRepository,
+from orcmem.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from orcmem.store.connection import Database
+    from orcmem.store.facade import Store
+    from orcmem.store.ledger import Job, Run, Summary, Task
+    from orcmem.store.memories import WordHit
+    from orcmem.store.vectors import PendingMemory, VectorHit
+
+__all__ = [
+    "Database",
+    "Job",
+    "PendingMemory",
+    "Run",
+    "Store",
+    "Summary",
+    "Task",
+    "VectorHit",
+    "WordHit",
+]
+
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "Database": "orcmem.store.connection",
+        "Job": "orcmem.store.ledger",
+        "Run": "orcmem.store.ledger",
+        "Summary": "orcmem.store.ledger",
+        "Task": "orcmem.store.ledger",
+        "PendingMemory": "orcmem.store.vectors",
+        "VectorHit": "orcmem.store.vectors",
+        "WordHit": "orcmem.store.memories",
+        "Store": "orcmem.store.facade",
+    },
 )
-from orcmem.store.memories import MemoryRepository, WordHit
-from orcmem.store.projects import ProjectRepository
-from orcmem.store.settings import SettingsRepository
-from orcmem.store.vectors import PendingMemory, VectorHit, VectorRepository
-
-
-class Store:
-    """One open profile database and its repositories."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
-        self.memories = MemoryRepository(db)
-        self.projects = ProjectRepository(db)
-        self.settings = SettingsRepository(db)
-        self.audit = AuditRepository(db)
-        self.vectors = VectorRepository(db)
-        self.runs = RunRepository(db)
-        self.jobs = JobRepository(db)
-        self.summaries = SummaryRepository(db)
-        self.tasks = TaskRepository(db)
-
-    @classmethod
-    def open(cls, path: Path, *, vectors: bool = True) -> Store:
-        """Open (and migrate) the database file at `path`."""
-        return cls(Database(path, vectors=vectors))
-
-    def close(self) -> None:
-        """Close the database."""
-        self.db.close()
-
-
-__all__ = ["Database", "Job", "PendingMemory", "Run", "Store", "Summary", "Task", "VectorHit", "WordHit"]

@@ -1,0 +1,44 @@
+"""The Store facade: one open profile database and its repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orcmem.store.audit import AuditRepository
+from orcmem.store.connection import Database
+from orcmem.store.ledger import (
+    JobRepository,
+    RunRepository,
+    SummaryRepository,
+    TaskRepository,
+)
+from orcmem.store.memories import MemoryRepository
+from orcmem.store.projects import ProjectRepository
+from orcmem.store.settings import SettingsRepository
+from orcmem.store.vectors import VectorRepository
+
+
+class Store:
+    """One open profile database and its repositories."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db
+        self.memories = MemoryRepository(db)
+        self.projects = ProjectRepository(db)
+        self.settings = SettingsRepository(db)
+        self.audit = AuditRepository(db)
+        self.vectors = VectorRepository(db)
+        self.runs = RunRepository(db)
+        self.jobs = JobRepository(db)
+        self.summaries = SummaryRepository(db)
+        self.tasks = TaskRepository(db)
+
+    @classmethod
+    def open(cls, path: Path, *, vectors: bool = True) -> Store:
+        """Open (and migrate) the database file at `path`."""
+        return cls(Database(path, vectors=vectors))
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
