@@ -5,9 +5,9 @@ The public names load on first use (PEP 562), so `import orcmem.hooks` stays che
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from orcmem.lazy import lazy_getattr
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hooks milliseconds
 
 __version__ = "0.1.0"
 

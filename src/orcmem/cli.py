@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ SOURCE_LABELS = {
     "agent": "saved by an agent",
     "extraction": "from a run summary",
     "tool": "saved by a tool",
-}
+}  # the CLI speaks to the user ("from you"); recall and the brief speak to agents
 
 
 class OrcmemGroup(click.Group):
@@ -124,14 +125,9 @@ def cli(ctx: click.Context, project_path: str | None) -> None:
 
 
 def _age(ms: int, now: int) -> str:
-    days = round((now - ms) / 86_400_000)
-    if days <= 0:
-        return "today"
-    if days == 1:
-        return "yesterday"
-    if days < 30:
-        return f"{days}d ago"
-    return f"{int(days / 30 + 0.5)}mo ago"
+    from orcmem.recall import age_label
+
+    return age_label(ms, now)
 
 
 def _line(memory: Memory, now: int) -> str:
@@ -621,11 +617,100 @@ def doctor(app: AppContext, as_json: bool) -> None:
         sys.exit(1)
 
 
+# --- what agents see ---------------------------------------------------------------------------------------
+
+
+@cli.command()
+@pass_app
+def brief(app: AppContext) -> None:
+    """Print the project brief a new agent session starts with (empty while memory is off)."""
+    text = app.service().brief(app.project())
+    click.echo(text if text else "No brief: memory is off, or this project has no active memory yet.")
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--bare", is_flag=True, help="Recall nothing (what agents started with --bare get).")
+@pass_app
+def recall(app: AppContext, text: str, bare: bool) -> None:
+    """Print what the prompt hook would add before TEXT: matching memories, framed as reference material."""
+    if bare or os.environ.get("ORCMEM_BARE"):
+        return
+    found = app.service().recall(app.location().canonical_root, text)
+    click.echo(found if found else "Nothing recalled: no active memory matches, or memory is off.")
+
+
+@cli.group()
+def task() -> None:
+    """Tasks agents work on: the task context and the brief show those in progress or in review."""
+
+
+@task.command(name="add")
+@click.argument("title")
+@click.option("--spec", help="What done looks like.")
+@pass_app
+def task_add(app: AppContext, title: str, spec: str | None) -> None:
+    """Add a task (open) and print its id."""
+    from orcmem.service.tasks import Tasks
+
+    project = app.project(create=True)
+    assert project is not None
+    click.echo(Tasks(app.service()).add(project, title, spec).id)
+
+
+@task.command(name="list")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(["open", "in_progress", "review", "done"]))
+@json_option
+@pass_app
+def task_list(app: AppContext, statuses: tuple[str, ...], as_json: bool) -> None:
+    """List this project's tasks, most recently changed first."""
+    from orcmem.service.tasks import Tasks
+
+    project = app.project()
+    tasks = Tasks(app.service()).list(project, statuses) if project else []
+    if as_json:
+        _echo_json([_asdict(t) for t in tasks])
+        return
+    if not tasks:
+        click.echo("No tasks in this project.")
+    for item in tasks:
+        click.echo(f"{item.id}  {item.status:<11} {item.title}")
+
+
+@task.command(name="start")
+@click.argument("task_id")
+@pass_app
+def task_start(app: AppContext, task_id: str) -> None:
+    """Put a task in progress: it becomes the current task of task_context."""
+    from orcmem.service.tasks import Tasks
+
+    project = app.project()
+    if project is None:
+        raise click.ClickException("this folder is not a project orcmem knows yet")
+    item = Tasks(app.service()).start(project, task_id)
+    click.echo(f"{item.id}: {item.status}")
+
+
+@task.command(name="status")
+@click.argument("task_id")
+@click.argument("status", type=click.Choice(["open", "in_progress", "review", "done"]))
+@pass_app
+def task_status(app: AppContext, task_id: str, status: str) -> None:
+    """Move a task to open, in_progress, review or done."""
+    from orcmem.service.tasks import Tasks
+
+    project = app.project()
+    if project is None:
+        raise click.ClickException("this folder is not a project orcmem knows yet")
+    item = Tasks(app.service()).set_status(project, task_id, status)
+    click.echo(f"{item.id}: {item.status}")
+
+
 # --- learning from runs ---------------------------------------------------------------------------------------
 
 
 @cli.command()
-@click.argument("name", type=click.Choice(["session-end", "stop"]))
+@click.argument("name", type=click.Choice(["session-start", "prompt", "pre-tool-use", "stop", "session-end"]))
 def hook(name: str) -> None:
     """Run an agent hook (reads the hook's JSON on stdin; never fails the agent)."""
     from orcmem import hooks

@@ -9,16 +9,17 @@ import json
 import os
 import sys
 import time
-import traceback
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TextIO
 
-from orcmem.extract.constants import DISTILLING_ENV_VAR
-from orcmem.profile import home_dir
-from orcmem.redact import redact
+from orcmem.models.constants import DB_FILENAME, DISTILLING_ENV_VAR, HOOK_OUTPUT_MAX_CHARS, RECALL_MAX_MEMORIES
+from orcmem.profile import home_dir_str
+
+TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TextIO
 
 MAX_STDIN_BYTES = 1 << 20
+BARE_ENV_VAR = "ORCMEM_BARE"  # skip recall, the brief and tool checks (the second seed's --bare)
 LOG_NAME = "hooks.log"
 
 
@@ -30,13 +31,15 @@ def _read_payload(stream: TextIO) -> dict[str, Any]:
     return payload
 
 
-def _log(home: Path, event: str, message: str) -> None:
+def _log(home: str, event: str, message: str) -> None:
     """One line per failure in $ORCMEM_HOME/logs/hooks.log; never raises."""
+    from orcmem.redact import redact
+
     try:
-        logs = home / "logs"
-        logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+        logs = os.path.join(home, "logs")
+        os.makedirs(logs, mode=0o700, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(logs / LOG_NAME, "a", encoding="utf-8") as handle:
+        with open(os.path.join(logs, LOG_NAME), "a", encoding="utf-8") as handle:
             handle.write(f"{stamp} {event}: {redact(message)}\n")
     except OSError:
         pass
@@ -47,13 +50,15 @@ def _text(payload: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _ingest(payload: dict[str, Any], home: Path, *, ended: bool) -> None:
+def _ingest(payload: dict[str, Any], home: str, *, ended: bool) -> None:
     """Ingest the session's transcript (what is new), mark the turn or the end, queue and start a worker."""
+    from pathlib import Path
+
     from orcmem.service import MemoryService
     from orcmem.service.learning import Learning
     from orcmem.workspace import locate
 
-    service = MemoryService.open(home, vectors=False)
+    service = MemoryService.open(Path(home), vectors=False)
     try:
         learning = Learning(service)
         if learning.extraction_allowed() is not None:
@@ -65,7 +70,7 @@ def _ingest(payload: dict[str, Any], home: Path, *, ended: bool) -> None:
             return
         path = Path(transcript).expanduser()
         if not path.is_file():
-            _log(home, "ingest", redact(f"no transcript at {path}"))
+            _log(home, "ingest", f"no transcript at {path}")  # _log redacts
             return
         project = service.project(locate(Path(cwd)))
         assert project is not None
@@ -79,45 +84,159 @@ def _ingest(payload: dict[str, Any], home: Path, *, ended: bool) -> None:
         service.close()
 
 
-def _ensure_worker(home: Path) -> None:
+def _ensure_worker(home: str) -> None:
+    from pathlib import Path
+
     from orcmem.worker import spawn_worker, worker_running
 
-    if not worker_running(home):
-        spawn_worker(home)
+    if not worker_running(Path(home)):
+        spawn_worker(Path(home))
 
 
-def session_end(payload: dict[str, Any], home: Path) -> str:
+def session_end(payload: dict[str, Any], home: str) -> str:
     """SessionEnd: ingest the transcript and queue the run; never waits for a model."""
     _ingest(payload, home, ended=True)
     return ""
 
 
-def stop(payload: dict[str, Any], home: Path) -> str:
+def stop(payload: dict[str, Any], home: str) -> str:
     """Stop: ingest what the turn added and record it; the worker distils the session once it goes idle."""
     _ingest(payload, home, ended=False)
     # Codex requires JSON on stdout from a Stop hook; an empty object changes nothing for either agent.
     return "{}"
 
 
-HOOKS: dict[str, Callable[[dict[str, Any], Path], str]] = {
-    "session-end": session_end,
+def _context(event: str, text: str) -> str:
+    """The JSON both Claude Code and Codex read as added context ("" adds nothing)."""
+    if not text:
+        return ""
+    text = text[:HOOK_OUTPUT_MAX_CHARS]
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+def session_start(payload: dict[str, Any], home: str) -> str:
+    """SessionStart: the project brief as added context (nothing when memory is off or empty)."""
+    from pathlib import Path
+
+    from orcmem.brief import fenced_brief
+    from orcmem.service import MemoryService
+    from orcmem.workspace import locate
+
+    cwd = _text(payload, "cwd")
+    if cwd is None or not os.path.exists(os.path.join(home, DB_FILENAME)):
+        return ""
+    service = MemoryService.open(Path(home), vectors=False)
+    try:
+        project = service.project(locate(cwd), create=False)
+        return _context("SessionStart", fenced_brief(service.brief(project)))
+    finally:
+        service.close()
+
+
+def prompt(payload: dict[str, Any], home: str) -> str:
+    """UserPromptSubmit: the memories that match the prompt, as reference material; nothing when none match.
+
+    The fast path of every prompt: one read-only query, no service, no model.
+    """
+    from orcmem.recall import format_recall, recall_match
+    from orcmem.store.recall import recall_rows
+    from orcmem.workspace import locate
+
+    text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
+    if text is None or cwd is None:
+        return ""
+    match = recall_match(text)
+    if match is None:
+        return ""
+    rows = recall_rows(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, match, RECALL_MAX_MEMORIES)
+    if not rows:
+        return ""
+    return _context("UserPromptSubmit", format_recall(rows, int(time.time() * 1000)))
+
+
+WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})
+
+
+def pre_tool_use(payload: dict[str, Any], home: str) -> str:
+    """PreToolUse on orcmem's MCP tools: map the session's permission mode to orcmem's policy, and audit it."""
+    from orcmem.permissions import CLAUDE_MODES, Decision, Mode, auto_review, decide
+
+    tool = (_text(payload, "tool_name") or "").rsplit("__", 1)[-1]
+    if tool not in WRITE_TOOLS:
+        return ""  # reads are always allowed; other tools are none of orcmem's business
+    mode = CLAUDE_MODES.get(_text(payload, "permission_mode") or "default", Mode.REVIEW)
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    review = None
+    if mode is Mode.AUTO:
+        words = " ".join(str(tool_input.get(key, "")) for key in ("title", "body"))
+        review = auto_review(words)
+    verdict = decide(mode, write=True, review=review)
+    _audit_decision(home, tool, mode, verdict, payload)
+    decision = {Decision.ALLOW: "allow", Decision.DENY: "deny", Decision.ASK: "ask"}[verdict.decision]
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": decision,
+                "permissionDecisionReason": verdict.reason,
+            }
+        }
+    )
+
+
+def _audit_decision(home: str, tool: str, mode: object, verdict: Any, payload: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from orcmem.service import MemoryService
+
+    if not os.path.exists(os.path.join(home, DB_FILENAME)):
+        return
+    service = MemoryService.open(Path(home), vectors=False)
+    try:
+        service.audit(
+            "agent",
+            f"permission.{verdict.decision}",
+            metadata={
+                "tool": tool,
+                "mode": str(mode),
+                "policy": verdict.policy,
+                "via": "pre-tool-use hook",
+                "session": _text(payload, "session_id"),
+            },
+            decision=str(verdict.decision),
+        )
+    finally:
+        service.close()
+
+
+HOOKS: dict[str, Callable[[dict[str, Any], str], str]] = {
+    "session-start": session_start,
+    "prompt": prompt,
+    "pre-tool-use": pre_tool_use,
     "stop": stop,
+    "session-end": session_end,
 }
+# Hooks that add context or tools, which --bare (ORCMEM_BARE=1) turns off; learning hooks still record.
+CONTEXT_HOOKS = frozenset({"session-start", "prompt", "pre-tool-use"})
 
 
 def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run one hook by name; any failure is logged and the hook exits 0 with nothing on stdout."""
     if os.environ.get(DISTILLING_ENV_VAR):
         return 0  # this agent was started by orcmem to distil a run: its hooks must not feed orcmem again
-    home = home_dir()
     name = argv[0] if argv else ""
     handler = HOOKS.get(name)
     if handler is None:
         print(f"orcmem: unknown hook {name!r}; hooks: {', '.join(HOOKS)}", file=sys.stderr)
         return 2
+    if name in CONTEXT_HOOKS and (os.environ.get(BARE_ENV_VAR) or "--bare" in argv[1:]):
+        return 0
+    home = home_dir_str()
     try:
         output = handler(_read_payload(stdin or sys.stdin), home)
     except Exception as exc:  # a hook must never block or break the agent
+        import traceback
+
         _log(home, name, f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=3)!r}")
         return 0
     if output:

@@ -5,9 +5,12 @@ Hooks run on every prompt; importing one submodule must not import the whole pac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from importlib import import_module
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs the hooks milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:

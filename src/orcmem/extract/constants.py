@@ -10,6 +10,7 @@ from orcmem.models.constants import (  # noqa: F401
     DIGEST_MAX_CHARS,
     DIGEST_MESSAGE_SEPARATOR,
     DIGEST_TRUNCATION_MARK,
+    DISTILLING_ENV_VAR,
     EXTRACTED_FILES_MAX,
     EXTRACTED_MEMORIES_MAX,
     EXTRACTED_OUTCOME_DEFAULT,
@@ -32,9 +33,6 @@ CLAUDE_DISABLE_HOOKS_SETTINGS: Final = '{"disableAllHooks": true}'
 CODEX_MODEL_HINTS: Final = ("spark", "mini", "nano")  # the first listed model whose name contains one of these
 API_MAX_TOKENS: Final = 2000
 TEMP_DIR_PREFIX: Final = "orcmem-distill-"
-# Set in the environment of every CLI that orcmem runs to distil a run, so orcmem's own hooks can stay quiet even
-# where a flag could not turn them off (managed Claude Code hooks, Codex versions without features.hooks).
-DISTILLING_ENV_VAR: Final = "ORCMEM_DISTILLING"
 
 # --- Providers (reference §7) ---------------------------------------------------------------------------------
 AGENT_NAMES: Final[dict[str, str]] = {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}

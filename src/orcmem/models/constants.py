@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # importing typing costs the hooks milliseconds
+if TYPE_CHECKING:
+    from typing import Final
 
 # --- Memories -------------------------------------------------------------------------------------------------
 MEMORY_ID_PREFIX: Final = "mem_"
@@ -53,6 +55,9 @@ EXTRACTED_FILES_MAX: Final = 20
 EXTRACTED_OUTCOME_DEFAULT: Final = "unknown"
 
 GENERATOR_TIMEOUT_S: Final = 180.0  # one distillation call
+# Set in the environment of every CLI that orcmem runs to distil a run, so orcmem's own hooks can stay quiet even
+# where a flag could not turn them off (managed Claude Code hooks, Codex versions without features.hooks).
+DISTILLING_ENV_VAR: Final = "ORCMEM_DISTILLING"
 MAX_EVENT_TEXT: Final = 8 * 1024  # characters of one ledger event; a longer output is cut, not stored whole
 
 # --- Word search (FTS5) ---------------------------------------------------------------------------------------
@@ -89,6 +94,27 @@ EMBED_MAX_TOKENS: Final = 256  # sentence-transformers' own limit for all-MiniLM
 MODEL_ARCHIVE_MAX_ENTRIES: Final = 256
 MODEL_ARCHIVE_MAX_ENTRY_BYTES: Final = 512 * 1024 * 1024
 MODEL_ARCHIVE_MAX_TOTAL_BYTES: Final = 512 * 1024 * 1024
+
+# --- Brief (first seed, reference §12) -------------------------------------------------------------------------
+BRIEF_MEMORY_POOL: Final = 400  # the most recently updated active memories the brief picks from
+BRIEF_HALF_LIFE_DAYS: Final = 90.0
+BRIEF_SECTIONS: Final = (  # (type, heading, at most)
+    ("decision", "Decisions", 6),
+    ("lesson", "Lessons (what failed and why)", 8),
+    ("command", "Commands that work", 6),
+    ("env_quirk", "Environment quirks", 4),
+    ("convention", "Conventions", 5),
+    ("preference", "Preferences", 5),
+)
+BRIEF_TASKS: Final = 8  # tasks in progress or review
+BRIEF_SUMMARIES: Final = 5  # newest run summaries whose open items are listed
+BRIEF_OPEN_ITEMS: Final = 6
+BRIEF_MAX_CHARS: Final = 5000
+
+# --- Recall before each prompt (second seed) -------------------------------------------------------------------
+RECALL_MAX_MEMORIES: Final = 8
+RECALL_MAX_CHARS: Final = 4096
+HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing --------------------------------------------------------------------------------------------------
 LIST_DEFAULT_LIMIT: Final = 200

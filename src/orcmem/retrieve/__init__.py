@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from orcmem.lazy import lazy_getattr
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hooks milliseconds
 
 if TYPE_CHECKING:
     from orcmem.retrieve.query import fts_query, query_terms

@@ -27,6 +27,9 @@ from orcmem.models import (
 )
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
+    BRIEF_MEMORY_POOL,
+    BRIEF_SUMMARIES,
+    BRIEF_TASKS,
     CONFIDENCE_STEP,
     DB_FILENAME,
     EMBEDDING_MODEL_DEFAULT,
@@ -34,6 +37,7 @@ from orcmem.models.constants import (
     EXTRACTION_PROVIDERS,
     LIST_MAX_LIMIT,
     QUERY_EMBED_TIMEOUT_S,
+    RECALL_MAX_MEMORIES,
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
     SETTING_EMBEDDING_MODEL,
@@ -367,6 +371,31 @@ class MemoryService:
 
     def _use_meaning(self, semantic: bool | None) -> bool:
         return self.is_enabled() if semantic is None else semantic
+
+    # --- brief and recall -------------------------------------------------------------------------------------
+    def brief(self, project: Project | None) -> str:
+        """The project brief for a new session; "" when memory is off or nothing is stored."""
+        from orcmem.brief import build_brief
+
+        if project is None or not self.is_enabled():
+            return ""
+        memories = self.list(project, MemoryFilter(statuses=("active",), limit=BRIEF_MEMORY_POOL))
+        tasks = self.store.tasks.open_titles(project.id, BRIEF_TASKS)
+        items = [
+            item for summary in self.store.summaries.recent(project.id, BRIEF_SUMMARIES) for item in summary.open_items
+        ]
+        return build_brief(memories, tasks, items, self.clock())
+
+    def recall(self, canonical_root: str, prompt: str) -> str:
+        """The memories that match a prompt, fenced as reference material; "" when off or nothing matches."""
+        from orcmem.recall import format_recall, recall_match
+        from orcmem.store.recall import recall_rows
+
+        match = recall_match(prompt)
+        if match is None:
+            return ""
+        rows = recall_rows(self.store.db.path, canonical_root, match, RECALL_MAX_MEMORIES)
+        return format_recall(rows, self.clock()) if rows else ""
 
     # --- change ------------------------------------------------------------------------------------------------
     def edit(

@@ -5,9 +5,9 @@ Names load on first use (see orcmem.lazy): the prompt hook imports one small mod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from orcmem.lazy import lazy_getattr
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hooks milliseconds
 
 if TYPE_CHECKING:
     from orcmem.store.connection import Database

@@ -1,0 +1,65 @@
+"""The project brief a session starts with: the first seed's rules, in orcmem's words."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from orcmem.models import Memory
+from orcmem.models.constants import (
+    BRIEF_HALF_LIFE_DAYS,
+    BRIEF_MAX_CHARS,
+    BRIEF_OPEN_ITEMS,
+    BRIEF_SECTIONS,
+    BRIEF_TASKS,
+)
+from orcmem.recall import SOURCE_LABELS, age_label, defang, fence
+
+BRIEF_TITLE = "# Project memory"
+BRIEF_INTRO = (
+    "Durable facts from earlier runs on this project. Trust but verify; each line shows its age and who saved it."
+)
+USING_MEMORY = (
+    "Before changing an unfamiliar area, call task_context or memory_search. After a failed approach, call "
+    "memory_record with type=lesson so the next run does not repeat it."
+)
+MS_PER_DAY = 86_400_000
+
+
+def _weight(memory: Memory, now: int) -> float:
+    days = max(0.0, (now - memory.last_confirmed_at) / MS_PER_DAY)
+    return memory.confidence * 0.5 ** (days / BRIEF_HALF_LIFE_DAYS)
+
+
+def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_items: Sequence[str], now: int) -> str:
+    """The brief from the newest active memories, the tasks in progress or review, and recent open items.
+
+    Returns "" when there is no memory to brief.
+    """
+    if not memories:
+        return ""
+    lines = [BRIEF_TITLE, BRIEF_INTRO]
+    for memory_type, heading, cap in BRIEF_SECTIONS:
+        group = sorted((m for m in memories if str(m.type) == memory_type), key=lambda m: -_weight(m, now))[:cap]
+        if not group:
+            continue
+        lines += ["", f"## {heading}"]
+        for memory in group:
+            label = SOURCE_LABELS.get(str(memory.source), str(memory.source))
+            line = f"- {memory.title} ({age_label(memory.last_confirmed_at, now)}, {label}): {memory.body}"
+            lines.append(defang(" ".join(line.split())))
+    tasks = list(open_tasks[:BRIEF_TASKS])
+    items = list(open_items[:BRIEF_OPEN_ITEMS])
+    if tasks or items:
+        lines += ["", "## Open threads"]
+        lines += [f"- Task in progress: {defang(title)}" for title in tasks]
+        lines += [f"- Left open last time: {defang(item)}" for item in items]
+    lines += ["", "## Using memory", USING_MEMORY]
+    text = "\n".join(lines)
+    if len(text) > BRIEF_MAX_CHARS:
+        text = text[:BRIEF_MAX_CHARS] + "\n…"
+    return text
+
+
+def fenced_brief(text: str) -> str:
+    """The brief as reference material for a SessionStart hook ("" stays "")."""
+    return fence("brief", [text]) if text else ""

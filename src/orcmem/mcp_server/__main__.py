@@ -1,0 +1,7 @@
+"""`python -m orcmem.mcp_server`: the same as `orcmem mcp`."""
+
+import sys
+
+from orcmem.mcp_server import main
+
+sys.exit(main())

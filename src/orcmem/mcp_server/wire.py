@@ -1,0 +1,176 @@
+"""Stdio for `orcmem mcp`: take over fd 0 and 1, answer `initialize` at once, then hand the wire to the SDK.
+
+Claude Code waits only about a second for a stdio server, and importing the MCP SDK alone takes about 0.8 s.
+So a thread reads stdin from the first moment: if the first message is an `initialize` request it is answered
+right away, with the result the SDK would give, and then replayed to the SDK once it has loaded; the SDK's own
+answer to that replay is compared with ours and dropped. Every later message goes to the SDK in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+# mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS of the pinned SDK (a test keeps them equal).
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# What MCPServer advertises in its initialize result (a test compares with the SDK's own answer).
+SERVER_CAPABILITIES: dict[str, Any] = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
+
+
+def initialize_result(message: object, *, name: str, version: str, instructions: str | None) -> dict[str, Any] | None:
+    """The result the SDK gives an `initialize` request, or None when `message` is not a well-formed one."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":
+        return None
+    if not isinstance(message.get("id"), int | str) or isinstance(message.get("id"), bool):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    requested = params.get("protocolVersion")
+    client = params.get("clientInfo")
+    if not isinstance(requested, str) or not isinstance(params.get("capabilities"), dict):
+        return None
+    if not isinstance(client, dict) or not isinstance(client.get("name"), str) or not isinstance(
+        client.get("version"), str
+    ):
+        return None
+    result: dict[str, Any] = {
+        "protocolVersion": requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+        "capabilities": SERVER_CAPABILITIES,
+        "serverInfo": {"name": name, "version": version},
+    }
+    if instructions:
+        result["instructions"] = instructions
+    return result
+
+
+class StdioWire:
+    """The process's stdin and stdout, owned by the server: nothing else can read from or write to the wire."""
+
+    def __init__(self, *, server_name: str, version: str, instructions: str | None) -> None:
+        """Remember what the early `initialize` answer says about the server."""
+        self.server_name = server_name
+        self.version = version
+        self.instructions = instructions
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.early_answer: tuple[int | str, dict[str, Any]] | None = None  # (request id, result) already sent
+        self.mismatch: str | None = None  # set when the SDK would have answered differently
+        self._lock = threading.Lock()
+        self._in_fd = -1
+        self._out_fd = -1
+
+    def start(self, *, early_initialize: bool = True) -> None:
+        """Take over fd 0 and 1 and start reading; with `early_initialize`, answer `initialize` as it arrives."""
+        self._in_fd = os.dup(0)
+        self._out_fd = os.dup(1)
+        # Libraries and child processes that print must not corrupt the wire: fd 1 now goes to stderr,
+        # and fd 0 reads nothing.
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        sys.stdout.flush()
+        os.dup2(2, 1)
+        reader = threading.Thread(target=self._pump, args=(early_initialize,), name="orcmem-mcp-stdin", daemon=True)
+        reader.start()
+
+    def _pump(self, early_initialize: bool) -> None:
+        stream = os.fdopen(self._in_fd, "rb", closefd=False)
+        first = True
+        try:
+            for line in stream:
+                if first and early_initialize:
+                    self._answer_initialize(line)
+                first = False
+                self.lines.put(line)
+        except (OSError, ValueError):
+            pass  # stdin closed or broken: the same as end of input
+        finally:
+            self.lines.put(None)
+
+    def _answer_initialize(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        result = initialize_result(message, name=self.server_name, version=self.version, instructions=self.instructions)
+        if result is None:
+            return
+        self.early_answer = (message["id"], result)
+        self.write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def write(self, message: dict[str, Any] | str) -> None:
+        """Write one JSON-RPC message as a line (thread-safe)."""
+        text = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
+        data = (text.rstrip("\n") + "\n").encode("utf-8")
+        with self._lock:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._out_fd, view)
+                view = view[written:]
+
+    def outgoing(self, text: str) -> bool:
+        """Whether the SDK's message `text` goes on the wire (its answer to the replayed `initialize` does not)."""
+        if self.early_answer is None:
+            return True
+        request_id, sent = self.early_answer
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return True
+        if not isinstance(message, dict) or message.get("id") != request_id:
+            return True
+        self.early_answer = None
+        if message.get("result") != sent:
+            self.mismatch = f"sent {json.dumps(sent)}, the SDK answered {json.dumps(message)}"
+            print(f"orcmem mcp: the early initialize answer differs from the SDK's: {self.mismatch}", file=sys.stderr)
+        return False
+
+    def serve(self, server: MCPServer) -> int:
+        """Run `server` on the wire until stdin ends; returns the exit status."""
+        import anyio
+        import anyio.to_thread
+        from mcp.server.stdio import stdio_server
+
+        wire = self
+
+        class Lines:
+            """The lines read from stdin, as the SDK's stdio transport iterates them."""
+
+            def __aiter__(self) -> Lines:
+                return self
+
+            async def __anext__(self) -> str:
+                line = await anyio.to_thread.run_sync(wire.lines.get, abandon_on_cancel=True)
+                if line is None:
+                    raise StopAsyncIteration
+                return line.decode("utf-8", errors="replace")
+
+        class Writer:
+            """The SDK's stdout: one message per write."""
+
+            async def write(self, text: str) -> None:
+                if wire.outgoing(text):
+                    await anyio.to_thread.run_sync(wire.write, text)
+
+            async def flush(self) -> None:
+                return None
+
+        async def run() -> None:
+            async with stdio_server(stdin=Lines(), stdout=Writer()) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+        anyio.run(run)
+        return 0

@@ -1,0 +1,153 @@
+"""Claude Code: orcmem's hooks in settings.json and its MCP server in ~/.claude.json or the project's .mcp.json."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from orcmem.errors import ValidationError
+from orcmem.setup_agents.entries import (
+    PRE_TOOL_MATCHER,
+    PROMPT_STATUS,
+    SERVER_NAME,
+    START_STATUS,
+    HookSpec,
+    PromptTransport,
+    checked_command,
+    command_handler,
+    merge_hooks,
+    merge_json_server,
+    recall_tool_handler,
+    remove_hooks,
+    remove_json_server,
+)
+from orcmem.setup_agents.files import (
+    FileEdit,
+    Outcome,
+    Transform,
+    apply_edits,
+    load_json_object,
+    render_json,
+    snapshot,
+)
+from orcmem.setup_agents.report import SetupReport
+
+Scope = Literal["user", "project"]
+
+
+def claude_hook_specs(command: list[str], prompt_transport: PromptTransport = "command") -> list[HookSpec]:
+    """orcmem's Claude Code hooks: SessionStart, UserPromptSubmit, PreToolUse on its own tools, Stop, SessionEnd."""
+    if prompt_transport == "mcp_tool":
+        prompt = recall_tool_handler()
+    elif prompt_transport == "command":
+        prompt = command_handler(command, "UserPromptSubmit", PROMPT_STATUS)
+    else:
+        raise ValidationError(f"prompt_transport must be 'command' or 'mcp_tool', not {prompt_transport!r}")
+    return [
+        HookSpec("SessionStart", command_handler(command, "SessionStart", START_STATUS)),
+        HookSpec("UserPromptSubmit", prompt),
+        HookSpec("PreToolUse", command_handler(command, "PreToolUse"), matcher=PRE_TOOL_MATCHER),
+        HookSpec("Stop", command_handler(command, "Stop")),
+        HookSpec("SessionEnd", command_handler(command, "SessionEnd")),
+    ]
+
+
+def claude_paths(scope: Scope, *, home: Path, project_dir: Path) -> tuple[Path, Path]:
+    """(settings file for the hooks, file for the MCP server) of a scope."""
+    if scope == "user":
+        return home / ".claude" / "settings.json", home / ".claude.json"
+    if scope == "project":
+        return project_dir / ".claude" / "settings.json", project_dir / ".mcp.json"
+    raise ValidationError(f"scope must be 'user' or 'project', not {scope!r}")
+
+
+def _settings_transform(path: Path, specs: list[HookSpec] | None) -> Transform:
+    def transform(text: str | None) -> Outcome:
+        doc = load_json_object(text, path)
+        before = snapshot(doc)
+        items = remove_hooks(doc, path) if specs is None else merge_hooks(doc, specs, path)
+        return _finish(text, before, doc, items, removing=specs is None)
+
+    return transform
+
+
+def _servers_transform(path: Path, command: list[str] | None, *, user_scope: bool) -> Transform:
+    def transform(text: str | None) -> Outcome:
+        doc = load_json_object(text, path)
+        before = snapshot(doc)
+        items = remove_json_server(doc, path) if command is None else [merge_json_server(doc, command, path)]
+        outcome = _finish(text, before, doc, items, removing=command is None)
+        if user_scope:
+            outcome.notes.extend(_local_scope_notes(doc, path))
+        return outcome
+
+    return transform
+
+
+def _finish(
+    text: str | None, before: dict[str, Any], doc: dict[str, Any], items: list[Any], *, removing: bool
+) -> Outcome:
+    if doc == before:
+        return Outcome(text, items)  # nothing to do: not a byte changes
+    if removing and not doc:
+        return Outcome(None, items)  # it held nothing but orcmem's entries: the file goes
+    return Outcome(render_json(text, before, doc), items)
+
+
+def _local_scope_notes(doc: dict[str, Any], path: Path) -> list[str]:
+    """A local-scope `orcmem` server (`claude mcp add` default) overrides the user-scope one in that project."""
+    projects = doc.get("projects")
+    if not isinstance(projects, dict):
+        return []
+    shadowed = sorted(
+        name
+        for name, project in projects.items()
+        if isinstance(project, dict)
+        and isinstance(project.get("mcpServers"), dict)
+        and SERVER_NAME in project["mcpServers"]
+    )
+    if not shadowed:
+        return []
+    return [
+        f"{path} also has a local-scope '{SERVER_NAME}' MCP server for {', '.join(shadowed)}; it takes precedence "
+        f"there (remove it with `claude mcp remove {SERVER_NAME} --scope local` in that project)"
+    ]
+
+
+def setup_claude(
+    scope: Scope = "user",
+    *,
+    home: Path,
+    project_dir: Path,
+    orcmem_command: Sequence[str] | None = None,
+    remove: bool = False,
+    dry_run: bool = False,
+    prompt_transport: PromptTransport = "command",
+) -> SetupReport:
+    """Add (or with remove=True take out) orcmem's Claude Code hooks and MCP server for a user or project scope."""
+    settings, servers = claude_paths(scope, home=home, project_dir=project_dir)
+    command = None if remove else checked_command(orcmem_command)
+    specs = None if command is None else claude_hook_specs(command, prompt_transport)
+    edits = [
+        FileEdit(settings, _settings_transform(settings, specs)),
+        FileEdit(
+            servers,
+            _servers_transform(servers, command, user_scope=scope == "user"),
+            new_mode=0o600 if scope == "user" else None,  # ~/.claude.json also holds the user's account state
+        ),
+    ]
+    files, notes = apply_edits(edits, dry_run=dry_run)
+    if not remove and any(f.changed for f in files):
+        notes.append("Claude Code reads hook changes at once; start a new session for the MCP server to connect")
+        if scope == "project":
+            notes.append(
+                f"{servers.name} and .claude/settings.json now hold this machine's path to orcmem; "
+                "interactive sessions ask once before using a project MCP server"
+            )
+        if prompt_transport == "mcp_tool":
+            notes.append(
+                "the prompt hook calls the orcmem MCP server's memory_recall tool; while the server is still "
+                "connecting (first prompt of a session) that hook fails without blocking the prompt"
+            )
+    return SetupReport("claude", scope, remove, dry_run, tuple(files), tuple(notes))

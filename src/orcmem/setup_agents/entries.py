@@ -1,0 +1,322 @@
+"""orcmem's entries in agent configs: how they look, how they are recognised, merged in and taken out.
+
+An entry is orcmem's when it runs orcmem: a command handler whose command line ends in `<orcmem> hook <name>`
+(where `<orcmem>` is a program named `orcmem`, or `python -m orcmem`), an `mcp_tool` handler on the `orcmem`
+server, or an MCP server whose command line ends in `<orcmem> mcp`. So a moved orcmem (new path) replaces its old
+entries instead of adding a second set, and hand-written `orcmem hook stop` entries are taken over, not doubled.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from orcmem.errors import OrcmemError, ValidationError
+from orcmem.setup_agents.report import ItemChange
+
+SERVER_NAME = "orcmem"
+RECALL_TOOL = "memory_recall"
+# Arguments of the `mcp_tool` recall hook; `${path}` is filled from the hook's JSON input by Claude Code.
+RECALL_TOOL_INPUT = {"prompt": "${prompt}", "session_id": "${session_id}", "cwd": "${cwd}"}
+PRE_TOOL_MATCHER = f"mcp__{SERVER_NAME}__.*"
+PROMPT_STATUS = "orcmem: recalling project memory"
+START_STATUS = "orcmem: loading project memory"
+HOOK_TIMEOUT_SECONDS = 10  # SessionEnd: also lifts Claude Code's 1.5 s budget for session-end hooks
+MCP_STARTUP_TIMEOUT_SECONDS = 20
+
+# Events orcmem manages and the `orcmem hook` name each runs.
+HOOK_NAMES = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "prompt",
+    "PreToolUse": "pre-tool-use",
+    "Stop": "stop",
+    "SessionEnd": "session-end",
+}
+MANAGED_EVENTS = tuple(HOOK_NAMES)
+
+PromptTransport = Literal["command", "mcp_tool"]
+_PROGRAM_NAMES = {"orcmem", "orcmem.exe"}
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One of orcmem's hook handlers and where it goes: the event and, for tool events, the matcher."""
+
+    event: str
+    handler: dict[str, Any]
+    matcher: str | None = None
+
+    def group(self) -> dict[str, Any]:
+        """The matcher group orcmem adds: its own, holding only this handler."""
+        group: dict[str, Any] = {"matcher": self.matcher} if self.matcher is not None else {}
+        group["hooks"] = [dict(self.handler)]
+        return group
+
+
+def default_orcmem_command() -> list[str]:
+    """How to run the orcmem that is running now, by absolute path: its console script, else `python -m orcmem`."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name in _PROGRAM_NAMES and argv0.is_file():
+        return [str(argv0.absolute())]
+    script = Path(sys.executable).parent / ("orcmem.exe" if os.name == "nt" else "orcmem")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script.absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "orcmem"]
+
+
+def checked_command(orcmem_command: Sequence[str] | None) -> list[str]:
+    """The command as a list, refused unless its program is an absolute path (hooks run with the agent's PATH)."""
+    command = default_orcmem_command() if orcmem_command is None else list(orcmem_command)
+    if not command or not all(isinstance(part, str) and part for part in command):
+        raise ValidationError("the orcmem command must be a non-empty list of non-empty strings")
+    if not Path(command[0]).is_absolute():
+        raise ValidationError(f"the orcmem command must start with an absolute path, not {command[0]!r}")
+    if not _runs_orcmem(command):
+        raise ValidationError(
+            f"{shlex.join(command)!r} does not look like orcmem (a program named orcmem or -m orcmem)"
+        )
+    return command
+
+
+def shell_command(command: list[str], *args: str) -> str:
+    """A POSIX shell command line (both agents run hook commands through a shell), each word quoted as needed."""
+    return shlex.join([*command, *args])
+
+
+def _program_name(word: str) -> str:
+    return re.split(r"[\\/]", word)[-1].lower()
+
+
+def _runs_orcmem(words: list[str]) -> bool:
+    """True when these words start orcmem: ... /path/orcmem, or ... python -m orcmem."""
+    if words and _program_name(words[-1]) in _PROGRAM_NAMES:
+        return True
+    return len(words) >= 2 and words[-2:] == ["-m", "orcmem"]
+
+
+def _words(command: Any, args: Any) -> list[str] | None:
+    if not isinstance(command, str):
+        return None
+    if isinstance(args, list) and args and all(isinstance(a, str) for a in args):
+        return [command, *args]  # exec form: `command` is the program itself
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return None
+
+
+def is_orcmem_hook(handler: Any) -> bool:
+    """True for a hook handler that runs `orcmem hook ...` or calls a tool on the orcmem MCP server."""
+    if not isinstance(handler, dict):
+        return False
+    kind = handler.get("type", "command")
+    if kind == "mcp_tool":
+        return handler.get("server") == SERVER_NAME
+    if kind != "command":
+        return False
+    words = _words(handler.get("command"), handler.get("args"))
+    return bool(words) and len(words) >= 3 and words[-2] == "hook" and _runs_orcmem(words[:-2])
+
+
+def is_orcmem_server(entry: Any) -> bool:
+    """True for an MCP server entry (JSON or TOML) whose command line is `<orcmem> mcp`."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return False
+    words = [entry["command"], *args]
+    return len(words) >= 2 and words[-1] == "mcp" and _runs_orcmem(words[:-1])
+
+
+def command_handler(command: list[str], event: str, status: str | None = None) -> dict[str, Any]:
+    """A command handler running `orcmem hook <name>` for the event, with orcmem's timeout."""
+    handler: dict[str, Any] = {
+        "type": "command",
+        "command": shell_command(command, "hook", HOOK_NAMES[event]),
+        "timeout": HOOK_TIMEOUT_SECONDS,
+    }
+    if status:
+        handler["statusMessage"] = status
+    return handler
+
+
+def recall_tool_handler() -> dict[str, Any]:
+    """Claude Code's `mcp_tool` handler calling memory_recall on the session's orcmem server."""
+    return {
+        "type": "mcp_tool",
+        "server": SERVER_NAME,
+        "tool": RECALL_TOOL,
+        "input": dict(RECALL_TOOL_INPUT),
+        "timeout": HOOK_TIMEOUT_SECONDS,
+        "statusMessage": PROMPT_STATUS,
+    }
+
+
+# --- hooks in the Claude Code / Codex JSON shape -------------------------------------------------------------
+
+
+def _handlers(group: Any) -> list[Any]:
+    if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+        return group["hooks"]
+    return []
+
+
+def _event_groups(hooks: dict[str, Any], event: str, path: Path) -> list[Any] | None:
+    groups = hooks.get(event)
+    if groups is not None and not isinstance(groups, list):
+        raise OrcmemError(f"{path}: hooks.{event} is not a list; fix it, then run again (nothing was changed)")
+    return groups
+
+
+def _hooks_table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    hooks = doc.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise OrcmemError(f'{path}: "hooks" is not an object; fix it, then run again (nothing was changed)')
+    return hooks
+
+
+def _strip_ours(groups: list[Any], replace: tuple[int, dict[str, Any]] | None = None) -> list[Any]:
+    """The groups without orcmem's handlers (or with one group replaced); a group left empty by that goes."""
+    result = []
+    for index, group in enumerate(groups):
+        if replace is not None and index == replace[0]:
+            result.append(replace[1])
+            continue
+        handlers = _handlers(group)
+        if not any(is_orcmem_hook(h) for h in handlers):
+            result.append(group)  # the user's, even an empty one
+            continue
+        kept = [h for h in handlers if not is_orcmem_hook(h)]
+        if kept:
+            result.append({**group, "hooks": kept})
+    return result
+
+
+def _describe(spec: HookSpec) -> str:
+    handler = spec.handler
+    if handler.get("type") == "mcp_tool":
+        return f"mcp_tool {handler['server']}/{handler['tool']}"
+    return str(handler.get("command", ""))
+
+
+def _item(event: str) -> str:
+    return f"hook {event}"
+
+
+def merge_hooks(doc: dict[str, Any], specs: list[HookSpec], path: Path) -> list[ItemChange]:
+    """Put each spec's handler in place (once per event) and take orcmem's handlers out of managed events it left."""
+    hooks = _hooks_table(doc, path)
+    created = hooks is None
+    hooks = {} if hooks is None else hooks
+    wanted = {spec.event: spec for spec in specs}
+    changes: list[ItemChange] = []
+    for event in MANAGED_EVENTS:
+        groups = _event_groups(hooks, event, path)
+        spec = wanted.get(event)
+        if spec is None:
+            if groups and any(is_orcmem_hook(h) for g in groups for h in _handlers(g)):
+                _set_or_drop(hooks, event, _strip_ours(groups))
+                changes.append(ItemChange(_item(event), "removed"))
+            continue
+        groups = [] if groups is None else groups
+        desired = spec.group()
+        ours = [i for i, g in enumerate(groups) if any(is_orcmem_hook(h) for h in _handlers(g))]
+        if not ours:
+            hooks[event] = [*groups, desired]
+            changes.append(ItemChange(_item(event), "added", _describe(spec)))
+            continue
+        count = sum(1 for i in ours for h in _handlers(groups[i]) if is_orcmem_hook(h))
+        if count == 1 and groups[ours[0]] == desired:
+            changes.append(ItemChange(_item(event), "unchanged"))
+            continue
+        first = ours[0]
+        if all(is_orcmem_hook(h) for h in _handlers(groups[first])):
+            hooks[event] = _strip_ours(groups, replace=(first, desired))  # in the place it had
+        else:
+            hooks[event] = [*_strip_ours(groups), desired]
+        changes.append(ItemChange(_item(event), "updated", _describe(spec)))
+    if created and any(c.action != "unchanged" for c in changes):
+        doc["hooks"] = hooks
+    return changes
+
+
+def _set_or_drop(hooks: dict[str, Any], event: str, groups: list[Any]) -> None:
+    if groups:
+        hooks[event] = groups
+    else:
+        del hooks[event]
+
+
+def remove_hooks(doc: dict[str, Any], path: Path) -> list[ItemChange]:
+    """Take orcmem's handlers out of the events it manages; containers emptied by that go too."""
+    hooks = _hooks_table(doc, path)
+    if not hooks:
+        return []
+    changes = []
+    for event in MANAGED_EVENTS:
+        groups = _event_groups(hooks, event, path)
+        if groups and any(is_orcmem_hook(h) for g in groups for h in _handlers(g)):
+            _set_or_drop(hooks, event, _strip_ours(groups))
+            changes.append(ItemChange(_item(event), "removed"))
+    if changes and not hooks:
+        del doc["hooks"]
+    return changes
+
+
+# --- MCP server in JSON (`mcpServers`) ---------------------------------------------------------------------------
+
+
+def server_item() -> str:
+    """The report's name for the MCP server entry."""
+    return f"MCP server {SERVER_NAME}"
+
+
+def json_server(command: list[str]) -> dict[str, Any]:
+    """Claude Code's stdio server entry for `orcmem mcp`."""
+    return {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
+
+
+def _servers_table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    servers = doc.get("mcpServers")
+    if servers is not None and not isinstance(servers, dict):
+        raise OrcmemError(f'{path}: "mcpServers" is not an object; fix it, then run again (nothing was changed)')
+    return servers
+
+
+def merge_json_server(doc: dict[str, Any], command: list[str], path: Path) -> ItemChange:
+    """Register orcmem under `mcpServers`, keeping extra fields the user gave it (env, ...)."""
+    servers = _servers_table(doc, path)
+    desired = json_server(command)
+    detail = shell_command([desired["command"], *desired["args"]])
+    if servers is None:
+        doc["mcpServers"] = {SERVER_NAME: desired}
+        return ItemChange(server_item(), "added", detail)
+    entry = servers.get(SERVER_NAME)
+    if entry is None:
+        servers[SERVER_NAME] = desired
+        return ItemChange(server_item(), "added", detail)
+    if isinstance(entry, dict) and all(entry.get(k) == v for k, v in desired.items()):
+        return ItemChange(server_item(), "unchanged")
+    kept = {k: v for k, v in entry.items() if k not in {"url", "headers"}} if isinstance(entry, dict) else {}
+    servers[SERVER_NAME] = {**desired, **{k: v for k, v in kept.items() if k not in desired}}
+    return ItemChange(server_item(), "updated", detail)
+
+
+def remove_json_server(doc: dict[str, Any], path: Path) -> list[ItemChange]:
+    """Take orcmem's server out of `mcpServers` (only if it runs orcmem); an emptied `mcpServers` goes too."""
+    servers = _servers_table(doc, path)
+    if not servers or SERVER_NAME not in servers:
+        return []
+    if not is_orcmem_server(servers[SERVER_NAME]):
+        return [ItemChange(server_item(), "unchanged", "it does not run orcmem, so it was left as it is")]
+    del servers[SERVER_NAME]
+    if not servers:
+        del doc["mcpServers"]
+    return [ItemChange(server_item(), "removed")]
