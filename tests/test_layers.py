@@ -30,6 +30,8 @@ LAYERS = {
     "orcmem.profile": 4,
     "orcmem.runtime": 4,
     "orcmem.entry": 4,
+    "orcmem.setup_agents": 4,
+    "orcmem.mcp_server": 4,
     "orcmem.cli": 4,
     "orcmem.mcp": 4,
     "orcmem.hooks": 4,

@@ -706,6 +706,77 @@ def task_status(app: AppContext, task_id: str, status: str) -> None:
     click.echo(f"{item.id}: {item.status}")
 
 
+# --- hooking orcmem into agents ------------------------------------------------------------------------------
+
+
+def _echo_setup(report: Any, as_json: bool) -> None:
+    if as_json:
+        _echo_json(report.as_dict())
+    else:
+        for line in report.lines():
+            click.echo(line)
+
+
+@cli.group()
+def setup() -> None:
+    """Hook orcmem into a coding agent: its hooks and MCP server, merged into the agent's own config files."""
+
+
+@setup.command(name="claude")
+@click.option(
+    "--scope",
+    type=click.Choice(["user", "project"]),
+    default="user",
+    show_default=True,
+    help="user: ~/.claude/settings.json and ~/.claude.json; project: .claude/settings.json and .mcp.json here.",
+)
+@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option(
+    "--prompt-via",
+    "prompt_transport",
+    type=click.Choice(["command", "mcp_tool"]),
+    default="command",
+    show_default=True,
+    help="How the prompt hook recalls: run `orcmem hook prompt`, or call memory_recall on the session's MCP server.",
+)
+@json_option
+@pass_app
+def setup_claude_command(
+    app: AppContext, scope: str, remove: bool, dry_run: bool, prompt_transport: str, as_json: bool
+) -> None:
+    """Add orcmem's hooks and MCP server to Claude Code (backs files up; run again to update; --remove undoes)."""
+    from orcmem.setup_agents import setup_claude
+
+    report = setup_claude(
+        scope,  # type: ignore[arg-type]
+        home=Path.home(),
+        project_dir=Path(app.location().worktree_root),
+        remove=remove,
+        dry_run=dry_run,
+        prompt_transport=prompt_transport,  # type: ignore[arg-type]
+    )
+    _echo_setup(report, as_json)
+
+
+@setup.command(name="codex")
+@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@json_option
+def setup_codex_command(remove: bool, dry_run: bool, as_json: bool) -> None:
+    """Add orcmem's MCP server to ~/.codex/config.toml and its hooks to ~/.codex/hooks.json ($CODEX_HOME if set)."""
+    from orcmem.setup_agents import setup_codex
+
+    codex_home = os.environ.get("CODEX_HOME")
+    report = setup_codex(
+        home=Path.home(),
+        codex_home=Path(codex_home).expanduser() if codex_home else None,
+        remove=remove,
+        dry_run=dry_run,
+    )
+    _echo_setup(report, as_json)
+
+
 # --- learning from runs ---------------------------------------------------------------------------------------
 
 

@@ -227,8 +227,9 @@ def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = N
     name = argv[0] if argv else ""
     handler = HOOKS.get(name)
     if handler is None:
+        # Exit 0 even here: a non-zero exit from a prompt or tool hook would block the agent.
         print(f"orcmem: unknown hook {name!r}; hooks: {', '.join(HOOKS)}", file=sys.stderr)
-        return 2
+        return 0
     if name in CONTEXT_HOOKS and (os.environ.get(BARE_ENV_VAR) or "--bare" in argv[1:]):
         return 0
     home = home_dir_str()

@@ -17,9 +17,11 @@ from orcmem.setup_agents import (
     HOOK_NAMES,
     RECALL_TOOL,
     SERVER_NAME,
+    default_orcmem_command,
     is_orcmem_hook,
     setup_claude,
 )
+from orcmem.setup_agents.entries import checked_command
 from tests.setup.support import CLAUDE_JSON, CLAUDE_SETTINGS, backups, snapshot_tree
 
 
@@ -131,6 +133,7 @@ def test_files_orcmem_created_are_deleted_on_remove(tmp_path: Path, project: Pat
     assert [f.action for f in report.files] == ["deleted", "deleted"]
     assert not (empty_home / ".claude" / "settings.json").exists()
     assert not (empty_home / ".claude.json").exists()
+    assert backups(empty_home) == []  # they held only orcmem's entries
 
 
 def test_project_scope_writes_the_project_files(home: Path, project: Path, orcmem_bin: Path):
@@ -252,3 +255,15 @@ def test_the_hook_commands_run_orcmem_without_path(home: Path, project: Path, or
     assert result.returncode == 0, result.stderr
     assert result.stdout == "{}"  # orcmem's stop hook answered
     assert os.access(shlex.split(handler["command"])[0], os.X_OK)
+
+
+def test_every_hook_named_exists_in_orcmem():
+    from orcmem.hooks import HOOKS
+
+    assert set(HOOK_NAMES.values()) <= set(HOOKS)
+
+
+def test_the_default_command_is_this_orcmem_by_absolute_path():
+    command = default_orcmem_command()
+    assert Path(command[0]).is_absolute()
+    assert checked_command(command) == command

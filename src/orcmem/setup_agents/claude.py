@@ -22,15 +22,7 @@ from orcmem.setup_agents.entries import (
     remove_hooks,
     remove_json_server,
 )
-from orcmem.setup_agents.files import (
-    FileEdit,
-    Outcome,
-    Transform,
-    apply_edits,
-    load_json_object,
-    render_json,
-    snapshot,
-)
+from orcmem.setup_agents.files import FileEdit, Transform, apply_edits, json_transform
 from orcmem.setup_agents.report import SetupReport
 
 Scope = Literal["user", "project"]
@@ -63,36 +55,16 @@ def claude_paths(scope: Scope, *, home: Path, project_dir: Path) -> tuple[Path, 
 
 
 def _settings_transform(path: Path, specs: list[HookSpec] | None) -> Transform:
-    def transform(text: str | None) -> Outcome:
-        doc = load_json_object(text, path)
-        before = snapshot(doc)
-        items = remove_hooks(doc, path) if specs is None else merge_hooks(doc, specs, path)
-        return _finish(text, before, doc, items, removing=specs is None)
-
-    return transform
+    if specs is None:
+        return json_transform(path, lambda doc: remove_hooks(doc, path), removing=True)
+    return json_transform(path, lambda doc: merge_hooks(doc, specs, path), removing=False)
 
 
 def _servers_transform(path: Path, command: list[str] | None, *, user_scope: bool) -> Transform:
-    def transform(text: str | None) -> Outcome:
-        doc = load_json_object(text, path)
-        before = snapshot(doc)
-        items = remove_json_server(doc, path) if command is None else [merge_json_server(doc, command, path)]
-        outcome = _finish(text, before, doc, items, removing=command is None)
-        if user_scope:
-            outcome.notes.extend(_local_scope_notes(doc, path))
-        return outcome
-
-    return transform
-
-
-def _finish(
-    text: str | None, before: dict[str, Any], doc: dict[str, Any], items: list[Any], *, removing: bool
-) -> Outcome:
-    if doc == before:
-        return Outcome(text, items)  # nothing to do: not a byte changes
-    if removing and not doc:
-        return Outcome(None, items)  # it held nothing but orcmem's entries: the file goes
-    return Outcome(render_json(text, before, doc), items)
+    notes = (lambda doc: _local_scope_notes(doc, path)) if user_scope else None
+    if command is None:
+        return json_transform(path, lambda doc: remove_json_server(doc, path), removing=True, notes=notes)
+    return json_transform(path, lambda doc: [merge_json_server(doc, command, path)], removing=False, notes=notes)
 
 
 def _local_scope_notes(doc: dict[str, Any], path: Path) -> list[str]:
@@ -147,7 +119,7 @@ def setup_claude(
             )
         if prompt_transport == "mcp_tool":
             notes.append(
-                "the prompt hook calls the orcmem MCP server's memory_recall tool; while the server is still "
+                "The prompt hook calls the orcmem MCP server's memory_recall tool; while the server is still "
                 "connecting (first prompt of a session) that hook fails without blocking the prompt"
             )
     return SetupReport("claude", scope, remove, dry_run, tuple(files), tuple(notes))

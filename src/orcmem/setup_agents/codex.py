@@ -22,18 +22,10 @@ from orcmem.setup_agents.entries import (
     server_item,
     shell_command,
 )
-from orcmem.setup_agents.files import (
-    FileEdit,
-    Outcome,
-    Transform,
-    apply_edits,
-    load_json_object,
-    render_json,
-    snapshot,
-)
+from orcmem.setup_agents.files import FileEdit, Outcome, Transform, apply_edits, json_transform
 from orcmem.setup_agents.report import ItemChange, SetupReport
 
-TRUST_NOTE = "Codex runs new or changed hooks only once you trust them: open /hooks in Codex and review orcmem's"
+TRUST_NOTE = "Codex runs new or changed hooks only once they are trusted: open /hooks in Codex and trust orcmem's hooks"
 
 
 def codex_hook_specs(command: list[str], *, session_end: bool = True) -> list[HookSpec]:
@@ -49,17 +41,9 @@ def codex_hook_specs(command: list[str], *, session_end: bool = True) -> list[Ho
 
 
 def _hooks_transform(path: Path, specs: list[HookSpec] | None) -> Transform:
-    def transform(text: str | None) -> Outcome:
-        doc = load_json_object(text, path)
-        before = snapshot(doc)
-        items = remove_hooks(doc, path) if specs is None else merge_hooks(doc, specs, path)
-        if doc == before:
-            return Outcome(text, items)
-        if specs is None and not doc:
-            return Outcome(None, items)
-        return Outcome(render_json(text, before, doc), items)
-
-    return transform
+    if specs is None:
+        return json_transform(path, lambda doc: remove_hooks(doc, path), removing=True)
+    return json_transform(path, lambda doc: merge_hooks(doc, specs, path), removing=False)
 
 
 def _trailing_newlines(text: str) -> int:
@@ -82,7 +66,7 @@ def _config_notes(doc: Any, path: Path) -> list[str]:
     notes = []
     features = doc.get("features")
     if isinstance(features, dict) and (features.get("hooks") is False or features.get("codex_hooks") is False):
-        notes.append(f"hooks are turned off in {path} ([features] hooks = false); orcmem's hooks will not run")
+        notes.append(f"Hooks are turned off in {path} ([features] hooks = false); orcmem's hooks will not run")
     hooks = doc.get("hooks")
     if isinstance(hooks, dict) and any(
         is_orcmem_hook(handler)
@@ -177,5 +161,5 @@ def setup_codex(
     if not remove and any(i.action in ("added", "updated") for i in hooks_report.items):
         notes.append(TRUST_NOTE)
     if not remove and any(f.changed for f in files):
-        notes.append("start a new Codex session for the MCP server to connect")
+        notes.append("Start a new Codex session for the MCP server to connect")
     return SetupReport("codex", "user", remove, dry_run, tuple(files), tuple(notes))

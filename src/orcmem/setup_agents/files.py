@@ -24,6 +24,7 @@ from orcmem.setup_agents.report import FileAction, FileReport, ItemChange
 BACKUP_INFIX = ".orcmem-backup-"
 _WS = re.compile(r"[ \t\n\r]*")
 _ATTEMPTS = 3
+_Edits = list[tuple[int, int, str]]  # (start, end, replacement) in the original JSON text
 
 
 @dataclass
@@ -163,7 +164,8 @@ def _commit(plan: _Plan) -> tuple[str | None, Path | None]:
             mode = plan.edit.new_mode
             if plan.raw is not None:
                 mode = stat.S_IMODE(plan.target.stat().st_mode)
-                backup = _backup(plan.target, plan.raw, mode)
+                if after is not None:  # a file deleted held only orcmem's entries: nothing of the user's to keep
+                    backup = _backup(plan.target, plan.raw, mode)
             if _read(plan.target) != plan.raw:  # changed while we were backing it up: start over
                 if backup is not None:
                     backup.unlink(missing_ok=True)
@@ -202,12 +204,35 @@ def snapshot(doc: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(doc)
 
 
+def json_transform(
+    path: Path,
+    edit: Callable[[dict[str, Any]], list[ItemChange]],
+    *,
+    removing: bool,
+    notes: Callable[[dict[str, Any]], list[str]] | None = None,
+) -> Transform:
+    """A transform of a JSON file: `edit` changes its object in place; a file left empty by a removal goes."""
+
+    def transform(text: str | None) -> Outcome:
+        doc = load_json_object(text, path)
+        before = snapshot(doc)
+        items = edit(doc)
+        extra = notes(doc) if notes is not None else []
+        if doc == before:
+            return Outcome(text, items, extra)  # nothing to do: not a byte changes
+        if removing and not doc:
+            return Outcome(None, items, extra)  # it held nothing but orcmem's entries: the file goes
+        return Outcome(render_json(text, before, doc), items, extra)
+
+    return transform
+
+
 def render_json(original: str | None, before: dict[str, Any], after: dict[str, Any]) -> str:
     """The new text of a JSON file: only what changed is rewritten, in the file's indentation; other bytes stay."""
     if original is None or not original.strip():
         return json.dumps(after, indent=2, ensure_ascii=False) + "\n"
     style = _Style.of(original)
-    edits: list[tuple[int, int, str]] = []
+    edits: _Edits = []
     _diff(original, _parse(original, _skip(original, 0)), before, after, 0, style, edits)
     text = original
     for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
@@ -290,7 +315,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _diff(text: str, node: _Node, before: Any, after: Any, depth: int, style: _Style, edits: list) -> None:  # type: ignore[type-arg]
+def _diff(text: str, node: _Node, before: Any, after: Any, depth: int, style: _Style, edits: _Edits) -> None:
     """Record the smallest text edits turning `before` (found at node) into `after`."""
     if _same(before, after):
         return
@@ -304,7 +329,9 @@ def _diff(text: str, node: _Node, before: Any, after: Any, depth: int, style: _S
     edits.append((node.start, node.end, style.dump(after, depth, inline=inline)))
 
 
-def _diff_object(text: str, node: _Node, before: dict, after: dict, depth: int, style: _Style, edits: list) -> bool:  # type: ignore[type-arg]
+def _diff_object(
+    text: str, node: _Node, before: dict[str, Any], after: dict[str, Any], depth: int, style: _Style, edits: _Edits
+) -> bool:
     assert node.members is not None
     last = {key: n for n, (key, _, _) in enumerate(node.members)}  # JSON's last duplicate wins
     removed = [last[key] for key in before if key not in after]
@@ -327,7 +354,9 @@ def _diff_object(text: str, node: _Node, before: dict, after: dict, depth: int, 
     return True
 
 
-def _diff_array(text: str, node: _Node, before: list, after: list, depth: int, style: _Style, edits: list) -> bool:  # type: ignore[type-arg]
+def _diff_array(
+    text: str, node: _Node, before: list[Any], after: list[Any], depth: int, style: _Style, edits: _Edits
+) -> bool:
     assert node.items is not None
     spans = [(item.start, item.start, item.end) for item in node.items]
     if len(before) == len(after):
@@ -346,7 +375,7 @@ def _diff_array(text: str, node: _Node, before: list, after: list, depth: int, s
     return True
 
 
-def _subsequence(before: list, after: list) -> set[int] | None:  # type: ignore[type-arg]
+def _subsequence(before: list[Any], after: list[Any]) -> set[int] | None:
     """Indexes of `before` that make up `after` when it is `before` with some items taken out, else None."""
     kept: set[int] = set()
     n = 0
@@ -360,7 +389,7 @@ def _subsequence(before: list, after: list) -> set[int] | None:  # type: ignore[
     return kept
 
 
-def _delete(text: str, node: _Node, spans: list[tuple[int, int, int]], gone: set[int], edits: list) -> None:  # type: ignore[type-arg]
+def _delete(text: str, node: _Node, spans: list[tuple[int, int, int]], gone: set[int], edits: _Edits) -> None:
     """Take members or items out with their separators; the rest keeps its bytes."""
     if len(gone) == len(spans):
         edits.append((node.start + 1, node.end - 1, ""))
@@ -380,7 +409,7 @@ def _insert(
     entries: list[str],
     depth: int,
     style: _Style,
-    edits: list,  # type: ignore[type-arg]
+    edits: _Edits,
 ) -> None:
     """Add members or items after the last one, laid out like it (or like the file, in an empty container)."""
     if spans:
