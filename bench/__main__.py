@@ -150,9 +150,14 @@ def render_learning(r: learning.LearningResult) -> list[str]:
         f"| `python -c pass` (the floor) | {r.python_bare.cell()} |",
         f"| `orcmem hook stop` | {r.hook_stop.cell()} |",
         f"| `orcmem hook session-end` | {r.hook_session_end.cell()} |",
+        f"| `orcmem hook prompt`, 10,000 memories | {r.hook_prompt_10k.cell()} |",
         "",
         f"- `orcmem hook session-end` p50 under 150 ms: {met(r.hook_session_end.p50 < 150)} "
         f"({r.hook_session_end.p50:.0f} ms).",
+        f"- `orcmem hook prompt` at 10,000 memories, p50 at most 2.5 times `python -c pass`: "
+        f"{met(r.hook_prompt_10k.p50 <= 2.5 * r.python_bare.p50)} "
+        f"({r.hook_prompt_10k.p50 / r.python_bare.p50:.2f} times; "
+        f"{r.hook_prompt_injected:.0%} of these prompts got memories back).",
         f"- Ingest and digest of a {r.events:,}-event transcript ({r.transcript_bytes / 2**20:.1f} MiB, "
         "synthetic Claude",
         f"  Code session) under 300 ms: {met(ingest_total < 300)} ({ingest_total:.0f} ms: parse {r.parse_ms:.0f},",

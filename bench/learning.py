@@ -30,6 +30,8 @@ class LearningResult:
     python_bare: Latency
     hook_session_end: Latency
     hook_stop: Latency
+    hook_prompt_10k: Latency
+    hook_prompt_injected: float  # share of the timed prompts that got memories back
     events: int
     transcript_bytes: int
     parse_ms: float
@@ -117,6 +119,39 @@ def _wall(command: list[str], stdin: str, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
+def _prompt_hook_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[float], float]:
+    """`orcmem hook prompt` against a profile of 10,000 memories, each prompt a question an agent might get."""
+    from bench.search import queries, synthetic_memories
+
+    home = work / "home-10k"
+    project = work / "project-10k"
+    project.mkdir()
+    svc = MemoryService.open(home, vectors=False)
+    svc.set_enabled(True)
+    proj = svc.project(Location(str(project), str(project), "bench"))
+    with svc.store.db.transaction():
+        for memory in synthetic_memories(10_000):
+            svc.record(proj, memory, embed=False)
+    svc.close()
+    env = {**os.environ, "ORCMEM_HOME": str(home)}
+    times, hits = [], 0
+    for text in queries(samples):
+        payload = json.dumps(
+            {
+                "session_id": "bench",
+                "cwd": str(project),
+                "prompt": text,
+                "hook_event_name": "UserPromptSubmit",
+                "permission_mode": "default",
+            }
+        )
+        started = time.perf_counter()
+        result = subprocess.run([orcmem, "hook", "prompt"], input=payload, capture_output=True, text=True, env=env)
+        times.append(time.perf_counter() - started)
+        hits += bool(result.stdout)
+    return times, hits / samples
+
+
 def run(samples: int = 30) -> LearningResult:
     """Measure the hooks as agents run them, and the ingest and digest path."""
     work = Path(tempfile.mkdtemp(prefix="orcmem-bench-learning-"))
@@ -138,6 +173,8 @@ def run(samples: int = 30) -> LearningResult:
         ends.append(
             _wall([orcmem, "hook", "session-end"], json.dumps({**payload, "hook_event_name": "SessionEnd"}), env)
         )
+
+    prompt_times, injected = _prompt_hook_at_10k(work, orcmem, samples * 2)
 
     data = synthetic_transcript()
     transcript = work / "big.jsonl"
@@ -169,6 +206,8 @@ def run(samples: int = 30) -> LearningResult:
         python_bare=latency(bare),
         hook_session_end=latency(ends),
         hook_stop=latency(stops),
+        hook_prompt_10k=latency(prompt_times),
+        hook_prompt_injected=injected,
         events=len(chunk.events),
         transcript_bytes=len(data),
         parse_ms=(parsed - started) * 1000,
