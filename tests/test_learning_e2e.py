@@ -259,3 +259,94 @@ def test_the_learning_commands(agent_env, project_dir: Path) -> None:
     assert "Claude Code runs by Claude Haiku 4.5" in run("memory", "status").stdout
     missing = run("extract", "run_nope", code=1)
     assert "No run run_nope" in missing.stderr
+
+
+ENVELOPE_CASES = {
+    # name: (what the stand-in prints, the job state it must end in, words the error must hold)
+    "success": ("ok", "done", None),
+    "prose_around_fenced_json": ("ok", "done", None),
+    "billing": ("billing", "failed", "Credit balance is too low"),
+    "not_logged_in": ("logged_out", "failed", "Not logged in"),
+    "max_turns": ("max_turns", "failed", "maximum number of turns"),
+    "garbage": ("garbage", "failed", None),
+    "hang": ("hang", "failed", "gave no answer within 2 s"),
+}
+CASE_STANDIN = """#!{python}
+import json, sys, time
+sys.stdin.read()
+kind = {kind!r}
+lines = [json.loads(l) for l in open({envelopes!r}) if l.strip()]
+by_name = dict(zip(["max_turns", "billing", "logged_out", "success"], lines))
+if kind == "hang":
+    time.sleep(60)
+elif kind == "garbage":
+    print("<html>502 Bad Gateway</html>")
+elif kind == "ok":
+    envelope = by_name["success"]
+    envelope["result"] = "Sure! Here you go:\\n```json\\n" + {answer!r} + "\\n```\\nAnything else?"
+    print(json.dumps(envelope))
+else:
+    print(json.dumps(by_name[kind]))
+"""
+
+
+@pytest.mark.parametrize("case", list(ENVELOPE_CASES))
+def test_every_claude_answer_ends_the_job_in_the_right_state(
+    agent_env, tmp_path: Path, project_dir: Path, orcmem_home: Path, case: str
+) -> None:
+    kind, state, words = ENVELOPE_CASES[case]
+    claude = Path(agent_env["PATH"].split(os.pathsep)[0]) / "claude"
+    claude.write_text(
+        CASE_STANDIN.format(
+            python=sys.executable,
+            kind=kind,
+            answer=json.dumps(ANSWER),
+            envelopes=str(FIXTURES / "envelopes" / "claude_print_result_envelopes.jsonl"),
+        ),
+        encoding="utf-8",
+    )
+    env = {**agent_env, "ORCMEM_DISTILL_TIMEOUT": "2"}
+    transcript = transcript_in(project_dir)
+    result = subprocess.run(
+        [sys.executable, "-m", "orcmem", "--project", str(project_dir), "extract", str(transcript)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "Traceback" not in result.stderr
+    assert result.returncode == (0 if state == "done" else 1)
+    service = MemoryService.open(orcmem_home, vectors=False)
+    [(job, _run)] = service.store.jobs.list(None, 10)
+    service.close()
+    assert job.state == state
+    if words:
+        assert words.lower() in job.error.lower()
+    if state == "done":
+        assert job.memories_written == 1
+
+
+def test_a_codex_run_is_distilled_by_codex(agent_env, tmp_path: Path, project_dir: Path, orcmem_home: Path) -> None:
+    codex = Path(agent_env["PATH"].split(os.pathsep)[0]) / "codex"
+    codex.write_text(
+        f"""#!{sys.executable}
+import sys
+sys.stdin.read()
+out = sys.argv[sys.argv.index("-o") + 1]
+open(out, "w").write({json.dumps(ANSWER)!r})
+""",
+        encoding="utf-8",
+    )
+    codex.chmod(0o755)
+    transcript = project_dir / "rollout-2025-10-29T00-59-38-019a2d7a.jsonl"
+    shutil.copy(FIXTURES / "agents" / "codex_rollout_sample_legacy_0.46.jsonl", transcript)
+    result = subprocess.run(
+        [sys.executable, "-m", "orcmem", "--project", str(project_dir), "extract", str(transcript)],
+        capture_output=True,
+        text=True,
+        env=agent_env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "done, 1 memories" in result.stdout
+    assert not Path(agent_env["STANDIN_CALLS"]).exists()  # claude was never asked: auto keeps a run with its agent

@@ -15,6 +15,17 @@ from orcmem.store import Run
 
 CLAUDE_BIN_ENV = "ORCMEM_CLAUDE_BIN"  # the claude command to run for distillation (default: `claude` on PATH)
 CODEX_BIN_ENV = "ORCMEM_CODEX_BIN"
+TIMEOUT_ENV = "ORCMEM_DISTILL_TIMEOUT"  # seconds one distillation call may take (default: the seed's 180)
+
+
+def _timeout(env: Mapping[str, str]) -> float:
+    from orcmem.models.constants import GENERATOR_TIMEOUT_S
+
+    try:
+        value = float(env.get(TIMEOUT_ENV, ""))
+    except ValueError:
+        return GENERATOR_TIMEOUT_S
+    return value if value > 0 else GENERATOR_TIMEOUT_S
 
 
 def models_dir(home: Path) -> Path:
@@ -64,6 +75,7 @@ def generator_factory(service: MemoryService, environ: Mapping[str, str] | None 
 
     env = dict(os.environ if environ is None else environ)
     settings = service.settings()
+    timeout = _timeout(env)
 
     def for_run(run: Run) -> GeneratorChoice:
         key = load_api_key(env) if settings.provider == "apikey" else None
@@ -77,6 +89,7 @@ def generator_factory(service: MemoryService, environ: Mapping[str, str] | None 
             claude_bin=env.get(CLAUDE_BIN_ENV) or None,
             codex_bin=env.get(CODEX_BIN_ENV) or None,
             env=env,
+            timeout=timeout,
         )
 
     return for_run
