@@ -706,6 +706,31 @@ def task_status(app: AppContext, task_id: str, status: str) -> None:
     click.echo(f"{item.id}: {item.status}")
 
 
+# --- the MCP server ------------------------------------------------------------------------------------------
+
+
+@cli.command(name="mcp")
+@click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="HTTP port (default: a free one).")
+@click.option(
+    "--mode",
+    type=click.Choice(["plan", "review", "accept-edits", "autonomous", "auto", "yolo"]),
+    default=None,
+    help="Permission mode for writes (default: $ORCMEM_MCP_MODE, else review).",
+)
+@click.option("--auto-approve", is_flag=True, help="Allow writes when no one can be asked (headless use).")
+@click.option("--headless", is_flag=True, help="Never ask the user (no elicitation).")
+@pass_app
+def mcp_command(app: AppContext, http: bool, port: int, mode: str | None, auto_approve: bool, headless: bool) -> None:
+    """Serve orcmem's memory tools over MCP for the project of the current folder."""
+    from orcmem.mcp_server import main as mcp_main
+
+    args = ["--project", str(app.project_path), "--port", str(port)]
+    args += ["--http"] * http + ["--auto-approve"] * auto_approve + ["--headless"] * headless
+    args += ["--mode", mode] if mode else []
+    sys.exit(mcp_main(args))
+
+
 # --- hooking orcmem into agents ------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""The `orcmem` program: hooks take a short path without click; everything else goes to the CLI."""
+"""The `orcmem` program: hooks and the MCP server take short paths without click; the rest goes to the CLI."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ def main() -> None:
         from orcmem import hooks
 
         sys.exit(hooks.main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "mcp" and not {"-h", "--help"} & set(sys.argv[2:]):
+        # An agent waits only a second or two for its MCP servers: skip click, answer `initialize` at once.
+        from orcmem.mcp_server import main as mcp_main
+
+        sys.exit(mcp_main(sys.argv[2:]))
     from orcmem.cli import main as cli_main
 
     cli_main()

@@ -62,7 +62,12 @@ def test_user_scope_merges_hooks_and_server_without_touching_the_rest(home: Path
     claude = json.loads((home / ".claude.json").read_text())
     expected = json.loads(CLAUDE_JSON)
     assert claude["mcpServers"]["github"] == expected["mcpServers"]["github"]
-    assert claude["mcpServers"][SERVER_NAME] == {"type": "stdio", "command": str(orcmem_bin), "args": ["mcp"]}
+    assert claude["mcpServers"][SERVER_NAME] == {
+        "type": "stdio",
+        "command": str(orcmem_bin),
+        "args": ["mcp"],
+        "env": {"ORCMEM_MCP_MODE": "accept-edits"},
+    }
     assert {k: v for k, v in claude.items() if k != "mcpServers"} == {
         k: v for k, v in expected.items() if k != "mcpServers"
     }
@@ -142,7 +147,16 @@ def test_project_scope_writes_the_project_files(home: Path, project: Path, orcme
     assert snapshot_tree(home) == before_home
     assert [f.path for f in report.files] == [project / ".claude" / "settings.json", project / ".mcp.json"]
     mcp = json.loads((project / ".mcp.json").read_text())
-    assert mcp == {"mcpServers": {"orcmem": {"type": "stdio", "command": str(orcmem_bin), "args": ["mcp"]}}}
+    assert mcp == {
+        "mcpServers": {
+            "orcmem": {
+                "type": "stdio",
+                "command": str(orcmem_bin),
+                "args": ["mcp"],
+                "env": {"ORCMEM_MCP_MODE": "accept-edits"},
+            }
+        }
+    }
     assert set(json.loads((project / ".claude" / "settings.json").read_text())["hooks"]) == set(HOOK_NAMES)
     run(home, project, None, scope="project", remove=True)
     assert not (project / ".mcp.json").exists()

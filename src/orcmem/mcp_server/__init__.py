@@ -6,8 +6,8 @@ Importing this package is cheap: the MCP SDK (about 0.8 s to import) and the ser
 
 from __future__ import annotations
 
-import argparse
 import os
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from orcmem.service.agent_tools import AgentTools
 
 SERVER_NAME = "orcmem"
+MODE_ENV_VAR = "ORCMEM_MCP_MODE"  # the default of --mode, so an agent's config can set it without extra arguments
 MODES = ("plan", "review", "accept-edits", "autonomous", "auto", "yolo")  # orcmem.permissions.Mode values
 
 INSTRUCTIONS = (
@@ -50,16 +51,18 @@ def open_tools(
     auto_approve: bool = False,
     headless: bool = False,
     session_id: str | None = None,
+    allow_download: bool = True,
 ) -> AgentTools:
-    """Open the profile's service with its embedder (download allowed) and bind the tools to the project.
+    """Open the profile's service with its embedder and bind the tools to the project.
 
-    The embedder's worker is not started here; `warm_up` starts it once the server answers requests.
+    With `allow_download` the model is fetched in the embedder's worker thread if missing (never while memory is
+    off). The worker is not started here; `warm_up` starts it once the server is built.
     """
     from orcmem.runtime import open_service
     from orcmem.service.agent_tools import AgentTools
     from orcmem.workspace import locate
 
-    service = open_service(home, allow_download=True)
+    service = open_service(home, allow_download=allow_download)
     project = service.project(locate(project_dir))
     assert project is not None
     return AgentTools(
@@ -81,12 +84,17 @@ def warm_up(tools: AgentTools) -> None:
 
 
 class ToolsBox:
-    """The session's tools, opened once; a failure to open is kept and raised to every caller."""
+    """The session's tools, opened once; a failure to open is kept and raised to every caller.
 
-    def __init__(self, opener: Callable[[], AgentTools]) -> None:
+    Memory can be turned on while the server runs; the first request after that attaches the embedder
+    (`attach`), which `open_service` leaves out while memory is off.
+    """
+
+    def __init__(self, opener: Callable[[], AgentTools], attach: Callable[[AgentTools], None] | None = None) -> None:
         """Open now with `opener`, keeping either the tools or the error."""
         self.tools: AgentTools | None = None
         self.error: Exception | None = None
+        self._attach = attach
         try:
             self.tools = opener()
         except Exception as exc:  # reported by every tool call instead of killing the server before it answers
@@ -97,12 +105,43 @@ class ToolsBox:
         if self.tools is None:
             assert self.error is not None
             raise self.error
+        if self._attach is not None and self.tools.memory.embedder is None and self.tools.is_enabled():
+            attach, self._attach = self._attach, None  # one try: a missing model is not looked for on every call
+            try:
+                attach(self.tools)
+            except Exception as exc:  # search keeps working on words
+                print(f"orcmem mcp: search by meaning is unavailable: {exc}", file=sys.stderr)
         return self.tools
 
     def close(self) -> None:
         """Close the service, giving background embedding a moment to finish."""
         if self.tools is not None:
             self.tools.memory.close(embed_wait=1.0)
+
+
+def embedder_attacher(home: Path, *, allow_download: bool = True) -> Callable[[AgentTools], None]:
+    """Attach the profile's embedder to tools opened while memory was off, and warm it up."""
+
+    def attach(tools: AgentTools) -> None:
+        from orcmem.runtime import make_embedder
+
+        embedder = make_embedder(home, tools.memory, allow_download=allow_download)
+        if embedder is not None:
+            tools.memory.use_embedder(embedder)
+            warm_up(tools)
+
+    return attach
+
+
+def _box(
+    home: Path, project_dir: Path, mode: str, auto_approve: bool, headless: bool, allow_download: bool
+) -> ToolsBox:
+    return ToolsBox(
+        lambda: open_tools(
+            home, project_dir, mode=mode, auto_approve=auto_approve, headless=headless, allow_download=allow_download
+        ),
+        embedder_attacher(home, allow_download=allow_download),
+    )
 
 
 def run_stdio(
@@ -113,6 +152,7 @@ def run_stdio(
     headless: bool = False,
     *,
     early_initialize: bool = True,
+    allow_download: bool = True,
 ) -> int:
     """Serve MCP on stdin/stdout until the client closes stdin; returns the exit status.
 
@@ -123,15 +163,14 @@ def run_stdio(
         auto_approve: allow writes that need an answer no one can give.
         headless: never ask (no elicitation).
         early_initialize: answer `initialize` before the SDK has loaded (clients wait only ~1-2 s).
+        allow_download: let the embedder fetch the model if it is missing.
     """
     from orcmem.mcp_server.wire import StdioWire
 
     _check_mode(mode)
     wire = StdioWire(server_name=SERVER_NAME, version=_version(), instructions=INSTRUCTIONS)
     wire.start(early_initialize=early_initialize)
-    box = ToolsBox(
-        lambda: open_tools(home, project_dir, mode=mode, auto_approve=auto_approve, headless=headless)
-    )
+    box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
     try:
         server = build_server(box)
         if box.tools is not None:
@@ -151,6 +190,7 @@ def run_http(
     *,
     stop_after: float | None = None,
     on_ready: Callable[[int], None] | None = None,
+    allow_download: bool = True,
 ) -> int:
     """Serve MCP over streamable HTTP on 127.0.0.1:`port` (0 picks a free port) at /mcp.
 
@@ -160,9 +200,7 @@ def run_http(
     from orcmem.mcp_server.http import serve_http
 
     _check_mode(mode)
-    box = ToolsBox(
-        lambda: open_tools(home, project_dir, mode=mode, auto_approve=auto_approve, headless=headless)
-    )
+    box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
     try:
         server = build_server(box)
         if box.tools is not None:
@@ -185,28 +223,37 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """`orcmem mcp [--http] [--port N] [--mode MODE] [--auto-approve] [--headless] [--project PATH]`."""
+    import argparse
+
     parser = argparse.ArgumentParser(prog="orcmem mcp", description="Serve orcmem's memory tools over MCP.")
     parser.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one, printed on stderr)")
-    parser.add_argument("--mode", choices=MODES, default="review", help="permission mode for writes")
+    parser.add_argument(
+        "--mode", choices=MODES, default=None, help=f"permission mode for writes (default: ${MODE_ENV_VAR} or review)"
+    )
     parser.add_argument("--auto-approve", action="store_true", help="allow writes when no one can be asked")
     parser.add_argument("--headless", action="store_true", help="never ask the user (no elicitation)")
     parser.add_argument("--project", type=Path, default=None, help="project folder (default: $CLAUDE_PROJECT_DIR or .)")
     args = parser.parse_args(argv)
+    mode = args.mode or os.environ.get(MODE_ENV_VAR, "").strip() or "review"
+    if mode not in MODES:
+        parser.error(f"{MODE_ENV_VAR}={mode!r} is not a mode; choose one of: {', '.join(MODES)}")
     from orcmem.profile import home_dir
 
     project = args.project or Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
     if args.http:
-        return run_http(home_dir(), project, args.port, args.mode, args.auto_approve, args.headless)
-    return run_stdio(home_dir(), project, args.mode, args.auto_approve, args.headless)
+        return run_http(home_dir(), project, args.port, mode, args.auto_approve, args.headless)
+    return run_stdio(home_dir(), project, mode, args.auto_approve, args.headless)
 
 
 __all__ = [
     "INSTRUCTIONS",
+    "MODE_ENV_VAR",
     "MODES",
     "SERVER_NAME",
     "ToolsBox",
     "build_server",
+    "embedder_attacher",
     "main",
     "open_tools",
     "run_http",

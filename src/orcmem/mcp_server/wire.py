@@ -42,8 +42,10 @@ def initialize_result(message: object, *, name: str, version: str, instructions:
     client = params.get("clientInfo")
     if not isinstance(requested, str) or not isinstance(params.get("capabilities"), dict):
         return None
-    if not isinstance(client, dict) or not isinstance(client.get("name"), str) or not isinstance(
-        client.get("version"), str
+    if (
+        not isinstance(client, dict)
+        or not isinstance(client.get("name"), str)
+        or not isinstance(client.get("version"), str)
     ):
         return None
     result: dict[str, Any] = {

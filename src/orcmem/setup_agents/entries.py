@@ -278,9 +278,14 @@ def server_item() -> str:
     return f"MCP server {SERVER_NAME}"
 
 
+# In Claude Code the pre-tool-use hook applies the session's permission mode to orcmem's writes, so the server
+# itself must not ask a second time; ownership rules still hold in this mode.
+CLAUDE_SERVER_ENV = {"ORCMEM_MCP_MODE": "accept-edits"}
+
+
 def json_server(command: list[str]) -> dict[str, Any]:
     """Claude Code's stdio server entry for `orcmem mcp`."""
-    return {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
+    return {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"], "env": dict(CLAUDE_SERVER_ENV)}
 
 
 def _servers_table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
@@ -302,9 +307,12 @@ def merge_json_server(doc: dict[str, Any], command: list[str], path: Path) -> It
     if entry is None:
         servers[SERVER_NAME] = desired
         return ItemChange(server_item(), "added", detail)
-    if isinstance(entry, dict) and all(entry.get(k) == v for k, v in desired.items()):
+    env = entry.get("env") if isinstance(entry, dict) and isinstance(entry.get("env"), dict) else {}
+    same_env = all(env.get(k) == v for k, v in desired["env"].items())
+    if isinstance(entry, dict) and same_env and all(entry.get(k) == v for k, v in desired.items() if k != "env"):
         return ItemChange(server_item(), "unchanged")
     kept = {k: v for k, v in entry.items() if k not in {"url", "headers"}} if isinstance(entry, dict) else {}
+    desired["env"] = {**env, **desired["env"]}  # the user's own variables stay
     servers[SERVER_NAME] = {**desired, **{k: v for k, v in kept.items() if k not in desired}}
     return ItemChange(server_item(), "updated", detail)
 

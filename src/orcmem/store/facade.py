@@ -6,6 +6,7 @@ from pathlib import Path
 
 from orcmem.store.audit import AuditRepository
 from orcmem.store.connection import Database
+from orcmem.store.grants import GrantRepository
 from orcmem.store.ledger import (
     JobRepository,
     RunRepository,
@@ -33,6 +34,7 @@ class Store:
         self.jobs = JobRepository(db)
         self.summaries = SummaryRepository(db)
         self.tasks = TaskRepository(db)
+        self.grants = GrantRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:
