@@ -12,10 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import Latency, latency
-from bench.search import queries, synthetic_memories
-from orcmem.service import MemoryService
-from orcmem.workspace import Location
+from bench.common import Latency, latency, profile_with_memories
+from bench.search import queries
 
 PROTOCOL = "2025-06-18"
 
@@ -82,14 +80,7 @@ def run(samples: int = 15) -> AgentsResult:
     """Start the server `samples` times; then time recall calls on one warm server over 10,000 memories."""
     work = Path(tempfile.mkdtemp(prefix="orcmem-bench-agents-"))
     home, project = work / "home", work / "project"
-    project.mkdir()
-    svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
-    proj = svc.project(Location(str(project), str(project), "bench"))
-    with svc.store.db.transaction():
-        for memory in synthetic_memories(10_000):
-            svc.record(proj, memory, embed=False)
-    svc.close()
+    profile_with_memories(home, project, 10_000)
     orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
     env = {**os.environ, "ORCMEM_HOME": str(home)}
     init_times, ready_times = [], []

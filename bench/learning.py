@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import Latency, latency
+from bench.common import Latency, latency, profile_with_memories
 from orcmem.extract import build_digest, render_digest
 from orcmem.ingest import parse_transcript
 from orcmem.models import Agent
@@ -121,18 +121,11 @@ def _wall(command: list[str], stdin: str, env: dict[str, str]) -> float:
 
 def _prompt_hook_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[float], float]:
     """`orcmem hook prompt` against a profile of 10,000 memories, each prompt a question an agent might get."""
-    from bench.search import queries, synthetic_memories
+    from bench.search import queries
 
     home = work / "home-10k"
     project = work / "project-10k"
-    project.mkdir()
-    svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
-    proj = svc.project(Location(str(project), str(project), "bench"))
-    with svc.store.db.transaction():
-        for memory in synthetic_memories(10_000):
-            svc.record(proj, memory, embed=False)
-    svc.close()
+    profile_with_memories(home, project, 10_000)
     env = {**os.environ, "ORCMEM_HOME": str(home)}
     times, hits = [], 0
     for text in queries(samples):

@@ -120,3 +120,21 @@ def minilm(int8_models_dir: Path):
     from orcmem.embed import MINILM_INT8_PYPI, load_embedder
 
     return load_embedder(int8_models_dir, MINILM_INT8_PYPI)
+
+
+@pytest.fixture
+def run(project_dir: Path):
+    """Run an `orcmem` command in-process on the test's project; `ok=True` asserts it succeeded."""
+    from click.testing import CliRunner
+
+    from orcmem.cli import cli
+
+    runner = CliRunner()
+
+    def invoke(*args: str, ok: bool = True):
+        result = runner.invoke(cli, ["--project", str(project_dir), *args], catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output + result.stderr
+        return result
+
+    return invoke

@@ -18,19 +18,6 @@ ID = re.compile(r"^mem_[0-9a-f]{32}$")
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 
 
-@pytest.fixture
-def run(project_dir: Path):
-    runner = CliRunner()
-
-    def invoke(*args: str, ok: bool = True):
-        result = runner.invoke(cli, ["--project", str(project_dir), *args], catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output + result.stderr
-        return result
-
-    return invoke
-
-
 def test_a_new_users_session(run, project_dir: Path) -> None:
     off = run("add", "--type", "lesson", "--title", "t", "--body", "b", ok=False)
     assert off.exit_code == 1 and "memory is off" in off.stderr and "orcmem memory on" in off.stderr

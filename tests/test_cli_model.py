@@ -6,24 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
-from orcmem.cli import cli
-
-
-@pytest.fixture
-def run(project_dir: Path):
-    runner = CliRunner()
-
-    def invoke(*args: str, ok: bool = True):
-        result = runner.invoke(cli, ["--project", str(project_dir), *args], catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output + result.stderr
-        return result
-
-    return invoke
-
 
 def doctor(run) -> dict[str, dict]:
     result = run("doctor", "--json", ok=False)
