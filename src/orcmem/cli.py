@@ -706,6 +706,20 @@ def task_status(app: AppContext, task_id: str, status: str) -> None:
     click.echo(f"{item.id}: {item.status}")
 
 
+# --- the Memory page ------------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--no-open", is_flag=True, help="Print the address without opening the browser.")
+@pass_app
+def ui(app: AppContext, port: int, no_open: bool) -> None:
+    """Serve the Memory page on 127.0.0.1: see, search, correct and delete memories (Ctrl+C stops it)."""
+    from orcmem.web import serve
+
+    serve(home_dir(), port=port, open_browser=not no_open, echo=click.echo, location=app.location())
+
+
 # --- the MCP server ------------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ from orcmem.errors import OrcmemError
 SERVICE = "orcmem"
 ACCOUNT = "anthropic-api-key"
 ENV_VAR = "ANTHROPIC_API_KEY"
-STORAGE_ERROR = "Cannot access protected key storage. Unlock your OS keychain or secret service and retry."
+STORAGE_ERROR = "Cannot access protected memory storage. Unlock your OS keychain or secret service and retry."
 
 
 class KeyStoreError(OrcmemError):

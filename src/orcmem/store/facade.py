@@ -16,6 +16,7 @@ from orcmem.store.ledger import (
 from orcmem.store.memories import MemoryRepository
 from orcmem.store.projects import ProjectRepository
 from orcmem.store.settings import SettingsRepository
+from orcmem.store.stats import StatsRepository
 from orcmem.store.vectors import VectorRepository
 
 
@@ -35,6 +36,7 @@ class Store:
         self.summaries = SummaryRepository(db)
         self.tasks = TaskRepository(db)
         self.grants = GrantRepository(db)
+        self.stats = StatsRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:
