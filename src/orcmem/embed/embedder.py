@@ -138,4 +138,26 @@ def _load_fastembed(folder: Path, threads: int | None, max_tokens: int) -> Any:
     if tokenizer is not None:
         truncation = tokenizer.truncation or {}
         tokenizer.enable_truncation(max_length=max_tokens, direction=truncation.get("direction", "right"))
+    inner.model = _quiet_session(folder / "model.onnx", threads)
     return model
+
+
+def _quiet_session(model_file: Path, threads: int | None) -> Any:
+    """An ONNX Runtime session like fastembed's, but whose threads sleep between calls instead of spinning.
+
+    Spinning threads keep both cores busy after every query embedding, which slowed the search that runs right
+    after it by half (docs/benchmarks.md); fastembed exposes no option for it, so the session is rebuilt here.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    if threads is not None:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = threads
+    try:
+        return ort.InferenceSession(str(model_file), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ModelError(f"The embedding model could not be loaded: {exc}") from exc

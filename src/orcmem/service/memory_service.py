@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orcmem import rules
 from orcmem.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
@@ -54,6 +56,9 @@ from orcmem.service.vectors import EmbeddingPump, QueryEmbedder
 from orcmem.store import Store
 from orcmem.workspace import Location
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
 log = logging.getLogger("orcmem.service")
 
 MEMORY_OFF_MESSAGE = "orcmem memory is off. Turn it on with `orcmem memory on` to save or recall memories."
@@ -87,6 +92,8 @@ class MemoryService:
         self.clock = clock
         self.embedder: QueryEmbedder | None = None
         self.pump: EmbeddingPump | None = None
+        self._query_pool: ThreadPoolExecutor | None = None
+        self._query_pool_lock = threading.Lock()
         if embedder is not None:
             self.use_embedder(embedder)
 
@@ -111,6 +118,8 @@ class MemoryService:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
         if self.pump is not None and embed_wait > 0:
             self.pump.wait(embed_wait)
+        if self._query_pool is not None:
+            self._query_pool.shutdown(wait=False, cancel_futures=True)
         close_embedder = getattr(self.embedder, "close", None)
         if callable(close_embedder):
             close_embedder()
@@ -341,8 +350,9 @@ class MemoryService:
         """
         if not 1 <= limit <= 50:
             raise ValidationError("The search limit must be between 1 and 50.")
-        word_list = self.search_words(project, text, SEARCH_CANDIDATES)
-        meaning_list = self.search_meaning(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else []
+        pending = self._embed_query_soon(text) if self._use_meaning(semantic) else None
+        word_list = self.search_words(project, text, SEARCH_CANDIDATES)  # runs while the query is being embedded
+        meaning_list = self.search_meaning(project, text, SEARCH_CANDIDATES, pending=pending) if pending else []
         hits = cap_per_run(fuse(word_list, meaning_list, self.clock()), limit)
         complete = self.store.memories.with_files([hit.memory for hit in hits])
         return [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
@@ -354,17 +364,45 @@ class MemoryService:
             return []
         return [hit.memory for hit in self.store.memories.search_words(match, project.id if project else None, limit)]
 
-    def search_meaning(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> list[Memory]:
-        """Nearest memories by meaning, closest first, read without their files; empty when the model or vectors
-        are unavailable or the query vector is late."""
+    def _embed_query_soon(self, text: str) -> Future[Sequence[float] | None] | None:
+        """Start embedding the query in the background, or None when meaning cannot be used."""
         if self.embedder is None or not self.store.vectors.available or not text.strip():
-            return []
+            return None
+        with self._query_pool_lock:
+            if self._query_pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="orcmem-query")
+        return self._query_pool.submit(self._embed_query, text)
+
+    def _embed_query(self, text: str) -> Sequence[float] | None:
+        assert self.embedder is not None
         try:
-            vector = self.embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+            return self.embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
         except Exception as exc:  # a broken model must leave search working on words
             log.warning("query embedding failed: %s", exc)
+            return None
+
+    def search_meaning(
+        self,
+        project: Project | None,
+        text: str,
+        limit: int = SEARCH_CANDIDATES,
+        *,
+        pending: Future[Sequence[float] | None] | None = None,
+    ) -> list[Memory]:
+        """Nearest memories by meaning, closest first, read without their files; empty when the model or vectors
+        are unavailable or the query vector is late."""
+        pending = pending or self._embed_query_soon(text)
+        if pending is None:
             return []
-        if vector is None:
+        from concurrent.futures import TimeoutError as FuturesTimeout
+
+        try:
+            vector = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.1)
+        except FuturesTimeout:
+            return []  # the embedder let its own limit pass: answer from words
+        if vector is None or self.embedder is None:
             return []
         hits = self.store.vectors.nearest(vector, self.embedder.model_id, project.id if project else None, limit)
         return self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
