@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from orcmem.errors import ExportError, ValidationError
@@ -50,6 +49,8 @@ def export_bullet(root: Path, file_name: str, bullet: str) -> tuple[Path, bool]:
     updated = add_bullet(content, bullet)
     if updated is None:
         return target, False
+    import tempfile
+
     try:
         mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
         fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)

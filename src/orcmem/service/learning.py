@@ -6,20 +6,23 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orcmem.errors import NotFoundError, OwnershipError, ValidationError
-from orcmem.extract import GeneratorChoice
 from orcmem.models import Agent, NewMemory, Project, Source
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS
 from orcmem.service.memory_service import MemoryService
 from orcmem.store import Job, Run, Summary
+
+if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
+    from orcmem.extract import GeneratorChoice
 
 log = logging.getLogger("orcmem.learning")
 
 MEMORY_OFF_REASON = "memory learning was turned off"
 
 
-GeneratorFactory = Callable[[Run], GeneratorChoice]
+GeneratorFactory = Callable[[Run], "GeneratorChoice"]
 
 
 @dataclass(frozen=True, slots=True)
