@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
+from orcmem.extract import GeneratorChoice
 from orcmem.models import EventKind, LedgerEvent, Project, Source
 from orcmem.service import MemoryService
-from orcmem.service.learning import GeneratorChoice, Learning
+from orcmem.service.learning import Learning
 from orcmem.store import Run
 from tests.conftest import user_memory
 
