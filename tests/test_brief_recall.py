@@ -157,3 +157,16 @@ def test_recall_is_empty_while_memory_is_off(service, project) -> None:
 def test_recall_never_raises(service, project, text: str) -> None:
     add(service, project, "lesson", "Anything", "at all")
     assert service.recall(project.canonical_root, text) == ""
+
+
+def test_recall_finds_this_projects_memory_behind_many_better_foreign_matches(service, project, tmp_path) -> None:
+    from orcmem.workspace import locate
+
+    other_dir = tmp_path / "busy"
+    other_dir.mkdir()
+    other = service.project(locate(other_dir))
+    for i in range(80):  # more than the first BM25 window, all better matches, none of them ours
+        add(service, other, "lesson", f"Kafka kafka lag {i}", "kafka kafka kafka")
+    add(service, project, "lesson", "Consumer settings", "a long note that mentions kafka once among many other words")
+    text = service.recall(project.canonical_root, "kafka")
+    assert "Consumer settings" in text and "Kafka kafka lag" not in text

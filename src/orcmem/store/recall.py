@@ -14,6 +14,9 @@ from orcmem.models.constants import BUSY_TIMEOUT_MS, FTS_BODY_WEIGHT, FTS_TITLE_
 from orcmem.store.migrations import LATEST_VERSION
 
 RecallRow = tuple[str, str, str, str, int, bool]
+WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
+_COLUMNS = "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged"
+_VISIBLE = "m.status = 'active' AND (m.project_id = ? OR m.scope = 'global')"
 
 
 def recall_rows(db_path: str | os.PathLike[str], canonical_root: str, match: str, limit: int) -> list[RecallRow] | None:
@@ -33,13 +36,23 @@ def recall_rows(db_path: str | os.PathLike[str], canonical_root: str, match: str
             return None
         found = conn.execute("SELECT id FROM projects WHERE canonical_root = ?", (canonical_root,)).fetchall()
         project_id = found[0][0] if found else ""
+        # Rank the best matches by BM25 alone first, then read and filter only those; the full join (every match
+        # against its memory row) runs only when too few of them are this project's active memories.
+        window = limit * WINDOW_FACTOR
         rows = conn.execute(
-            "SELECT m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged "
-            "FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.status = 'active' AND (m.project_id = ? OR m.scope = 'global') "
-            f"ORDER BY bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}), m.updated_at DESC LIMIT ?",
-            (match, project_id, limit),
+            f"WITH top AS (SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
+            "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) "
+            f"SELECT {_COLUMNS}, (SELECT count(*) FROM top) FROM top JOIN memories m ON m.pk = top.rowid "
+            f"WHERE {_VISIBLE} ORDER BY top.rank, m.updated_at DESC LIMIT ?",
+            (match, window, project_id, limit),
         ).fetchall()
-        return [(str(t), str(ti), str(b), str(s), int(c), bool(f)) for t, ti, b, s, c, f in rows]
+        if len(rows) < limit and (not rows or rows[0][-1] >= window):
+            rows = conn.execute(
+                f"SELECT {_COLUMNS}, 0 FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {_VISIBLE} "
+                f"ORDER BY bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}), m.updated_at DESC LIMIT ?",
+                (match, project_id, limit),
+            ).fetchall()
+        return [(str(t), str(ti), str(b), str(s), int(c), bool(f)) for t, ti, b, s, c, f, _n in rows]
     finally:
         conn.close()
