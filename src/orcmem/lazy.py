@@ -5,7 +5,7 @@ Hooks run on every prompt; importing one submodule must not import the whole pac
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
 
 TYPE_CHECKING = False  # importing typing costs the hooks milliseconds
 if TYPE_CHECKING:
@@ -20,8 +20,9 @@ def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(module), name)
-        setattr(import_module(package), name, value)
+        __import__(module)  # importlib itself is a module the hooks would otherwise load
+        value = getattr(sys.modules[module], name)
+        setattr(sys.modules[package], name, value)
         return value
 
     return __getattr__

