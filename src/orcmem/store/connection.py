@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 from collections.abc import Iterator
@@ -66,8 +67,9 @@ class Database:
             self.conn.execute("PRAGMA synchronous = NORMAL")
             migrate(self.conn)
         except apsw.Error as exc:
+            errno_seen = self.conn.system_errno
             self.conn.close()
-            raise StoreError(_explain(path, exc)) from exc
+            raise StoreError(_explain(path, exc, errno_seen)) from exc
         except StoreError:
             self.conn.close()
             raise
@@ -96,6 +98,8 @@ class Database:
                 return self.conn.execute(sql, params).fetchall()
             except apsw.BusyError as exc:
                 raise StoreError(f"The orcmem database stayed busy for over {BUSY_TIMEOUT_MS} ms.") from exc
+            except _FILE_ERRORS as exc:  # damage, a full disk or a read-only file found mid-command: one line
+                raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
 
     def query_one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None:
         """Run a statement and return its first row, or None."""
@@ -118,17 +122,30 @@ class Database:
                     raise StoreError(
                         f"The orcmem database stayed locked by another process for over {BUSY_TIMEOUT_MS} ms."
                     ) from exc
+                except _FILE_ERRORS as exc:
+                    raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
             self._local.depth = depth + 1
             try:
                 yield
             except BaseException:
                 self._local.depth = depth
                 if depth == 0:
-                    self.conn.execute("ROLLBACK")
+                    self._rollback()
                 raise
             self._local.depth = depth
             if depth == 0:
-                self.conn.execute("COMMIT")
+                try:
+                    self.conn.execute("COMMIT")
+                except _FILE_ERRORS as exc:  # e.g. the disk filled up while writing the WAL
+                    self._rollback()
+                    raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back by itself (a full disk, an I/O error): then there is nothing to undo,
+        # and a second ROLLBACK would only hide the error that got us here.
+        if self.conn.in_transaction:
+            with contextlib.suppress(apsw.Error):
+                self.conn.execute("ROLLBACK")
 
     def close(self) -> None:
         """Close the connection."""
@@ -136,16 +153,32 @@ class Database:
             self.conn.close()
 
 
-def _explain(path: Path, exc: apsw.Error) -> str:
+# What the file or the disk can do to a statement; other apsw errors are bugs and keep their traceback.
+_FILE_ERRORS = (
+    apsw.CorruptError,
+    apsw.NotADBError,
+    apsw.FullError,
+    apsw.ReadOnlyError,
+    apsw.CantOpenError,
+    apsw.PermissionsError,
+    apsw.IOError,
+)
+
+
+def _explain(path: Path, exc: apsw.Error, system_errno: int = 0) -> str:
     if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
         return (
             f"The file {path} is not a readable orcmem database ({exc}). It was left untouched; "
             "move it aside to start a new one."
         )
-    if isinstance(exc, apsw.ReadOnlyError | apsw.CantOpenError | apsw.PermError):
+    # A full disk shows as SQLITE_FULL when the WAL cannot grow, but as a plain I/O error (ENOSPC underneath)
+    # when the shared-memory file cannot be sized on open.
+    if isinstance(exc, apsw.FullError) or system_errno == errno.ENOSPC:
+        return f"The disk holding {path} is full. Free some space and try again."
+    if system_errno == errno.EFBIG:
+        return f"The orcmem database at {path} may not grow past this process's file size limit (ulimit -f)."
+    if isinstance(exc, apsw.ReadOnlyError | apsw.CantOpenError | apsw.PermissionsError):
         return f"The orcmem database at {path} cannot be written ({exc}). Check the file's permissions."
     if isinstance(exc, apsw.BusyError):
         return f"The orcmem database at {path} stayed locked by another process. Try again."
-    if isinstance(exc, apsw.FullError):
-        return f"The disk holding {path} is full. Free some space and try again."
     return f"The orcmem database at {path} failed: {exc}"
