@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,6 +58,8 @@ from orcmem.workspace import Location
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
+
+    from orcmem.store.vectors import VectorHit
 
 log = logging.getLogger("orcmem.service")
 
@@ -350,8 +352,8 @@ class MemoryService:
         """
         if not 1 <= limit <= 50:
             raise ValidationError("The search limit must be between 1 and 50.")
-        pending = self._embed_query_soon(text) if self._use_meaning(semantic) else None
-        word_list = self.search_words(project, text, SEARCH_CANDIDATES)  # runs while the query is being embedded
+        pending = self._nearest_soon(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else None
+        word_list = self.search_words(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
         meaning_list = self.search_meaning(project, text, SEARCH_CANDIDATES, pending=pending) if pending else []
         hits = cap_per_run(fuse(word_list, meaning_list, self.clock()), limit)
         complete = self.store.memories.with_files([hit.memory for hit in hits])
@@ -364,8 +366,11 @@ class MemoryService:
             return []
         return [hit.memory for hit in self.store.memories.search_words(match, project.id if project else None, limit)]
 
-    def _embed_query_soon(self, text: str) -> Future[Sequence[float] | None] | None:
-        """Start embedding the query in the background, or None when meaning cannot be used."""
+    def _nearest_soon(self, project: Project | None, text: str, limit: int) -> Future[list[VectorHit]] | None:
+        """Start embedding the query and scanning the vectors in the background, or None when meaning cannot be used.
+
+        Both release the GIL (ONNX Runtime, numpy), so on a second core they overlap the word search.
+        """
         if self.embedder is None or not self.store.vectors.available or not text.strip():
             return None
         with self._query_pool_lock:
@@ -373,15 +378,19 @@ class MemoryService:
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="orcmem-query")
-        return self._query_pool.submit(self._embed_query, text)
+        return self._query_pool.submit(self._nearest_to, project, text, limit)
 
-    def _embed_query(self, text: str) -> Sequence[float] | None:
-        assert self.embedder is not None
+    def _nearest_to(self, project: Project | None, text: str, limit: int) -> list[VectorHit]:
+        embedder = self.embedder
+        assert embedder is not None
         try:
-            return self.embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+            vector = embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
         except Exception as exc:  # a broken model must leave search working on words
             log.warning("query embedding failed: %s", exc)
-            return None
+            return []
+        if vector is None:
+            return []
+        return self.store.vectors.nearest(vector, embedder.model_id, project.id if project else None, limit)
 
     def search_meaning(
         self,
@@ -389,22 +398,23 @@ class MemoryService:
         text: str,
         limit: int = SEARCH_CANDIDATES,
         *,
-        pending: Future[Sequence[float] | None] | None = None,
+        pending: Future[list[VectorHit]] | None = None,
     ) -> list[Memory]:
         """Nearest memories by meaning, closest first, read without their files; empty when the model or vectors
         are unavailable or the query vector is late."""
-        pending = pending or self._embed_query_soon(text)
+        pending = pending or self._nearest_soon(project, text, limit)
         if pending is None:
             return []
         from concurrent.futures import TimeoutError as FuturesTimeout
 
         try:
-            vector = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.1)
+            # The embedder gives up after its own limit; the margin covers the scan that follows it.
+            hits = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.25)
         except FuturesTimeout:
             return []  # the embedder let its own limit pass: answer from words
-        if vector is None or self.embedder is None:
+        except Exception as exc:  # a failing scan must leave search working on words
+            log.warning("meaning search failed: %s", exc)
             return []
-        hits = self.store.vectors.nearest(vector, self.embedder.model_id, project.id if project else None, limit)
         return self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
 
     def _use_meaning(self, semantic: bool | None) -> bool:
