@@ -31,6 +31,8 @@ class LearningResult:
     hook_session_end: Latency
     hook_stop: Latency
     hook_prompt_10k: Latency
+    hook_session_start_10k: Latency
+    hook_pre_tool_use: Latency
     hook_prompt_injected: float  # share of the timed prompts that got memories back
     events: int
     transcript_bytes: int
@@ -119,15 +121,22 @@ def _wall(command: list[str], stdin: str, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def _prompt_hook_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[float], float]:
-    """`orcmem hook prompt` against a profile of 10,000 memories, each prompt a question an agent might get."""
+def _hooks_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[float], list[float], list[float], float]:
+    """`orcmem hook prompt` and `session-start` against a profile of 10,000 memories, and the floor beside them.
+
+    Each prompt run is paired with a `python -c pass` run right before it, so the ratio is not skewed by the
+    machine getting busier or quieter during the run. Returns (floor, prompt, session-start, share injected).
+    """
     from bench.search import queries
 
     home = work / "home-10k"
     project = work / "project-10k"
     profile_with_memories(home, project, 10_000)
     env = {**os.environ, "ORCMEM_HOME": str(home)}
-    times, hits = [], 0
+    start_payload = json.dumps({"session_id": "bench", "cwd": str(project), "hook_event_name": "SessionStart"})
+    for _ in range(3):  # the first runs read the database from disk into the page cache
+        _wall([orcmem, "hook", "session-start"], start_payload, env)
+    floor, times, starts, hits = [], [], [], 0
     for text in queries(samples):
         payload = json.dumps(
             {
@@ -138,11 +147,14 @@ def _prompt_hook_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[flo
                 "permission_mode": "default",
             }
         )
+        floor.append(_wall([sys.executable, "-c", "pass"], "", env))
         started = time.perf_counter()
         result = subprocess.run([orcmem, "hook", "prompt"], input=payload, capture_output=True, text=True, env=env)
         times.append(time.perf_counter() - started)
         hits += bool(result.stdout)
-    return times, hits / samples
+    for _ in range(max(10, samples // 3)):
+        starts.append(_wall([orcmem, "hook", "session-start"], start_payload, env))
+    return floor, times, starts, hits / samples
 
 
 def run(samples: int = 30) -> LearningResult:
@@ -156,8 +168,7 @@ def run(samples: int = 30) -> LearningResult:
     svc.close()
     orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
     env = {**os.environ, "ORCMEM_HOME": str(home)}
-    bare = [_wall([sys.executable, "-c", "pass"], "", env) for _ in range(samples)]
-    ends, stops = [], []
+    ends, stops, tools = [], [], []
     for i in range(samples):
         transcript = project / f"session-{i}.jsonl"
         shutil.copy(SAMPLE, transcript)
@@ -166,8 +177,16 @@ def run(samples: int = 30) -> LearningResult:
         ends.append(
             _wall([orcmem, "hook", "session-end"], json.dumps({**payload, "hook_event_name": "SessionEnd"}), env)
         )
+        tool_call = {
+            **payload,
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "acceptEdits",
+            "tool_name": "mcp__orcmem__memory_record",
+            "tool_input": {"type": "lesson", "title": f"Lesson {i}", "body": "Run the tests with -p no:cacheprovider."},
+        }
+        tools.append(_wall([orcmem, "hook", "pre-tool-use"], json.dumps(tool_call), env))
 
-    prompt_times, injected = _prompt_hook_at_10k(work, orcmem, samples * 2)
+    bare, prompt_times, start_times, injected = _hooks_at_10k(work, orcmem, samples * 2)
 
     data = synthetic_transcript()
     transcript = work / "big.jsonl"
@@ -200,6 +219,8 @@ def run(samples: int = 30) -> LearningResult:
         hook_session_end=latency(ends),
         hook_stop=latency(stops),
         hook_prompt_10k=latency(prompt_times),
+        hook_session_start_10k=latency(start_times),
+        hook_pre_tool_use=latency(tools),
         hook_prompt_injected=injected,
         events=len(chunk.events),
         transcript_bytes=len(data),
