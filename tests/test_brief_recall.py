@@ -170,3 +170,107 @@ def test_recall_finds_this_projects_memory_behind_many_better_foreign_matches(se
     add(service, project, "lesson", "Consumer settings", "a long note that mentions kafka once among many other words")
     text = service.recall(project.canonical_root, "kafka")
     assert "Consumer settings" in text and "Kafka kafka lag" not in text
+
+
+# --- the relevance gate ------------------------------------------------------------------------------------------
+PROJECT_MEMORIES = [
+    ("lesson", "Vitest threads crash on CI", "run vitest with --pool=forks; the threads pool segfaults on the runners"),
+    ("command", "Deploy", "make ship deploys to staging; production needs the release tag first"),
+    ("lesson", "Release job times out", "the release job takes 40 minutes on a cold cache; raise the timeout to 60"),
+    ("env_quirk", "Postgres migrations lock the orders table", "set lock_timeout before ALTER TABLE on orders"),
+    ("convention", "Money is stored in cents", "never floats: amounts are integers in cents, rounded half even"),
+    ("decision", "Redis for the session store", "sessions live in Redis with a 30 minute TTL, refreshed per request"),
+    ("lesson", "Rounding bug in src/billing/invoice.py", "invoice totals must round once, after the tax is added"),
+    ("preference", "Short commit messages", "one line, imperative, under 72 characters"),
+]
+# Each shares a word with one of the memories above, and is about something else.
+OFF_TOPIC = [
+    "What time does the last train to Florence leave?",
+    "How do I ship a parcel to Canada cheaply?",
+    "Is it safe to lock my bike near the train station overnight?",
+    "How many minutes should I boil an egg?",
+    "What is the best way to store fresh herbs in the fridge?",
+    "Who won the first tennis match at Wimbledon?",
+    "Can you recommend a short novel for a long flight?",
+]
+
+
+@pytest.fixture
+def remembered(service: MemoryService, project: Project) -> Project:
+    for type_, title, body in PROJECT_MEMORIES:
+        add(service, project, type_, title, body)
+    return project
+
+
+def ungated(service: MemoryService, project: Project, prompt: str) -> list:
+    from orcmem.recall import recall_match
+    from orcmem.store.recall import recall_rows
+
+    match = recall_match(prompt)
+    assert match is not None
+    return recall_rows(service.store.db.path, project.canonical_root, match, 8, share=0.0) or []
+
+
+@pytest.mark.parametrize("prompt", OFF_TOPIC)
+def test_off_topic_prompts_inject_nothing(service, remembered, prompt: str) -> None:
+    assert ungated(service, remembered, prompt), "the prompt must share a word with a memory, or it proves nothing"
+    assert service.recall(remembered.canonical_root, prompt) == ""
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("why does vitest crash on CI?", "Vitest threads crash on CI"),  # every word
+        ("how do we deploy?", "- [command] Deploy"),  # one word of one
+        ("the release job timed out again", "Release job times out"),  # stems: timed -> time
+        ("add a column to the orders table", "Postgres migrations lock the orders table"),  # 2 of 4 words
+        (
+            # a long request: 5 of its 12 words (the most a prompt gives; half would be 6) are enough
+            "The nightly release job on the CI runners timed out again after forty minutes; please find out why "
+            "and make the cache warm",
+            "Release job times out",
+        ),
+    ],
+)
+def test_on_topic_prompts_still_inject(service, remembered, prompt: str, expected: str) -> None:
+    assert expected in service.recall(remembered.canonical_root, prompt)
+
+
+def test_a_prompt_needs_half_its_words_in_one_memory(service, remembered) -> None:
+    # 2 of 4 words, but in two different memories: no single memory is about this prompt.
+    assert service.recall(remembered.canonical_root, "vitest deploy weather forecast") == ""
+    assert "Vitest threads crash" in service.recall(remembered.canonical_root, "vitest crash weather forecast")
+
+
+def test_the_gate_counts_words_as_the_full_text_index_matches_them(service, remembered) -> None:
+    root = remembered.canonical_root
+    # A path is one phrase of consecutive tokens; the last word is a prefix ("roun" -> rounding).
+    assert "Rounding bug" in service.recall(root, "billing/invoice.py hotel roun")
+    # The same tokens, not one after another, are not the phrase: 1 of 3 words is not enough.
+    assert service.recall(root, "invoice/billing.py hotel roun") == ""
+    # Words match by their stem, as in the index: "crashing" holds "crash", "runners" holds "runner".
+    assert "Vitest threads crash" in service.recall(root, "crashing runners hotel")
+
+
+@pytest.mark.parametrize(("terms", "needed"), [(1, 1), (2, 1), (3, 2), (4, 2), (5, 3), (6, 3), (7, 4), (8, 4), (12, 4)])
+def test_required_terms_is_half_rounded_up_and_at_most_4(terms: int, needed: int) -> None:
+    from orcmem.store.recall import required_terms
+
+    assert required_terms(terms) == needed
+
+
+def test_the_prompt_hook_injects_nothing_for_an_off_topic_prompt(service, remembered, project_dir) -> None:
+    import io
+    import json
+
+    from orcmem import hooks
+
+    def hook(prompt: str) -> str:
+        out = io.StringIO()
+        payload = {"session_id": "s", "cwd": str(project_dir), "prompt": prompt, "hook_event_name": "UserPromptSubmit"}
+        assert hooks.main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+        return out.getvalue()
+
+    assert hook("What time does the last train to Florence leave?") == ""
+    context = json.loads(hook("why does the release job time out?"))["hookSpecificOutput"]["additionalContext"]
+    assert "Release job times out" in context

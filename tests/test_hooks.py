@@ -36,7 +36,12 @@ def payload(event: str, project_dir: Path, **fields: object) -> dict:
 @pytest.fixture
 def remembered(service: MemoryService, project: Project) -> Project:
     service.record(
-        project, user_memory("Factorial must be iterative", "recursion blows the stack on CI", type="lesson")
+        project,
+        user_memory(
+            "Factorial must be iterative",
+            "write the function to calculate it in a loop: recursion blows the stack on CI",
+            type="lesson",
+        ),
     )
     return project
 

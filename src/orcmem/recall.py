@@ -38,7 +38,10 @@ def age_label(ms: int, now: int) -> str:
 
 
 def recall_match(prompt: str) -> str | None:
-    """The FTS5 expression for a prompt: up to 12 distinct words, function words dropped when better ones exist."""
+    """The FTS5 expression for a prompt: up to 12 distinct words, function words dropped when better ones exist.
+
+    `recall_rows` injects its matches only when one of them holds enough of these words (the relevance gate).
+    """
     return fts_query(prompt)
 
 

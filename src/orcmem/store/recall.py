@@ -1,26 +1,57 @@
 """The read the prompt hook makes on every prompt: one connection, three small queries, no repositories.
 
 It deliberately avoids the rest of the store (dataclasses, vectors, migrations): it only reads, and a database
-it does not recognise yields nothing rather than an upgrade.
+it does not recognise yields nothing rather than an upgrade. Its relevance gate needs no further query: it
+tokenizes the few rows read with the full-text index's own tokenizer and counts the prompt's terms they hold.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import apsw
 
-from orcmem.models.constants import BUSY_TIMEOUT_MS, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT, SETTING_MEMORY_ENABLED
+from orcmem.models.constants import (
+    BUSY_TIMEOUT_MS,
+    FTS_BODY_WEIGHT,
+    FTS_TITLE_WEIGHT,
+    RECALL_ENOUGH_TERMS,
+    RECALL_MIN_TERM_SHARE,
+    SETTING_MEMORY_ENABLED,
+)
 from orcmem.store.migrations import LATEST_VERSION
 
 RecallRow = tuple[str, str, str, str, int, bool]
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
 _COLUMNS = "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged"
 _VISIBLE = "m.status = 'active' AND (m.project_id = ? OR m.scope = 'global')"
+# The tokenizer of memories_fts (migrations), so a prompt's words are matched against a memory exactly as FTS5 does.
+_TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+_OR = " OR "
+
+Phrase = tuple[tuple[str, ...], bool]  # the phrase's tokens, and whether its last token is a prefix
 
 
-def recall_rows(db_path: str | os.PathLike[str], canonical_root: str, match: str, limit: int) -> list[RecallRow] | None:
+def required_terms(terms: int, share: float = RECALL_MIN_TERM_SHARE, enough: int = RECALL_ENOUGH_TERMS) -> int:
+    """How many of a prompt's `terms` one memory must hold for recall to inject anything: a share, capped."""
+    return min(int(-(-terms * share // 1)), enough)  # the share rounded up, without importing math
+
+
+def recall_rows(
+    db_path: str | os.PathLike[str],
+    canonical_root: str,
+    match: str,
+    limit: int,
+    *,
+    share: float = RECALL_MIN_TERM_SHARE,
+    enough: int = RECALL_ENOUGH_TERMS,
+) -> list[RecallRow] | None:
     """Active memories of the project (and global ones) matching `match`, best BM25 first, newest on ties.
+
+    `match` is `recall_match`'s expression: quoted terms joined with OR. Nothing is returned unless one of the
+    matches holds at least `share` of those terms, or `enough` of them (the relevance gate): a prompt that shares
+    a word or two with the memory by chance ("what time is it in Tokyo") gets nothing.
 
     Returns None when memory is off, the database is missing or from another version; [] when nothing matches.
     """
@@ -53,6 +84,62 @@ def recall_rows(db_path: str | os.PathLike[str], canonical_root: str, match: str
                 f"ORDER BY bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}), m.updated_at DESC LIMIT ?",
                 (match, project_id, limit),
             ).fetchall()
-        return [(str(t), str(ti), str(b), str(s), int(c), bool(f)) for t, ti, b, s, c, f, _n in rows]
+        found_rows = [(str(t), str(ti), str(b), str(s), int(c), bool(f)) for t, ti, b, s, c, f, _n in rows]
+        if not found_rows or not _relevant(conn, match, found_rows, share, enough):
+            return []
+        return found_rows
     finally:
         conn.close()
+
+
+def _relevant(conn: apsw.Connection, match: str, rows: Sequence[RecallRow], share: float, enough: int) -> bool:
+    """Whether one of `rows` holds enough of the prompt's terms (the relevance gate).
+
+    BM25 ranks a memory that shares one common word with the prompt above nothing at all, so an off-topic prompt
+    always found something. Counting the terms each found memory holds (the same tokens FTS5 matched) needs no
+    further query: only the few rows already read are tokenized.
+    """
+    tokenize = conn.fts5_tokenizer(*_TOKENIZER)
+    phrases = [phrase for phrase in (_phrase(tokenize, part) for part in match.split(_OR)) if phrase[0]]
+    if not phrases:
+        return False
+    needed = required_terms(len(phrases), share, enough)
+    for _type, title, body, *_rest in rows:
+        columns = (
+            _tokens(tokenize, title, apsw.FTS5_TOKENIZE_DOCUMENT),
+            _tokens(tokenize, body, apsw.FTS5_TOKENIZE_DOCUMENT),
+        )
+        vocabulary = {*columns[0], *columns[1]}
+        if sum(_holds(columns, vocabulary, phrase) for phrase in phrases) >= needed:
+            return True
+    return False
+
+
+def _tokens(tokenize: apsw.FTS5Tokenizer, text: str, flags: int) -> tuple[str, ...]:
+    return tuple(tokenize(text.encode(), flags, None, include_offsets=False, include_colocated=False))
+
+
+def _phrase(tokenize: apsw.FTS5Tokenizer, part: str) -> Phrase:
+    """One `"term"` or `"term"*` of the expression, tokenized as FTS5 tokenizes the query."""
+    text = part.strip()
+    prefix = text.endswith("*")
+    text = text.rstrip("*").strip('"')
+    flags = apsw.FTS5_TOKENIZE_QUERY | (apsw.FTS5_TOKENIZE_PREFIX if prefix else 0)
+    return _tokens(tokenize, text, flags), prefix
+
+
+def _holds(columns: Sequence[Sequence[str]], vocabulary: set[str], phrase: Phrase) -> bool:
+    """Whether a row holds the phrase: its tokens one after another in one column, the last a prefix if marked."""
+    words, prefix = phrase
+    *lead, last = words
+    if not all(word in vocabulary for word in lead):
+        return False
+    if not lead:  # one word, the usual case: a set lookup, or a scan of the row's distinct tokens for a prefix
+        return last in vocabulary or (prefix and any(token.startswith(last) for token in vocabulary))
+    size = len(words)
+    for tokens in columns:
+        for start in range(len(tokens) - size + 1):
+            end = tokens[start + size - 1]
+            if list(tokens[start : start + size - 1]) == lead and (end.startswith(last) if prefix else end == last):
+                return True
+    return False
