@@ -9,6 +9,7 @@ import pytest
 
 from orcmem.embed import FailingEmbedder, StalledEmbedder, WorkerEmbedder
 from orcmem.models import NewMemory, Source
+from orcmem.models.constants import RRF_K
 from orcmem.service import MemoryService
 from orcmem.store import Store
 from orcmem.workspace import locate
@@ -62,7 +63,7 @@ def test_fusion_adds_both_lists(fused) -> None:
     hit = svc.search(project, "repair car")[0]
     assert hit.memory.id == both.id
     assert hit.parts.word_rank == 1 and hit.parts.meaning_rank == 1
-    assert hit.parts.fused == pytest.approx(2 / 61)
+    assert hit.parts.fused == pytest.approx(2 / (RRF_K + 1))
 
 
 def test_score_is_the_seed_formula(fused, clock: Clock) -> None:
@@ -73,7 +74,7 @@ def test_score_is_the_seed_formula(fused, clock: Clock) -> None:
     settle(svc)
     clock.advance_days(75)
     hit = svc.search(project, "postgres")[0]
-    expected = (2 / 61) * 1.2 * (0.5 + 0.8 / 2) * (0.4 + 0.6 * 0.5)
+    expected = (2 / (RRF_K + 1)) * 1.2 * (0.5 + 0.8 / 2) * (0.4 + 0.6 * 0.5)
     assert hit.score == pytest.approx(expected)
     assert (hit.parts.type_weight, hit.parts.recency_factor) == (1.2, pytest.approx(0.7))
 

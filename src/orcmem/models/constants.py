@@ -68,7 +68,11 @@ SEARCH_CANDIDATES: Final = 40  # per list (words, meaning)
 SEARCH_DEFAULT_LIMIT: Final = 8
 
 # --- Fusion and scoring ---------------------------------------------------------------------------------------
-RRF_K: Final = 60
+SEED_RRF_K: Final = 60  # the first seed's reciprocal-rank-fusion constant
+# orcmem's: a smaller k lets agreement near the top of both lists count. On LoCoMo it lifted the fused recall@8
+# from 0.686 to 0.732, in each of the five conversations, and leave-one-conversation-out choice of k gave 0.722
+# against 0.696 for words alone (docs/benchmarks.md).
+RRF_K: Final = 10
 RECENCY_HALF_LIFE_DAYS: Final = 75.0
 MAX_RESULTS_PER_RUN: Final = 3
 QUERY_EMBED_TIMEOUT_S: Final = 0.5
@@ -114,6 +118,11 @@ BRIEF_MAX_CHARS: Final = 5000
 # --- Recall before each prompt (second seed) -------------------------------------------------------------------
 RECALL_MAX_MEMORIES: Final = 8
 RECALL_MAX_CHARS: Final = 4096
+# The relevance gate: recall injects nothing unless one of the best matches holds at least this share of the
+# prompt's words (function words aside, rounded up), or this many of them in a long prompt. The figures behind
+# both numbers are in docs/benchmarks.md (bench/precision.py).
+RECALL_MIN_TERM_SHARE: Final = 0.5
+RECALL_ENOUGH_TERMS: Final = 4
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing --------------------------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ def recency_factor(last_confirmed_at: int, now: int, half_life_days: float = REC
     return 0.4 + 0.6 * 0.5 ** (days / half_life_days)
 
 
-def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int) -> list[SearchHit]:
-    """Fuse two ranked lists (1/(60+n) each, n from 1) and score every memory, best first."""
+def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int, k: int = RRF_K) -> list[SearchHit]:
+    """Fuse two ranked lists (1/(k+n) each, n from 1; k = 10) and score every memory, best first."""
     memories: dict[str, Memory] = {}
     word_rank: dict[str, int] = {}
     meaning_rank: dict[str, int] = {}
@@ -33,7 +33,7 @@ def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int) 
                 memories.setdefault(memory.id, memory)
     hits: list[SearchHit] = []
     for memory_id, memory in memories.items():
-        fused = sum(1.0 / (RRF_K + ranks[memory_id]) for ranks in (word_rank, meaning_rank) if memory_id in ranks)
+        fused = sum(1.0 / (k + ranks[memory_id]) for ranks in (word_rank, meaning_rank) if memory_id in ranks)
         type_weight = TYPE_WEIGHTS.get(str(memory.type), 1.0)
         confidence = 0.5 + memory.confidence / 2
         recency = recency_factor(memory.last_confirmed_at, now)
