@@ -12,6 +12,7 @@ from orcmem.models import EventKind, LedgerEvent, Project, Source
 from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
 from orcmem.store import Run
+from orcmem.store.ledger import JOB_LEASE_MS
 from tests.conftest import user_memory
 
 ANSWER = {
@@ -227,6 +228,24 @@ def test_a_dead_workers_job_goes_back_to_the_queue(service, project, learning) -
     learning.queue(run)
     assert learning.claim(4242, lambda pid: True).run_id == run.id
     assert learning.claim(5000, lambda pid: pid != 4242).run_id == run.id  # 4242 died: its job is taken again
+
+
+def test_a_claim_past_its_lease_goes_back_to_the_queue_and_the_old_worker_saves_nothing(
+    service, project, learning, clock
+) -> None:
+    run = add_run(service, project)
+    learning.queue(run)
+    hung = learning.claim(4242, lambda pid: True)  # its pid stays "alive": a hung worker, or a reused pid
+    assert learning.claim(5000, lambda pid: True) is None
+    clock.advance_days(JOB_LEASE_MS / 86_400_000 + 0.001)
+    taken = learning.claim(5000, lambda pid: True)
+    assert (taken.run_id, taken.worker_pid) == (run.id, 5000)
+    late = learning.run_job(hung, lambda r: GeneratorChoice(FakeGenerator(), None, "fake"))
+    assert late.state == "skipped" and late.written == 0
+    assert service.list(project) == [] and service.store.jobs.get(run.id).state == "running"
+    done = learning.run_job(taken, lambda r: GeneratorChoice(FakeGenerator(), None, "fake"))
+    assert (done.state, done.written) == ("done", 2)
+    assert service.store.jobs.get(run.id).state == "done" and len(service.list(project)) == 2
 
 
 def test_idle_sessions_are_swept(service, project, learning, clock) -> None:

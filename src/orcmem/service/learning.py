@@ -165,7 +165,12 @@ class Learning:
             log.exception("extraction of %s failed", job.run_id)
             outcome = JobOutcome(job.run_id, "failed", f"{type(exc).__name__}: {exc}")
         self.store.jobs.finish(
-            job.run_id, outcome.state, error=outcome.error, written=outcome.written, now=self.memory.clock()
+            job.run_id,
+            outcome.state,
+            error=outcome.error,
+            written=outcome.written,
+            now=self.memory.clock(),
+            worker_pid=job.worker_pid,
         )
         if outcome.written:
             self.memory.vectors_changed()  # embedding happens outside the job's slot
@@ -207,19 +212,24 @@ class Learning:
         extraction = parse_extraction(answer.text)
         if extraction is None:
             return JobOutcome(run.id, "failed", "the model's answer was not the JSON asked for")
-        return self._save(run, extraction, model=run.model)
+        return self._save(run, extraction, model=run.model, worker_pid=job.worker_pid)
 
     def _task_of(self, run: Run) -> tuple[str | None, str | None]:
         return self.store.tasks.title_and_spec(run.task_id) if run.task_id else (None, None)
 
-    def _save(self, run: Run, extraction, *, model: str | None) -> JobOutcome:
-        """The summary and every memory in one transaction; topics the user wrote are left alone."""
+    def _save(self, run: Run, extraction, *, model: str | None, worker_pid: int | None) -> JobOutcome:
+        """The summary and every memory in one transaction; topics the user wrote are left alone.
+
+        Nothing is saved when the job's lease went to another worker meanwhile: that worker saves its own answer.
+        """
         project = self.store.projects.get(run.project_id)
         if project is None:
             return JobOutcome(run.id, "skipped", "the project was deleted")
         outcome = JobOutcome(run.id, "done")
         summary = extraction.summary
         with self.store.db.transaction():
+            if not self.store.jobs.holds(run.id, worker_pid):
+                return JobOutcome(run.id, "skipped", "another worker took this job over")
             self.store.summaries.upsert(
                 Summary(
                     run_id=run.id,

@@ -9,10 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from orcmem.models import EventKind, LedgerEvent
+from orcmem.models.constants import GENERATOR_TIMEOUT_S
 from orcmem.redact import redact_text
 from orcmem.store.connection import Database
 
 JOB_STATES = ("queued", "running", "done", "failed", "skipped")
+# A job makes one distillation call (bounded by GENERATOR_TIMEOUT_S) and one save: a claim older than four calls
+# belongs to a hung worker, or to a dead one whose pid was reused, and goes back to the queue.
+JOB_LEASE_MS = int(4 * GENERATOR_TIMEOUT_S * 1000)
 DIGEST_KINDS = (EventKind.MESSAGE, EventKind.TOOL_STARTED, EventKind.TOOL_COMPLETED, EventKind.FILE_CHANGED)
 
 
@@ -153,7 +157,7 @@ class RunRepository:
                 "UPDATE runs SET transcript_offset = ?, turns = turns + ?, skipped_lines = skipped_lines + ?, "
                 "model = COALESCE(?, model), title = COALESCE(?, title), "
                 "last_turn_at = CASE WHEN ? > 0 THEN ? ELSE last_turn_at END WHERE id = ?",
-                (offset, turns, skipped, model, title, turns, now, run_id),
+                (offset, turns, skipped, model, redact_text(title).text if title else None, turns, now, run_id),
             )
             return last + len(events)
 
@@ -278,8 +282,10 @@ class TaskRepository:
         self.db = db
 
     def add(self, project_id: str, title: str, spec: str | None, now: int) -> Task:
-        """Create an open task."""
+        """Create an open task (title and spec redacted)."""
         task_id = "task_" + secrets.token_hex(8)
+        title = redact_text(title).text
+        spec = redact_text(spec).text if spec else spec
         with self.db.transaction():
             self.db.query(
                 "INSERT INTO tasks (id, project_id, title, spec, status, created_at, updated_at) "
@@ -363,11 +369,14 @@ class JobRepository:
         """Take the oldest queued job if fewer than `max_running` run, across every process.
 
         Jobs marked running by a worker that no longer exists go back to the queue first, so a killed worker
-        loses nothing.
+        loses nothing; so do jobs claimed longer than `JOB_LEASE_MS` ago, whose worker is hung or whose pid now
+        belongs to another process.
         """
         with self.db.transaction():
-            for run_id, pid in self.db.query("SELECT run_id, worker_pid FROM extraction_jobs WHERE state = 'running'"):
-                if pid is None or not is_alive(int(pid)):
+            rows = self.db.query("SELECT run_id, worker_pid, heartbeat_at FROM extraction_jobs WHERE state = 'running'")
+            for run_id, pid, heartbeat in rows:
+                expired = heartbeat is None or int(heartbeat) < now - JOB_LEASE_MS
+                if pid is None or expired or not is_alive(int(pid)):
                     self.db.query(
                         "UPDATE extraction_jobs SET state = 'queued', worker_pid = NULL, started_at = NULL "
                         "WHERE run_id = ?",
@@ -402,15 +411,28 @@ class JobRepository:
         with self.db.transaction():
             self.db.query("UPDATE extraction_jobs SET through_seq = ? WHERE run_id = ?", (through_seq, run_id))
 
-    def finish(self, run_id: str, state: str, *, error: str | None, written: int, now: int) -> None:
-        """End a job as done, failed or skipped (the error is redacted)."""
+    def holds(self, run_id: str, worker_pid: int | None) -> bool:
+        """Whether the job is still running under `worker_pid` (its lease was not given to another worker)."""
+        row = self.db.query_one(
+            "SELECT 1 FROM extraction_jobs WHERE run_id = ? AND state = 'running' AND worker_pid IS ?",
+            (run_id, worker_pid),
+        )
+        return row is not None
+
+    def finish(
+        self, run_id: str, state: str, *, error: str | None, written: int, now: int, worker_pid: int | None = None
+    ) -> None:
+        """End a job as done, failed or skipped (the error is redacted); with `worker_pid`, only if that worker
+        still holds it."""
         if state not in JOB_STATES:
             raise ValueError(f"unknown job state {state!r}")
+        mine = "" if worker_pid is None else " AND worker_pid = ?"
         with self.db.transaction():
             self.db.query(
                 "UPDATE extraction_jobs SET state = ?, error = ?, memories_written = ?, finished_at = ?, "
-                "worker_pid = NULL WHERE run_id = ?",
-                (state, redact_text(error).text if error else None, written, now, run_id),
+                f"worker_pid = NULL WHERE run_id = ?{mine}",
+                (state, redact_text(error).text if error else None, written, now, run_id)
+                + (() if worker_pid is None else (worker_pid,)),
             )
 
     def skip_waiting(self, reason: str, now: int) -> int:
