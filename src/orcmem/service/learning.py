@@ -173,7 +173,7 @@ class Learning:
             worker_pid=job.worker_pid,
         )
         if outcome.written:
-            self.memory.vectors_changed()  # embedding happens outside the job's slot
+            self.memory.vectors_changed(outcome.memory_ids)  # embedding happens outside the job's slot
         return outcome
 
     def _policy_changed(self, job: Job) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -132,10 +132,13 @@ class MemoryService:
         """Whether search by meaning can run: an embedder and the vector table are both there."""
         return self.embedder is not None and self.store.vectors.available
 
-    def vectors_changed(self) -> None:
-        """Memories changed: embed what lacks a vector, in the background (nothing while memory is off)."""
+    def vectors_changed(self, memory_ids: Sequence[str] | None = None) -> None:
+        """Memories changed: embed these (or, with None, every memory lacking a vector) in the background.
+
+        Nothing is embedded while memory is off.
+        """
         if self.pump is not None and self.is_enabled() and self.store.vectors.available:
-            self.pump.schedule()
+            self.pump.schedule(memory_ids)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every active memory that has no vector from the current model; returns how many.
@@ -309,7 +312,7 @@ class MemoryService:
                 self.audit(str(source), "memory.record", memory.id, project_id)
                 result = RecordResult(memory, merged=False)
         if embed:
-            self.vectors_changed()  # after the commit, so the background thread sees the row
+            self.vectors_changed([result.memory.id])  # after the commit, so the background thread sees the row
         return result
 
     # --- read --------------------------------------------------------------------------------------------------
@@ -479,7 +482,7 @@ class MemoryService:
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
             self.audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
         if "title" in changed or "body" in changed:
-            self.vectors_changed()
+            self.vectors_changed([memory.id])
         return self.get(project, memory.id)
 
     def feedback(self, project: Project | None, memory_id: str, verdict: str, *, actor: Source = Source.USER) -> Memory:

@@ -54,7 +54,8 @@ class EmbeddingPump:
         self.clock = clock
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._again = False
+        self._backfill = False
+        self._wanted: set[str] = set()
         self.last_error: str | None = None
 
     def pending(self) -> int:
@@ -100,10 +101,44 @@ class EmbeddingPump:
                 break  # nothing could be stored: do not spin on the same batch
         return done
 
-    def schedule(self) -> None:
-        """Run `embed_missing` in the background (one thread; a call while it runs makes it go round again)."""
+    def embed_ids(self, memory_ids: Sequence[str]) -> int:
+        """Embed those of `memory_ids` that lack a vector from the current model; returns how many were stored."""
+        if not self.store.vectors.available or not memory_ids:
+            return 0
+        model = self.embedder.model_id
+        stored = 0
+        for start in range(0, len(memory_ids), EMBED_BATCH_SIZE):
+            if not self.is_enabled():
+                break
+            batch = self.store.vectors.missing_among(model, memory_ids[start : start + EMBED_BATCH_SIZE])
+            if not batch:
+                continue
+            try:
+                vectors = self.embedder.embed_documents([item.text for item in batch])
+            except Exception as exc:  # a model failure must never reach the caller of a write
+                self.last_error = f"embedding failed: {exc}"
+                log.warning(self.last_error)
+                break
+            if vectors is None or len(vectors) != len(batch):
+                self.last_error = "the embedding model is unavailable"
+                break
+            for item, vector in zip(batch, vectors, strict=True):
+                if self.is_enabled() and self.store.vectors.put(item.id, vector, model, self.clock()):
+                    stored += 1
+        return stored
+
+    def schedule(self, memory_ids: Sequence[str] | None = None) -> None:
+        """Embed in the background: these memories, or (None) every memory lacking a vector.
+
+        One thread per process; a call while it runs makes it go round again. A short-lived process (a CLI
+        command, a worker) names what it wrote, so it never waits on the backlog other processes left; the
+        long-lived servers backfill.
+        """
         with self._lock:
-            self._again = True
+            if memory_ids is None:
+                self._backfill = True
+            else:
+                self._wanted.update(memory_ids)
             if self._thread is not None and self._thread.is_alive():
                 return
             self._thread = threading.Thread(target=self._run, name="orcmem-embed", daemon=True)
@@ -112,11 +147,15 @@ class EmbeddingPump:
     def _run(self) -> None:
         while True:
             with self._lock:
-                if not self._again:
+                backfill, wanted = self._backfill, sorted(self._wanted)
+                self._backfill, self._wanted = False, set()
+                if not backfill and not wanted:
                     return
-                self._again = False
             try:
-                self.embed_missing()
+                if backfill:
+                    self.embed_missing()
+                else:
+                    self.embed_ids(wanted)
             except Exception as exc:  # the background thread logs, it never raises
                 self.last_error = str(exc)
                 log.warning("background embedding failed: %s", exc)

@@ -109,6 +109,20 @@ class VectorRepository:
         )
         return [PendingMemory(row[0], row[1]) for row in rows]
 
+    def missing_among(self, model: str, memory_ids: Sequence[str]) -> list[PendingMemory]:
+        """Those of `memory_ids` (at most 900) that are active and have no vector from `model`."""
+        if not memory_ids:
+            return []
+        marks = ", ".join("?" * len(memory_ids))
+        rows = self.db.query(
+            "SELECT m.id, m.title || char(10) || m.body FROM memories m "
+            "LEFT JOIN memory_embeddings e ON e.memory_pk = m.pk "
+            f"WHERE m.id IN ({marks}) AND m.status = 'active' AND (e.memory_pk IS NULL OR e.model != ?) "
+            "ORDER BY m.pk",
+            (*memory_ids, model),
+        )
+        return [PendingMemory(row[0], row[1]) for row in rows]
+
     def count_missing(self, model: str) -> int:
         """How many active memories have no vector from `model`."""
         row = self.db.query_one(
