@@ -129,8 +129,16 @@ def run(
             continue
         deadline = learning.next_idle_deadline(wait) if linger else None
         if deadline is None or learning.extraction_allowed() is not None:
+            if service.pump is not None:
+                service.pump.wait(EMBED_WAIT_S)  # the vectors of what this worker saved, before it exits
+            if _jobs_left(service):
+                continue  # queued while this worker ran: their hooks saw it running and started no other worker
             break
         clock_sleep(min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)))
-    if service.pump is not None:
-        service.pump.wait(EMBED_WAIT_S)
     return outcomes
+
+
+def _jobs_left(service: MemoryService) -> bool:
+    """Queued jobs that no running job's worker will take next (fewer than the maximum run)."""
+    counts = service.store.jobs.counts()
+    return counts.get("queued", 0) > 0 and counts.get("running", 0) < MAX_CONCURRENT_EXTRACTIONS
