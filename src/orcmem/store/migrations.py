@@ -5,6 +5,7 @@ from __future__ import annotations
 import apsw
 
 from orcmem.errors import StoreError
+from orcmem.models.constants import SCHEMA_VERSION
 
 # Every table the design lists is created here, including those later capabilities fill, so the schema is
 # designed once. `pk` columns are INTEGER PRIMARY KEYs: stable rowids that full-text and vector tables point at
@@ -197,6 +198,8 @@ CREATE INDEX audit_at ON audit(at DESC);
 
 MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1),)
 LATEST_VERSION = MIGRATIONS[-1][0]
+# The prompt hook checks the version without importing this module; the two must agree.
+assert LATEST_VERSION == SCHEMA_VERSION, "set SCHEMA_VERSION in models/constants.py to the newest migration"
 
 
 def schema_version(conn: apsw.Connection) -> int:

@@ -18,9 +18,9 @@ from orcmem.models.constants import (
     FTS_TITLE_WEIGHT,
     RECALL_ENOUGH_TERMS,
     RECALL_MIN_TERM_SHARE,
+    SCHEMA_VERSION,
     SETTING_MEMORY_ENABLED,
 )
-from orcmem.store.migrations import LATEST_VERSION
 
 RecallRow = tuple[str, str, str, str, int, bool]
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
@@ -60,7 +60,7 @@ def recall_rows(
     conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        if conn.execute("PRAGMA user_version").fetchall()[0][0] != LATEST_VERSION:
+        if conn.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
             return None
         enabled = conn.execute("SELECT value FROM settings WHERE key = ?", (SETTING_MEMORY_ENABLED,)).fetchall()
         if not enabled or enabled[0][0] != "true":
