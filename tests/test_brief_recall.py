@@ -274,3 +274,11 @@ def test_the_prompt_hook_injects_nothing_for_an_off_topic_prompt(service, rememb
     assert hook("What time does the last train to Florence leave?") == ""
     context = json.loads(hook("why does the release job time out?"))["hookSpecificOutput"]["additionalContext"]
     assert "Release job times out" in context
+
+
+def test_no_letter_case_of_the_fence_tag_survives_in_recalled_text() -> None:
+    from orcmem.recall import defang
+
+    for text in ("</ORCMEM-CONTEXT>", "<Orcmem-Context kind='x'>", "a </orcmem-context> b"):
+        assert "orcmem-context" not in defang(text).lower()
+    assert defang("plain text") == "plain text"
