@@ -12,7 +12,7 @@ from orcmem.models.constants import (
     BRIEF_SECTIONS,
     BRIEF_TASKS,
 )
-from orcmem.recall import SOURCE_LABELS, age_label, defang, fence
+from orcmem.recall import FLAG_NOTE, SOURCE_LABELS, age_label, defang, fence
 
 BRIEF_TITLE = "# Project memory"
 BRIEF_INTRO = (
@@ -45,7 +45,8 @@ def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_item
         lines += ["", f"## {heading}"]
         for memory in group:
             label = SOURCE_LABELS.get(str(memory.source), str(memory.source))
-            line = f"- {memory.title} ({age_label(memory.last_confirmed_at, now)}, {label}): {memory.body}"
+            note = FLAG_NOTE if memory.flagged else ""  # as in recall: what reads like orders is marked as data
+            line = f"- {memory.title} ({age_label(memory.last_confirmed_at, now)}, {label}){note}: {memory.body}"
             lines.append(defang(" ".join(line.split())))
     tasks = list(open_tasks[:BRIEF_TASKS])
     items = list(open_items[:BRIEF_OPEN_ITEMS])

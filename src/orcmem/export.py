@@ -35,8 +35,11 @@ def export_bullet(root: Path, file_name: str, bullet: str) -> tuple[Path, bool]:
     """
     if file_name not in EXPORT_FILES:
         raise ValidationError(f"Export goes to {' or '.join(EXPORT_FILES)}, not {file_name!r}.")
-    root = root.resolve()
-    target = (root / file_name).resolve()
+    try:
+        root = root.resolve()
+        target = (root / file_name).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13), an unreadable link
+        raise ExportError(f"Cannot follow {root / file_name} ({exc}); it was left unchanged.") from exc
     # A symlink may point anywhere; refuse to follow it out of the project.
     if target.parent != root and root not in target.parents:
         raise ExportError(f"{root / file_name} points outside the project ({target}); it was left unchanged.")

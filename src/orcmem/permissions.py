@@ -54,15 +54,20 @@ HEADLESS_REFUSAL = (
 )
 DECLINED = "The user declined this change to project memory."
 
-# Text that addresses the agent instead of describing the project: the shape of a prompt injection.
+# Text that addresses the agent instead of describing the project: the shape of a prompt injection. Any run of
+# whitespace counts as one space, so a doubled space or a line break does not slip past.
+_WHICH = r"\s+(?:(?:all|any|the|your|my|these|those|of)\s+)*"  # "ignore all of your previous instructions"
 _INSTRUCTION_PATTERNS = [
-    r"\bignore (?:all |any |the )?(?:previous|prior|above|earlier) (?:instructions|rules|messages)",
-    r"\bdisregard (?:all |any |the )?(?:previous|prior|above|system)",
-    r"\byou (?:are|must|should) now\b",
-    r"\b(?:system|developer) prompt\b",
-    r"\bdo not (?:tell|inform) the user\b",
+    rf"\b(?:ignore|forget|override){_WHICH}(?:previous|prior|above|earlier|preceding|original)\s+"
+    r"(?:instructions?|rules|messages|prompts?|directions|guidelines)",
+    r"\b(?:ignore|forget|disregard)\s+(?:everything|(?:all\s+(?:of\s+)?)?(?:the\s+|your\s+)?(?:instructions|rules))"
+    r"\s+above",
+    rf"\bdisregard{_WHICH}(?:previous|prior|above|earlier|system)",
+    r"\byou\s+(?:are|must|should)\s+now\b",
+    r"\b(?:system|developer)\s+prompt\b",
+    r"\bdo\s+not\s+(?:tell|inform)\s+the\s+user\b",
     r"\bexfiltrat",
-    r"\bnew instructions?:",
+    r"\bnew\s+instructions?:",
     r"<\s*/?\s*(?:system|instructions?)\s*>",
 ]
 _INSTRUCTIONS = re.compile("|".join(_INSTRUCTION_PATTERNS), re.IGNORECASE)

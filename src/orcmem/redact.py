@@ -9,8 +9,9 @@ from typing import Any
 MARKER = "[redacted:"
 
 _SECRET_NAME = (
-    r"[a-z0-9_-]*?(?:api[_-]?key|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token"
-    r"|refresh[_-]?token|private[_-]?key|password|passwd|authorization)"
+    r"[a-z0-9_-]*?(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|access[_-]?token"
+    r"|auth[_-]?token|refresh[_-]?token|session[_-]?token|private[_-]?key|account[_-]?key"
+    r"|shared[_-]?access[_-]?key|password|passwd|passphrase|authorization)"
 )
 _VALUE_END = r"(?=[\s\"'`,;)\]}>]|$)"
 _MEMBER_PATH = r"[A-Za-z_]\w*(?:\??\.[A-Za-z_]\w*)+!?"
@@ -36,11 +37,18 @@ def _rule(name: str, pattern: str, cues: tuple[str, ...], flags: int = 0) -> Rul
 
 
 RULES: tuple[Rule, ...] = (
+    # PEM keys (RSA, EC, OpenSSH, PKCS#8, encrypted) and PGP's "PRIVATE KEY BLOCK".
     _rule(
-        "private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----", ("private key",)
+        "private-key",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----",
+        ("private key",),
     ),
     # A key cut off before its END line: redact from BEGIN to the end of the text.
-    _rule("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----\s+[A-Za-z0-9+/]{16}[\s\S]*$", ("private key",)),
+    _rule(
+        "private-key",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----\s+(?:[A-Za-z]+: [^\n]*\n\s*)*[A-Za-z0-9+/]{16}[\s\S]*$",
+        ("private key",),
+    ),
     _rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ("akia", "asia")),
     _rule(
         "aws-secret-key",
@@ -59,6 +67,20 @@ RULES: tuple[Rule, ...] = (
     _rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
     _rule("openai-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
     _rule("stripe-key", r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}", ("k_live_", "k_test_")),
+    _rule("stripe-webhook-secret", r"\bwhsec_[0-9A-Za-z]{24,}", ("whsec_",)),
+    _rule("sendgrid-key", r"\bSG\.[\w-]{22}\.[\w-]{43}(?![\w-])", ("sg.",)),
+    _rule("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", ("pypi-",)),
+    # Incoming-webhook addresses are bearer credentials: whoever has the address can post.
+    _rule(
+        "webhook-url",
+        r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
+        ("hooks.slack.com",),
+    ),
+    _rule(
+        "webhook-url",
+        r"\bhttps://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}",
+        ("discord",),
+    ),
     _rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}", ("aiza",)),
     _rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
     _rule("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",)),
@@ -69,8 +91,22 @@ RULES: tuple[Rule, ...] = (
         ("bearer", "basic"),
         re.IGNORECASE,
     ),
-    _rule("url-credentials", r"\b[a-z][a-z0-9+.-]*://[^\s:@/]+:([^\s@/]+)(?=@)", ("://",), re.IGNORECASE),
-    _rule("secret-assignment", _SECRET_ASSIGNMENT, ("key", "secret", "token", "passw", "authorization"), re.IGNORECASE),
+    # The user name may be empty (redis://:password@host).
+    _rule("url-credentials", r"\b[a-z][a-z0-9+.-]*://[^\s:@/]*:([^\s@/]+)(?=@)", ("://",), re.IGNORECASE),
+    # curl -u user:password, --user=user:password
+    _rule(
+        "user-credentials",
+        r"(?<![\w-])(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"'@/]+:([^\s\"'@]{6,})",
+        ("-u",),
+    ),
+    # ODBC and ADO.NET connection strings: ...;PWD=...; or ...;Password=two words;
+    _rule("connection-string", r";\s*(?:pwd|password)\s*=\s*([^;\s\"'][^;\"'\n]{3,})", ("pwd", "passw"), re.IGNORECASE),
+    _rule(
+        "secret-assignment",
+        _SECRET_ASSIGNMENT,
+        ("key", "secret", "token", "passw", "passphrase", "authorization"),
+        re.IGNORECASE,
+    ),
 )
 
 _CUES = re.compile(

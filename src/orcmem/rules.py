@@ -19,6 +19,7 @@ from orcmem.models.constants import (
     TITLE_MAX_CHARS,
     TOPIC_KEY_MAX_CHARS,
 )
+from orcmem.redact import redact
 
 _MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 
@@ -67,7 +68,7 @@ def check_verdict(value: str) -> Verdict:
 
 def check_text(field: str, value: str, max_chars: int) -> str:
     """Trimmed text of 1..max_chars characters."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not _is_utf8(value):
         raise ValidationError(f"The {field} must be text.")
     text = value.strip()
     if not text:
@@ -88,10 +89,11 @@ def check_body(value: str) -> str:
 
 
 def check_topic_key(value: str | None) -> str | None:
-    """A topic key of up to 80 characters, or None when blank."""
+    """A topic key of up to 80 characters (secrets redacted, like the title and body), or None when blank."""
     if value is None or not str(value).strip():
         return None
-    return check_text("topic key", str(value), TOPIC_KEY_MAX_CHARS)
+    # Redacted after the check, then kept within the limit: a marker can be longer than the secret it replaced.
+    return redact(check_text("topic key", str(value), TOPIC_KEY_MAX_CHARS))[:TOPIC_KEY_MAX_CHARS]
 
 
 def clamp_confidence(value: float | None) -> float:
@@ -108,14 +110,16 @@ def clamp_confidence(value: float | None) -> float:
 
 
 def check_files(values: Iterable[str]) -> tuple[str, ...]:
-    """Paths or globs: trimmed, distinct, non-empty, each of bounded length, at most 50."""
+    """Paths or globs: trimmed, distinct, non-empty, each of bounded length, at most 50; secrets redacted."""
     files: list[str] = []
     for value in values:
         path = str(value).strip()
         if not path:
             continue
-        if len(path) > FILE_PATH_MAX_CHARS or "\x00" in path:
+        if len(path) > FILE_PATH_MAX_CHARS or "\x00" in path or not _is_utf8(path):
             raise ValidationError(f"The file path {_preview(path)!r} is too long or not a path.")
+        # A path can hold a token (a pasted URL with credentials, a key file named by its key).
+        path = redact(path)[:FILE_PATH_MAX_CHARS]
         if path not in files:
             files.append(path)
     if len(files) > FILES_MAX_COUNT:
@@ -123,6 +127,16 @@ def check_files(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(files)
 
 
+def _is_utf8(text: str) -> bool:
+    """False for a string holding lone surrogates (from undecodable bytes or a JSON escape): SQLite cannot store it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _preview(value: object, limit: int = 60) -> str:
-    text = str(value)
+    # Error messages reach logs and agents: never quote a secret, nor cut one in half before redacting it.
+    text = redact(str(value))
     return text if len(text) <= limit else text[:limit] + "…"

@@ -22,6 +22,7 @@ from orcmem.models.constants import (
     CONFIDENCE_MIN,
     TITLE_MAX_CHARS,
 )
+from orcmem.redact import redact
 
 _FENCE = re.compile(r"```json\s*|```")
 _MAX_UNWRAP = 2  # how many layers of "a JSON string holding the JSON" are peeled off
@@ -87,12 +88,26 @@ def _object_in(raw: str, depth: int = 0) -> dict[str, Any] | None:
     return None
 
 
+def _utf8(text: str) -> str:
+    """Text with lone surrogates (a JSON escape like \\ud800) replaced: the store keeps UTF-8 only."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def _trimmed(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    return _utf8(value).strip() if isinstance(value, str) else ""
+
+
+def _cut(text: str, limit: int) -> str:
+    # Redact before cutting: a cut inside a secret leaves half of it, which no rule recognises afterwards.
+    return redact(text)[:limit] if len(text) > limit else text
 
 
 def _strings(value: Any) -> list[str]:
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+    return [_utf8(item) for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def _confidence(value: Any) -> float:
@@ -121,16 +136,16 @@ def _memory(entry: Any) -> ExtractedMemory | None:
     if not isinstance(entry, dict):
         return None
     kind = entry.get("type")
-    title = _trimmed(entry.get("title"))[:TITLE_MAX_CHARS]
-    body = _trimmed(entry.get("body"))[:BODY_MAX_CHARS]
+    title = _cut(_trimmed(entry.get("title")), TITLE_MAX_CHARS)
+    body = _cut(_trimmed(entry.get("body")), BODY_MAX_CHARS)
     if not title or not body:
         return None
-    topic = entry.get("topicKey")
+    topic = _trimmed(entry.get("topicKey"))
     return ExtractedMemory(
         type=kind if isinstance(kind, str) and kind in EXTRACTION_TYPES else EXTRACTION_FALLBACK_TYPE,
         title=title,
         body=body,
-        topic_key=topic.strip() if isinstance(topic, str) and topic.strip() else None,
+        topic_key=topic or None,
         files=tuple(_strings(entry.get("files"))[:EXTRACTED_FILES_MAX]),
         confidence=_confidence(entry.get("confidence")),
     )

@@ -11,6 +11,7 @@ from typing import Any
 from orcmem.ingest import ORCMEM_CONTEXT_MARKER
 from orcmem.models import EventKind, LedgerEvent
 from orcmem.models.constants import MAX_EVENT_TEXT
+from orcmem.redact import redact
 
 # Exceptions a record handler may raise on a shape nobody foresaw; the line is then counted as skipped.
 # Tests set this to () so that a handler bug surfaces instead of hiding among skipped lines.
@@ -64,7 +65,13 @@ def read_records(lines: Iterable[bytes], handle: Callable[[Record], bool]) -> in
 
 
 def cut_text(text: str, limit: int = MAX_EVENT_TEXT) -> str:
-    """Text cut to at most limit characters, the cut counted in a trailing marker; lone surrogates replaced."""
+    """Text cut to at most limit characters, the cut counted in a trailing marker; lone surrogates replaced.
+
+    Text that must be cut is redacted first: a secret the cut falls inside would otherwise keep its first half,
+    which no rule recognises once the store redacts the event.
+    """
+    if len(text) > limit:
+        text = redact(text)
     if len(text) > limit:
         cut = len(text) - limit
         while True:  # the marker's own length depends on the count it shows; settles in two or three rounds
@@ -74,11 +81,7 @@ def cut_text(text: str, limit: int = MAX_EVENT_TEXT) -> str:
                 break
             cut = len(text) - keep
         text = text[:keep] + marker
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape would break the UTF-8 store later
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return text
+    return utf8(text)
 
 
 def time_ms(value: object) -> int:
@@ -104,8 +107,18 @@ def strip_orcmem_context(text: str, drop_unclosed: bool = True) -> str:
 
 
 def string(value: object) -> str | None:
-    """Value when it is a non-empty string, else None."""
-    return value if isinstance(value, str) and value else None
+    """Value when it is a non-empty string (lone surrogates replaced, as in cut_text), else None."""
+    return utf8(value) if isinstance(value, str) and value else None
+
+
+def utf8(text: str) -> str:
+    """Text with lone surrogates (from a JSON escape like \\ud800) replaced by "?": the store keeps UTF-8 only, and one
+    such title or model name would otherwise fail every ingest of its transcript."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def count_turns(events: list[LedgerEvent]) -> int:

@@ -68,7 +68,8 @@ def parse_transcript(path: Path | str, start_offset: int = 0, agent: Agent | Non
     """Ledger events of a transcript file's complete lines from start_offset; the agent is detected when not given.
 
     A file matching neither format is read as Claude Code's unless it is named like a Codex rollout
-    (`rollout-*`); its lines then count as skipped. Raises NotFoundError when the file does not exist.
+    (`rollout-*`); its lines then count as skipped. Raises NotFoundError when the file does not exist or cannot
+    be read (a folder, a symlink loop, no permission).
     """
     path = Path(path)
     start = max(start_offset, 0)
@@ -88,6 +89,8 @@ def parse_transcript(path: Path | str, start_offset: int = 0, agent: Agent | Non
             data = file.read()
     except FileNotFoundError as error:
         raise NotFoundError(f"transcript not found: {os.fspath(path)}") from error
+    except OSError as error:  # a folder, a symlink loop, no permission: nothing to read there either
+        raise NotFoundError(f"transcript cannot be read: {os.fspath(path)} ({error.strerror or error})") from error
     lines, consumed = complete_lines(data, 0)
     end_offset = start + consumed
     if agent is Agent.CODEX:

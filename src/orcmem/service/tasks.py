@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from orcmem.errors import NotFoundError, ValidationError
 from orcmem.models import Project
+from orcmem.recall import FLAG_NOTE
 from orcmem.rules import check_body, check_title
 from orcmem.service.memory_service import MemoryService
 from orcmem.store import Task
@@ -76,5 +77,8 @@ class Tasks:
         hits = self.memory.search(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES)
         if hits:
             lines += ["", "Relevant memory:"]
-            lines += [f"- [{hit.memory.type}] {hit.memory.title}: {hit.memory.body}" for hit in hits]
+            lines += [
+                f"- [{hit.memory.type}] {hit.memory.title}{FLAG_NOTE if hit.memory.flagged else ''}: {hit.memory.body}"
+                for hit in hits
+            ]
         return "\n".join(lines)

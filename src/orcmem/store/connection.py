@@ -55,6 +55,11 @@ class Database:
         is_new = not path.exists()
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # Created private before SQLite opens it: SQLite gives the WAL and SHM files the database's mode, and
+            # creates them while switching to WAL, before anything here could narrow the mode afterwards.
+            if is_new:
+                with contextlib.suppress(FileExistsError):  # another process was quicker: its file is private too
+                    os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o600))
             self.conn = apsw.Connection(str(path))
         except (apsw.Error, OSError) as exc:
             raise StoreError(f"Cannot open the orcmem database at {path}: {exc}") from exc
@@ -73,10 +78,7 @@ class Database:
         except StoreError:
             self.conn.close()
             raise
-        if is_new:
-            # Memories and settings are private: only the owner may read the file (WAL files inherit it).
-            with contextlib.suppress(OSError):
-                os.chmod(path, 0o600)
+        _make_private(path)
         self.vector_error: str | None = "vectors were not requested"
         if vectors:
             self.vector_error = _load_sqlite_vec(self.conn)
@@ -163,6 +165,21 @@ _FILE_ERRORS = (
     apsw.PermissionsError,
     apsw.IOError,
 )
+
+
+def _make_private(path: Path) -> None:
+    """Memories and settings are private: no access for group or others to the profile folder, the database, or
+    its WAL and SHM files (0700 and 0600 as created).
+
+    Also narrows what an older orcmem (or a wide umask) left open; only on what this user owns, and the owner's
+    own bits are kept (a database made read-only stays read-only).
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for item in (path.parent, path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with contextlib.suppress(OSError):
+            info = item.stat()
+            if info.st_mode & 0o077 and (uid is None or info.st_uid == uid):
+                os.chmod(item, info.st_mode & 0o700)
 
 
 def _explain(path: Path, exc: apsw.Error, system_errno: int = 0) -> str:

@@ -113,11 +113,13 @@ class Guard:
                 await send({"type": "websocket.close", "code": 1008})
             return
         headers = Headers(scope=scope)
-        if not self.host_allowed(headers.get("host")):
+        # Exactly one Host, and at most one Origin: with two, this check and the app could each read another one.
+        hosts = headers.getlist("host")
+        if len(hosts) != 1 or not self.host_allowed(hosts[0]):
             await _plain(send, 403, REFUSED_HOST)
             return
-        origin = headers.get("origin")
-        if origin is not None and not self.origin_allowed(origin):
+        origins = headers.getlist("origin")
+        if len(origins) > 1 or (origins and not self.origin_allowed(origins[0])):
             await _plain(send, 403, REFUSED_ORIGIN)
             return
         method = scope["method"]
