@@ -152,10 +152,10 @@ class MemoryRepository:
         """
         window = limit * WORD_WINDOW_FACTOR
         rows = self.db.query(
-            f"WITH top AS (SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
+            f"WITH top AS MATERIALIZED (SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
             "FROM memories_fts WHERE memories_fts MATCH :match ORDER BY rank LIMIT :window) "
-            f"SELECT {_CANDIDATE_COLUMNS}, top.rank, (SELECT count(*) FROM top) FROM top "
-            f"JOIN memories m ON m.pk = top.rowid WHERE m.status = 'active' AND {_VISIBLE} "
+            f"SELECT {_CANDIDATE_COLUMNS}, top.rank, (SELECT count(*) FROM top) FROM top "  # top drives the join
+            f"CROSS JOIN memories m ON m.pk = top.rowid WHERE m.status = 'active' AND {_VISIBLE} "
             "ORDER BY top.rank, m.updated_at DESC LIMIT :limit",
             {"match": match, "project": project_id or "", "limit": limit, "window": window},
         )
