@@ -59,7 +59,7 @@ from orcmem.workspace import Location
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from orcmem.store.vectors import VectorHit
+    from orcmem.store.vectors import Scan
 
 log = logging.getLogger("orcmem.service")
 
@@ -369,31 +369,32 @@ class MemoryService:
             return []
         return [hit.memory for hit in self.store.memories.search_words(match, project.id if project else None, limit)]
 
-    def _nearest_soon(self, project: Project | None, text: str, limit: int) -> Future[list[VectorHit]] | None:
+    def _nearest_soon(self, project: Project | None, text: str, limit: int) -> Future[Scan | None] | None:
         """Start embedding the query and scanning the vectors in the background, or None when meaning cannot be used.
 
-        Both release the GIL (ONNX Runtime, numpy), so on a second core they overlap the word search.
+        The in-memory copy of the vectors is refreshed here first, so the background thread needs no database:
+        the embedding and the scan release the GIL and, on a second core, overlap the word search.
         """
-        if self.embedder is None or not self.store.vectors.available or not text.strip():
+        embedder = self.embedder
+        if embedder is None or not self.store.vectors.available or not text.strip():
             return None
+        self.store.vectors.refresh(embedder.model_id)
         with self._query_pool_lock:
             if self._query_pool is None:
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="orcmem-query")
-        return self._query_pool.submit(self._nearest_to, project, text, limit)
+        return self._query_pool.submit(self._scan_for, embedder, text)
 
-    def _nearest_to(self, project: Project | None, text: str, limit: int) -> list[VectorHit]:
-        embedder = self.embedder
-        assert embedder is not None
+    def _scan_for(self, embedder: QueryEmbedder, text: str) -> Scan | None:
         try:
             vector = embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
         except Exception as exc:  # a broken model must leave search working on words
             log.warning("query embedding failed: %s", exc)
-            return []
+            return None
         if vector is None:
-            return []
-        return self.store.vectors.nearest(vector, embedder.model_id, project.id if project else None, limit)
+            return None
+        return self.store.vectors.scan(vector, embedder.model_id, refresh=False)
 
     def search_meaning(
         self,
@@ -401,7 +402,7 @@ class MemoryService:
         text: str,
         limit: int = SEARCH_CANDIDATES,
         *,
-        pending: Future[list[VectorHit]] | None = None,
+        pending: Future[Scan | None] | None = None,
     ) -> list[Memory]:
         """Nearest memories by meaning, closest first, read without their files; empty when the model or vectors
         are unavailable or the query vector is late."""
@@ -412,12 +413,15 @@ class MemoryService:
 
         try:
             # The embedder gives up after its own limit; the margin covers the scan that follows it.
-            hits = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.25)
+            found = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.25)
         except FuturesTimeout:
             return []  # the embedder let its own limit pass: answer from words
         except Exception as exc:  # a failing scan must leave search working on words
             log.warning("meaning search failed: %s", exc)
             return []
+        if found is None:
+            return []
+        hits = self.store.vectors.pick(found, project.id if project else None, limit)
         return self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
 
     def _use_meaning(self, semantic: bool | None) -> bool:

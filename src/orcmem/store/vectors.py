@@ -52,6 +52,15 @@ class PendingMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class Scan:
+    """A query's similarity to every stored vector of one model (row i belongs to memory pk `pks[i]`)."""
+
+    model: str
+    pks: np.ndarray
+    similarities: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class VectorHit:
     """A k-NN neighbour: the memory's public id and its cosine distance (1 - cosine)."""
 
@@ -70,17 +79,20 @@ class _Snapshot:
         self.pks = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, VECTOR_DIMENSIONS), dtype=np.float32)
 
-    def absorb(self, rows: list[tuple[Any, ...]]) -> None:
+    def absorbed(self, rows: list[tuple[Any, ...]]) -> tuple[np.ndarray, np.ndarray, int]:
+        """The keys, matrix and last seq once `rows` (memory_pk, seq, embedding) are taken in; self is unchanged."""
         import numpy as np
 
         if not rows:
-            return
+            return self.pks, self.matrix, self.last_seq
         new_pks = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
         new_matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype="<f4").reshape(len(rows), -1)
         keep = ~np.isin(self.pks, new_pks)  # a re-embedded memory replaces its old vector
-        self.pks = np.concatenate([self.pks[keep], new_pks])
-        self.matrix = np.concatenate([self.matrix[keep], new_matrix.astype(np.float32)])
-        self.last_seq = max(self.last_seq, max(int(row[1]) for row in rows))
+        return (
+            np.concatenate([self.pks[keep], new_pks]),
+            np.concatenate([self.matrix[keep], new_matrix.astype(np.float32)]),
+            max(self.last_seq, max(int(row[1]) for row in rows)),
+        )
 
 
 class VectorRepository:
@@ -90,7 +102,8 @@ class VectorRepository:
         """Wrap an open database."""
         self.db = db
         self._snapshot: _Snapshot | None = None
-        self._snapshot_lock = threading.Lock()
+        self._snapshot_lock = threading.Lock()  # held only to read or swap the arrays
+        self._refresh_lock = threading.Lock()  # one refresh at a time
 
     @property
     def available(self) -> bool:
@@ -191,30 +204,53 @@ class VectorRepository:
         The copy loads only vectors written since the last call, so the scan costs a matrix product; candidates
         are then checked against the database (status and project), widening until k survive or none are left.
         """
+        found = self.scan(query, model)
+        return self.pick(found, project_id, k) if found is not None else []
+
+    def refresh(self, model: str) -> None:
+        """Bring the in-memory copy up to date with the database (only vectors written since the last refresh)."""
+        if self.available:
+            self._refresh(model)
+
+    def scan(self, query: Sequence[float], model: str, *, refresh: bool = True) -> Scan | None:
+        """The query's similarity to every vector of `model`; None when vectors are unavailable.
+
+        With `refresh=False` the copy is used as it is, without touching the database (unless there is none yet):
+        search refreshes first, then scans in a background thread while the word search holds the connection.
+        """
         if not self.available:
-            return []
+            return None
         import numpy as np
 
         _one_blas_thread()
-        snapshot = self._refresh(model)
-        if snapshot.pks.size == 0:
+        with self._snapshot_lock:
+            current = self._snapshot
+        snapshot = current if not refresh and current is not None and current.model == model else self._refresh(model)
+        with self._snapshot_lock:
+            pks, matrix = snapshot.pks, snapshot.matrix  # replaced together by absorb, never changed in place
+        return Scan(model, pks, matrix @ np.asarray(query, dtype=np.float32))
+
+    def pick(self, found: Scan, project_id: str | None, k: int) -> list[VectorHit]:
+        """The `k` most similar of a scan that are active and visible to the project, closest first."""
+        import numpy as np
+
+        pks, similarities = found.pks, found.similarities
+        if pks.size == 0:
             return []
-        q = np.asarray(query, dtype=np.float32)
-        similarities = snapshot.matrix @ q
         order_all: np.ndarray | None = None
-        window = min(snapshot.pks.size, k * 2)
+        window = min(pks.size, k * 2)
         while True:
-            if window >= snapshot.pks.size:
+            if window >= pks.size:
                 if order_all is None:
                     order_all = np.argsort(-similarities, kind="stable")
                 order = order_all
             else:
                 part = np.argpartition(-similarities, window - 1)[:window]
                 order = part[np.argsort(-similarities[part], kind="stable")]
-            hits = self._visible(snapshot.pks[order], similarities[order], model, project_id, k)
-            if len(hits) >= k or window >= snapshot.pks.size:
+            hits = self._visible(pks[order], similarities[order], found.model, project_id, k)
+            if len(hits) >= k or window >= pks.size:
                 return hits
-            window = min(snapshot.pks.size, window * 8)
+            window = min(pks.size, window * 8)
 
     def _visible(
         self, pks: np.ndarray, similarities: np.ndarray, model: str, project_id: str | None, k: int
@@ -242,14 +278,17 @@ class VectorRepository:
         return hits
 
     def _refresh(self, model: str) -> _Snapshot:
-        with self._snapshot_lock:
-            if self._snapshot is None or self._snapshot.model != model:
-                self._snapshot = _Snapshot(model)
-            snapshot = self._snapshot
+        with self._refresh_lock:
+            with self._snapshot_lock:
+                if self._snapshot is None or self._snapshot.model != model:
+                    self._snapshot = _Snapshot(model)
+                snapshot = self._snapshot
             rows = self.db.query(
                 "SELECT e.memory_pk, e.seq, v.embedding FROM memory_embeddings e "
                 "JOIN memory_vec v ON v.memory_pk = e.memory_pk WHERE e.model = ? AND e.seq > ? ORDER BY e.seq",
                 (model, snapshot.last_seq),
             )
-            snapshot.absorb(rows)
+            pks, matrix, last_seq = snapshot.absorbed(rows)
+            with self._snapshot_lock:
+                snapshot.pks, snapshot.matrix, snapshot.last_seq = pks, matrix, last_seq
             return snapshot
