@@ -13,7 +13,7 @@ from pathlib import Path
 from bench.common import embedding_source
 from orcmem.embed import ensure_model, worker_embedder
 from orcmem.models import Memory, NewMemory, Project, Source
-from orcmem.models.constants import SEARCH_CANDIDATES
+from orcmem.models.constants import RRF_K, SEARCH_CANDIDATES, SEED_RRF_K
 from orcmem.retrieve import cap_per_run, fuse, query_terms
 from orcmem.service import MemoryService
 from orcmem.workspace import Location
@@ -92,17 +92,8 @@ def _words(svc: MemoryService, question: Question, terms: list[str]) -> list[Mem
     ]
 
 
-def rrf(lists: Sequence[Sequence[Memory]], k: int = 60) -> list[str]:
-    """Plain reciprocal rank fusion of ranked lists (ids only, no type, confidence or recency factors)."""
-    scores: dict[str, float] = {}
-    for ranked in lists:
-        for position, memory in enumerate(ranked, start=1):
-            scores[memory.id] = scores.get(memory.id, 0.0) + 1.0 / (k + position)
-    return sorted(scores, key=lambda memory_id: -scores[memory_id])[:10]
-
-
-def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int]:
-    """Every retriever's scores, and the number of questions."""
+def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossValidation]:
+    """Every retriever's scores, the number of questions, and the cross-validated choice of RRF k."""
     work = work or Path(tempfile.mkdtemp(prefix="orcmem-locomo-"))
     models = work / "models"
     ensure_model(models, embedding_source())
@@ -124,20 +115,70 @@ def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int]:
             meaning_cache[question.text] = svc.store.memories.get_many([h.memory_id for h in hits])
         return meaning_cache[question.text]
 
-    def fused(words: list[Memory], question: Question) -> list[str]:
-        return [h.memory.id for h in cap_per_run(fuse(words, meaning(question), svc.clock()), 10)]
+    def fused(words: list[Memory], question: Question, k: int = RRF_K) -> list[str]:
+        return [h.memory.id for h in cap_per_run(fuse(words, meaning(question), svc.clock(), k=k), 10)]
 
     seed_words = lambda q: _words(svc, q, query_terms(q.text, drop_function_words=False))  # noqa: E731
     words = lambda q: _words(svc, q, query_terms(q.text))  # noqa: E731
     results = [
         score("words", questions, lambda q: [m.id for m in words(q)]),
         score("meaning", questions, lambda q: [m.id for m in meaning(q)]),
-        score("fused", questions, lambda q: fused(words(q), q)),
+        score(f"fused (RRF k = {RRF_K})", questions, lambda q: fused(words(q), q)),
+        score(f"fused with the seed's RRF k = {SEED_RRF_K}", questions, lambda q: fused(words(q), q, SEED_RRF_K)),
         score("words, the seed's query (function words kept)", questions, lambda q: [m.id for m in seed_words(q)]),
-        score("fused, the seed's query", questions, lambda q: fused(seed_words(q), q)),
-        # Candidate changes, measured side by side (not used by orcmem).
-        score("variant: fused with RRF k = 20", questions, lambda q: rrf([words(q), meaning(q)], k=20)),
-        score("variant: fused with the 20 nearest vectors only", questions, lambda q: rrf([words(q), meaning(q)[:20]])),
+        score(
+            f"fused, the seed's query and k = {SEED_RRF_K}",
+            questions,
+            lambda q: fused(seed_words(q), q, SEED_RRF_K),
+        ),
     ]
+    cross = cross_validated_k(questions, lambda q: [m.id for m in words(q)], lambda q: [m.id for m in meaning(q)])
     svc.close()
-    return results, len(questions)
+    return results, len(questions), cross
+
+
+@dataclass
+class CrossValidation:
+    """RRF k chosen on four conversations and tested on the fifth, in turn."""
+
+    choices: dict[str, int]  # held-out conversation -> the k chosen without it
+    recall8: float  # over every held-out question
+    words_recall8: float  # words alone, the same questions
+
+
+def cross_validated_k(
+    questions: Sequence[Question],
+    words: Callable[[Question], list[str]],
+    meaning: Callable[[Question], list[str]],
+    ks: Sequence[int] = (5, 10, 20, 30, 60),
+) -> CrossValidation:
+    """Leave one conversation out: pick k by recall@8 on the others, score the held-out one with it."""
+    lists = {id(q): (words(q), meaning(q)) for q in questions}
+
+    def recall8(subset: Sequence[Question], k: int | None) -> float:
+        found = 0
+        for q in subset:
+            word_ids, meaning_ids = lists[id(q)]
+            ranked = word_ids if k is None else rrf_ids([word_ids, meaning_ids], k)
+            found += any(memory_id in q.evidence for memory_id in ranked[:8])
+        return found / len(subset)
+
+    choices: dict[str, int] = {}
+    held_hits = words_hits = 0.0
+    for project in sorted({q.project.name for q in questions}):
+        held = [q for q in questions if q.project.name == project]
+        rest = [q for q in questions if q.project.name != project]
+        k = max(ks, key=lambda k: recall8(rest, k))
+        choices[project] = k
+        held_hits += recall8(held, k) * len(held)
+        words_hits += recall8(held, None) * len(held)
+    return CrossValidation(choices, held_hits / len(questions), words_hits / len(questions))
+
+
+def rrf_ids(lists: Sequence[Sequence[str]], k: int) -> list[str]:
+    """Plain reciprocal rank fusion of ranked id lists."""
+    scores: dict[str, float] = {}
+    for ranked in lists:
+        for position, memory_id in enumerate(ranked, start=1):
+            scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (k + position)
+    return sorted(scores, key=lambda memory_id: -scores[memory_id])[:10]
