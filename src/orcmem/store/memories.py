@@ -152,7 +152,8 @@ class MemoryRepository:
         """
         window = limit * WORD_WINDOW_FACTOR
         rows = self.db.query(
-            f"WITH top AS MATERIALIZED (SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
+            "WITH top AS MATERIALIZED "
+            f"(SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
             "FROM memories_fts WHERE memories_fts MATCH :match ORDER BY rank LIMIT :window) "
             f"SELECT {_CANDIDATE_COLUMNS}, top.rank, (SELECT count(*) FROM top) FROM top "  # top drives the join
             f"CROSS JOIN memories m ON m.pk = top.rowid WHERE m.status = 'active' AND {_VISIBLE} "

@@ -71,7 +71,8 @@ def recall_rows(
         # against its memory row) runs only when too few of them are this project's active memories.
         window = limit * WINDOW_FACTOR
         rows = conn.execute(
-            f"WITH top AS MATERIALIZED (SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
+            "WITH top AS MATERIALIZED "
+            f"(SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
             "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) "
             f"SELECT {_COLUMNS}, (SELECT count(*) FROM top) FROM top CROSS JOIN memories m ON m.pk = top.rowid "
             f"WHERE {_VISIBLE} ORDER BY top.rank, m.updated_at DESC LIMIT ?",
