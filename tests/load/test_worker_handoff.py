@@ -49,7 +49,7 @@ class SessionEndsDuringTheWait:
         self.session_ends = session_ends
         self.waits = 0
 
-    def schedule(self) -> None:
+    def schedule(self, memory_ids=None) -> None:
         """Nothing to embed in the background here."""
 
     def wait(self, timeout: float) -> bool:
