@@ -125,6 +125,7 @@ def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossV
         score("meaning", questions, lambda q: [m.id for m in meaning(q)]),
         score(f"fused (RRF k = {RRF_K})", questions, lambda q: fused(words(q), q)),
         score(f"fused with the seed's RRF k = {SEED_RRF_K}", questions, lambda q: fused(words(q), q, SEED_RRF_K)),
+        score("variant: fused with RRF k = 5", questions, lambda q: fused(words(q), q, 5)),
         score("words, the seed's query (function words kept)", questions, lambda q: [m.id for m in seed_words(q)]),
         score(
             f"fused, the seed's query and k = {SEED_RRF_K}",
@@ -150,7 +151,7 @@ def cross_validated_k(
     questions: Sequence[Question],
     words: Callable[[Question], list[str]],
     meaning: Callable[[Question], list[str]],
-    ks: Sequence[int] = (5, 10, 20, 30, 60),
+    ks: Sequence[int] = (10, 20, 30, 60),
 ) -> CrossValidation:
     """Leave one conversation out: pick k by recall@8 on the others, score the held-out one with it."""
     lists = {id(q): (words(q), meaning(q)) for q in questions}

@@ -27,6 +27,7 @@ from pathlib import Path
 from bench import locomo, peers_offline
 from bench.common import Latency, embedding_source, latency, time_call
 from bench.search import queries, synthetic_memories
+from orcmem.models.constants import RRF_K
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -402,8 +403,8 @@ def _describe(size: int, bm_python: Path | None, bm_reason: str | None) -> list[
             _version("orcmem"),
             [
                 f"`MemoryService.search(project, query, limit={LIMIT})`: FTS5 words and MiniLM k-NN, 40 candidates "
-                "each, RRF k = 60 with type, confidence and recency factors; the query embedded in orcmem's worker "
-                "thread, as the MCP server does.",
+                f"each, RRF k = {RRF_K} with type, confidence and recency factors; the query embedded beside the "
+                "word search, as the MCP server does.",
             ],
         ),
         Peer(
