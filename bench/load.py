@@ -837,8 +837,8 @@ def render(r: LoadResult) -> list[str]:
         f"- `PRAGMA integrity_check`: {r.integrity}. Memories in the project afterwards: {r.memories_after:,}, "
         f"{r.unembedded:,} of them still without a vector (the background embedding catches up later).",
         "",
-        "The machine's two cores are shared with other work, so the latencies under load are noisy; they are",
-        "reported, not asserted.",
+        "The test itself keeps every core busy (dozens of short-lived processes at once), so the latencies under",
+        "load are reported, not asserted.",
         "",
     ]
     return lines

@@ -486,8 +486,8 @@ def render(result: PeersResult) -> list[str]:
         "## Peers, side by side",
         "",
         f"orcmem against other local memory tools, all measured in one run of `bench.peers` ({result.seconds:.0f} s; "
-        f"1-minute load average {result.load[0]:.1f} at the start, {result.load[1]:.1f} at the end, on 2 cores "
-        "shared with other work), offline: every connection or name lookup outside the machine is refused and "
+        f"1-minute load average {result.load[0]:.1f} at the start, {result.load[1]:.1f} at the end, on "
+        f"{os.cpu_count()} cores), offline: every connection or name lookup outside the machine is refused and "
         f"counted ({len(result.network_attempts)} attempted).",
         "",
         "| tool | what it is | version |",
