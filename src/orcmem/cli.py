@@ -196,7 +196,7 @@ def add(
         confidence=confidence,
         files=files,
     )
-    result = app.service().record(app.project(create=True), new)
+    result = app.service().record_at(app.location(), new)
     click.echo(result.memory.id)
     if result.merged:
         click.echo(f"merged into the memory with topic {result.memory.topic_key!r}", err=True)

@@ -65,16 +65,6 @@ def root_page(path: Path, table: str) -> int:
         conn.close()
 
 
-def changed_pages(before: bytes, after: bytes, page_size: int = 4096) -> set[int]:
-    """The 1-based numbers of the pages that differ between two copies of a database file."""
-    count = max(len(before), len(after)) // page_size + 1
-    return {
-        n + 1
-        for n in range(count)
-        if before[n * page_size : (n + 1) * page_size] != after[n * page_size : (n + 1) * page_size]
-    }
-
-
 def write_lock_held(path: Path) -> bool:
     """True when another connection holds the database's write lock (BEGIN IMMEDIATE fails at once)."""
     conn = apsw.Connection(str(path))

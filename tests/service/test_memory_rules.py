@@ -326,3 +326,16 @@ def test_every_change_is_audited(service: MemoryService, project) -> None:
     service.forget(project, memory.id)
     actions = [row["action"] for row in service.store.audit.recent()]
     assert actions[:3] == ["memory.forget", "memory.feedback.helpful", "memory.record"]
+
+
+def test_record_at_creates_the_project_and_the_memory_together_or_neither(service: MemoryService, tmp_path) -> None:
+    from orcmem.errors import ValidationError
+    from orcmem.workspace import Location
+
+    place = Location(str(tmp_path / "new"), str(tmp_path / "new"), "new")
+    with pytest.raises(ValidationError):
+        service.record_at(place, user_memory(title=""))
+    assert service.projects() == []
+    result = service.record_at(place, user_memory())
+    assert [project.name for project, count in service.projects()] == ["new"]
+    assert result.memory.project_id == service.projects()[0][0].id

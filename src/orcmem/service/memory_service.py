@@ -315,6 +315,18 @@ class MemoryService:
             self.vectors_changed([result.memory.id])  # after the commit, so the background thread sees the row
         return result
 
+    def record_at(self, location: Location, new: NewMemory) -> RecordResult:
+        """Record a memory in the project at `location`, creating the project in the same transaction.
+
+        One transaction for both: a database that fails while saving the memory keeps its bytes, instead of
+        keeping only the project's new "last used" time.
+        """
+        with self.store.db.transaction():
+            project = self.project(location)
+            result = self.record(project, new, embed=False)
+        self.vectors_changed([result.memory.id])
+        return result
+
     # --- read --------------------------------------------------------------------------------------------------
     def get(self, project: Project | None, memory_id: str) -> Memory:
         """A memory visible to the project (its own or a global one).
