@@ -329,7 +329,6 @@ def test_every_change_is_audited(service: MemoryService, project) -> None:
 
 
 def test_record_at_creates_the_project_and_the_memory_together_or_neither(service: MemoryService, tmp_path) -> None:
-    from orcmem.errors import ValidationError
     from orcmem.workspace import Location
 
     place = Location(str(tmp_path / "new"), str(tmp_path / "new"), "new")
