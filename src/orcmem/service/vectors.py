@@ -9,6 +9,7 @@ from typing import Protocol
 
 from orcmem.models.constants import EMBED_BATCH_SIZE
 from orcmem.store import Store
+from orcmem.store.vectors import PendingMemory
 
 log = logging.getLogger("orcmem.vectors")
 
@@ -81,19 +82,9 @@ class EmbeddingPump:
             batch = self.store.vectors.missing(model, size)
             if not batch:
                 break
-            try:
-                vectors = self.embedder.embed_documents([item.text for item in batch])
-            except Exception as exc:  # a model failure must never reach the caller of a write
-                self.last_error = f"embedding failed: {exc}"
-                log.warning(self.last_error)
+            stored = self._embed_batch(batch, model)
+            if stored is None:
                 break
-            if vectors is None or len(vectors) != len(batch):
-                self.last_error = "the embedding model is unavailable"
-                break
-            stored = 0
-            for item, vector in zip(batch, vectors, strict=True):
-                if self.is_enabled() and self.store.vectors.put(item.id, vector, model, self.clock()):
-                    stored += 1
             done += len(batch)
             if progress:
                 progress(done, max(total, done))
@@ -113,18 +104,27 @@ class EmbeddingPump:
             batch = self.store.vectors.missing_among(model, memory_ids[start : start + EMBED_BATCH_SIZE])
             if not batch:
                 continue
-            try:
-                vectors = self.embedder.embed_documents([item.text for item in batch])
-            except Exception as exc:  # a model failure must never reach the caller of a write
-                self.last_error = f"embedding failed: {exc}"
-                log.warning(self.last_error)
+            done = self._embed_batch(batch, model)
+            if done is None:
                 break
-            if vectors is None or len(vectors) != len(batch):
-                self.last_error = "the embedding model is unavailable"
-                break
-            for item, vector in zip(batch, vectors, strict=True):
-                if self.is_enabled() and self.store.vectors.put(item.id, vector, model, self.clock()):
-                    stored += 1
+            stored += done
+        return stored
+
+    def _embed_batch(self, batch: Sequence[PendingMemory], model: str) -> int | None:
+        """Embed one batch and store its vectors; how many were stored, or None when the model failed."""
+        try:
+            vectors = self.embedder.embed_documents([item.text for item in batch])
+        except Exception as exc:  # a model failure must never reach the caller of a write
+            self.last_error = f"embedding failed: {exc}"
+            log.warning(self.last_error)
+            return None
+        if vectors is None or len(vectors) != len(batch):
+            self.last_error = "the embedding model is unavailable"
+            return None
+        stored = 0
+        for item, vector in zip(batch, vectors, strict=True):
+            if self.is_enabled() and self.store.vectors.put(item.id, vector, model, self.clock()):
+                stored += 1
         return stored
 
     def schedule(self, memory_ids: Sequence[str] | None = None) -> None:
