@@ -11,6 +11,7 @@ import pytest
 from orcmem.models import NewMemory, Project, Source
 from orcmem.service import MemoryService
 from orcmem.workspace import locate
+from tests.web.support import FakeKeyring
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -138,3 +139,13 @@ def run(project_dir: Path):
         return result
 
     return invoke
+
+
+@pytest.fixture
+def fake_keyring(monkeypatch: pytest.MonkeyPatch) -> FakeKeyring:
+    """Route orcmem's keystore to an in-memory keyring, so no test touches the real one."""
+    from orcmem import keystore
+
+    fake = FakeKeyring()
+    monkeypatch.setattr(keystore, "_keyring", lambda: fake)
+    return fake

@@ -1,8 +1,10 @@
-"""A test double for meaning: the in-package hashing fake, plus a tiny synonym table."""
+"""Test doubles: the hashing fake with a tiny synonym table for meaning, and a real `claude -p` envelope."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from orcmem.embed import HashingEmbedder
 
@@ -26,3 +28,13 @@ class SynonymEmbedder(HashingEmbedder):
     @staticmethod
     def _canonical(text: str) -> str:
         return re.sub(r"\w+", lambda m: SYNONYMS.get(m.group(0).lower(), m.group(0)), text)
+
+
+ENVELOPES = Path(__file__).parent / "fixtures" / "envelopes" / "claude_print_result_envelopes.jsonl"
+
+
+def claude_success_envelope() -> str:
+    """The real `claude -p --output-format json` success envelope from the fixtures, as a JSON line."""
+    envelope = json.loads(ENVELOPES.read_text().splitlines()[-1])
+    assert envelope["is_error"] is False
+    return json.dumps(envelope)

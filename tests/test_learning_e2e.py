@@ -16,6 +16,7 @@ import pytest
 from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
 from orcmem.workspace import locate
+from tests.fakes import claude_success_envelope
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ANSWER = {
@@ -45,13 +46,6 @@ print(json.dumps(envelope))
 """
 
 
-def success_envelope() -> str:
-    lines = (FIXTURES / "envelopes" / "claude_print_result_envelopes.jsonl").read_text().splitlines()
-    envelope = json.loads(lines[-1])
-    assert envelope["is_error"] is False
-    return json.dumps(envelope)
-
-
 @pytest.fixture
 def agent_env(tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """PATH with a stand-in `claude` first, memory on, and where the stand-in logs its calls."""
@@ -59,7 +53,8 @@ def agent_env(tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
     bin_dir.mkdir()
     claude = bin_dir / "claude"
     claude.write_text(
-        STANDIN.format(python=sys.executable, envelope=success_envelope(), answer=json.dumps(ANSWER)), encoding="utf-8"
+        STANDIN.format(python=sys.executable, envelope=claude_success_envelope(), answer=json.dumps(ANSWER)),
+        encoding="utf-8",
     )
     claude.chmod(0o755)
     env = {

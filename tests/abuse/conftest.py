@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem import keystore
 from orcmem.service import MemoryService
 from orcmem.web import create_app
 from tests.web.support import BASE, TOKEN, FakeKeyring
@@ -18,14 +17,6 @@ from tests.web.support import BASE, TOKEN, FakeKeyring
 def anyio_backend() -> str:
     """The MCP in-memory client runs on asyncio."""
     return "asyncio"
-
-
-@pytest.fixture
-def fake_keyring(monkeypatch: pytest.MonkeyPatch) -> FakeKeyring:
-    """Route orcmem's keystore to an in-memory keyring, so no test touches the real one."""
-    fake = FakeKeyring()
-    monkeypatch.setattr(keystore, "_keyring", lambda: fake)
-    return fake
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
 from orcmem.store import Summary
 from orcmem.workspace import locate
+from tests.fakes import claude_success_envelope
 from tests.faults.support import DB_NAME, integrity, wait_for, write_lock_held
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -68,14 +69,6 @@ COUNT_TO = (
 SECONDS_PER_MEMORY = 1.0  # six memories: a save of about six seconds, caught after half a second
 
 
-def success_envelope() -> str:
-    """The real `claude -p --output-format json` success envelope from the fixtures."""
-    lines = (FIXTURES / "envelopes" / "claude_print_result_envelopes.jsonl").read_text().splitlines()
-    envelope = json.loads(lines[-1])
-    assert envelope["is_error"] is False
-    return json.dumps(envelope)
-
-
 @pytest.fixture
 def agent_env(tmp_path: Path, orcmem_home: Path) -> dict[str, str]:
     """An environment whose PATH starts with a stand-in `claude` that answers at once with six memories."""
@@ -83,7 +76,8 @@ def agent_env(tmp_path: Path, orcmem_home: Path) -> dict[str, str]:
     bin_dir.mkdir()
     claude = bin_dir / "claude"
     claude.write_text(
-        STANDIN.format(python=sys.executable, envelope=success_envelope(), answer=json.dumps(ANSWER)), encoding="utf-8"
+        STANDIN.format(python=sys.executable, envelope=claude_success_envelope(), answer=json.dumps(ANSWER)),
+        encoding="utf-8",
     )
     claude.chmod(0o755)
     return {

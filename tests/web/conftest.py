@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem import keystore
 from orcmem.service import MemoryService
 from orcmem.web import create_app
 from tests.web.support import BASE, CHROMIUM, CHROMIUM_ARGS, TOKEN, FakeKeyring, LiveServer, shot
@@ -21,14 +20,6 @@ SERVER_START_TIMEOUT_S = 10.0
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "browser: drives Debian's Chromium through Playwright against a real server")
-
-
-@pytest.fixture
-def fake_keyring(monkeypatch: pytest.MonkeyPatch) -> FakeKeyring:
-    """Route orcmem's keystore to an in-memory keyring for the test."""
-    fake = FakeKeyring()
-    monkeypatch.setattr(keystore, "_keyring", lambda: fake)
-    return fake
 
 
 @pytest.fixture
