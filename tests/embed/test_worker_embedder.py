@@ -239,3 +239,43 @@ def test_a_timed_out_document_call_is_abandoned(make: Callable[..., WorkerEmbedd
     stalled.release.set()
     time.sleep(0.2)
     assert len(stalled.calls) == 1  # it stopped after the batch in flight
+
+
+def test_a_query_here_runs_beside_a_document_batch_when_the_model_allows_it(
+    make: Callable[..., WorkerEmbedder],
+) -> None:
+    class Blocking(HashingEmbedder):
+        """Its document batch holds until released; its queries answer at once."""
+
+        concurrent_calls = True
+
+        def __init__(self) -> None:
+            super().__init__(model_id=FAKE_ID)
+            self.entered, self.release = threading.Event(), threading.Event()
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:  # type: ignore[override]
+            if len(texts) > 1:
+                self.entered.set()
+                self.release.wait(5)
+            return super().embed_documents(texts)
+
+    model = Blocking()
+    worker = make(lambda: model)
+    assert worker.wait_ready(2)
+    job = threading.Thread(target=lambda: worker.embed_documents(["doc"] * 32))
+    job.start()
+    assert model.entered.wait(2)
+    started = time.monotonic()
+    assert worker.embed_query_here("urgent") == HashingEmbedder(model_id=FAKE_ID).embed_query("urgent")
+    assert time.monotonic() - started < 0.5  # not queued behind the batch the worker thread is busy with
+    model.release.set()
+    job.join(5)
+
+
+def test_a_query_here_is_none_before_loading_or_for_a_model_that_cannot_be_shared(
+    make: Callable[..., WorkerEmbedder],
+) -> None:
+    worker = make(HashingEmbedder)
+    assert worker.embed_query_here("q") is None  # not loaded yet: the caller falls back to the queue
+    assert worker.wait_ready(2)
+    assert worker.embed_query_here("q") is None  # HashingEmbedder does not say its calls may overlap
