@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from pathlib import Path
@@ -95,7 +96,6 @@ def test_the_folder_it_runs_in_picks_the_first_project(
 def test_a_taken_port_is_a_clear_error() -> None:
     taken = web_server.bind_loopback(0)
     try:
-        taken.listen()
         port = taken.getsockname()[1]
         with pytest.raises(OrcmemError, match=f"Cannot listen on 127.0.0.1:{port}.*another --port"):
             web_server.bind_loopback(port)
@@ -107,6 +107,16 @@ def test_the_server_only_binds_loopback() -> None:
     sock = web_server.bind_loopback(0)
     try:
         assert sock.getsockname()[0] == "127.0.0.1"
+    finally:
+        sock.close()
+
+
+def test_the_printed_address_takes_connections_before_the_server_accepts() -> None:
+    # `orcmem ui` prints its address before uvicorn starts; a client that opens it at once is queued, not refused.
+    sock = web_server.bind_loopback(0)
+    try:
+        with socket.create_connection(sock.getsockname(), timeout=2):
+            pass
     finally:
         sock.close()
 
