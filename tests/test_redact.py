@@ -36,6 +36,11 @@ CASES = [
     ("secret-assignment", "DB_PASSWORD=correcthorsebattery", "correcthorse"),
     ("secret-assignment", 'api_key: "abcd1234efgh5678"', "abcd1234efgh"),
     ("secret-assignment", "client_secret='zyxw9876vuts'", "zyxw9876"),
+    ("secret-flag", "docker login -u me --password Xk29dkQmz81LpQ ghcr.io", "Xk29dkQmz81"),
+    ("secret-flag", "kubectl --token abc123def456ghi789 get pods", "abc123def456"),
+    ("secret-flag", "--api-key 'correcthorsebatterystaple'", "correcthorse"),
+    ("registry-auth", '{"auths": {"ghcr.io": {"auth": "dXNlcjpnaHBfYWJjZGVmZ2hp"}}}', "dXNlcjpnaHBf"),
+    ("registry-auth", "//registry.npmjs.org/:_auth=dXNlcjpwYXNzd29yZDEy", "dXNlcjpwYXNz"),
 ]
 
 
@@ -60,6 +65,11 @@ def test_assignment_keeps_the_name() -> None:
         "the api key lives in the keyring",
         "run pytest -k test_password_reset",
         "email me at someone@example.com",
+        "pass --token explicitly when the keyring is locked",  # a word after a flag, not a value
+        "the --password argument is deprecated",
+        "docker login --password-stdin < pw.txt",
+        "gh auth login --token $GH_TOKEN",  # a reference to a variable
+        "curl --token ./token.txt",
     ],
 )
 def test_harmless_text_is_left_alone(text: str) -> None:

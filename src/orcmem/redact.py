@@ -101,6 +101,25 @@ RULES: tuple[Rule, ...] = (
     ),
     # ODBC and ADO.NET connection strings: ...;PWD=...; or ...;Password=two words;
     _rule("connection-string", r";\s*(?:pwd|password)\s*=\s*([^;\s\"'][^;\"'\n]{3,})", ("pwd", "passw"), re.IGNORECASE),
+    # A command-line flag with the secret as the next word: --password VALUE, --token VALUE, --api-key VALUE.
+    # (--password=VALUE is an assignment, below.) $VAR, $(...), paths and plain words ("--token explicitly") are
+    # not secrets: the value needs a digit, or 20 characters.
+    _rule(
+        "secret-flag",
+        rf"(?<![\w-])--(?:{_SECRET_NAME}|token)\s+[\"']?(?![-$%~./])"
+        r"((?=[^\s\"'`<>|&;]*[0-9])[^\s\"'`<>|&;]{8,}|[^\s\"'`<>|&;]{20,})",
+        ("key", "secret", "token", "passw", "passphrase", "authorization"),
+        re.IGNORECASE,
+    ),
+    # Registry credentials: Docker's config.json ("auth": base64 of user:password, identity tokens) and .npmrc's
+    # _auth (the same base64).
+    _rule(
+        "registry-auth",
+        r"\"(?:auth|identitytoken|registrytoken)\"\s*:\s*\"([A-Za-z0-9+/_.-]{12,}={0,2})\"",
+        ('"auth"', "identitytoken", "registrytoken"),
+        re.IGNORECASE,
+    ),
+    _rule("registry-auth", r"(?<![\w-])_auth\s*=\s*([A-Za-z0-9+/]{12,}={0,2})", ("_auth",)),
     _rule(
         "secret-assignment",
         _SECRET_ASSIGNMENT,

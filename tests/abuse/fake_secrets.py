@@ -123,6 +123,10 @@ MAKERS: dict[str, Callable[[random.Random], tuple[str, tuple[str, ...]]]] = {
         "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=R;SharedAccessKey={}=", 43, BASE64
     ),
     "curl-user": _simple("curl -u deploy:{} https://api.example.com", 20),
+    "password-flag": _simple("docker login -u deploy --password {}7 registry.example.com", 20),
+    "token-flag": _simple("kubectl --token {} get pods", 40),
+    "docker-config-auth": _simple('{{"auths": {{"ghcr.io": {{"auth": "{}=="}}}}}}', 40, BASE64),
+    "npmrc-auth": _simple("//registry.npmjs.org/:_auth={}=", 40, BASE64),
     "bearer-header": _simple("Authorization: Bearer {}", 40),
     "gitlab": _simple("glpat-{}", 20, URLSAFE),
     "npm": _simple("npm_{}", 36),
