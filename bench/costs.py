@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.agents import _handshake, _read_answer, _request, _stop
-from bench.common import Latency, embedding_source, latency, profile_with_memories, time_call
+from bench.common import Latency, embedding_source, latency, onnx_loaded, profile_with_memories, time_call
 from orcmem.embed import ensure_model
 from orcmem.models import Project, Source
 from orcmem.models.constants import EMBEDDING_DIMENSIONS
@@ -72,11 +72,6 @@ def read_rss(pid: int) -> Rss:
         if name in ("VmRSS", "VmHWM"):
             fields[name] = int(value.split()[0]) * 1024
     return Rss(fields["VmRSS"], fields["VmHWM"])
-
-
-def _onnx_mapped(pid: int) -> bool:
-    """Whether the ONNX runtime library is loaded in the process, i.e. the model was loaded."""
-    return "onnxruntime" in Path(f"/proc/{pid}/maps").read_text()
 
 
 def build_profile(home: Path, project: Path, count: int = MEMORIES) -> None:
@@ -152,7 +147,7 @@ def _settle(proc: subprocess.Popen, ident: int) -> tuple[int, bool]:
         _call(proc, ident, "memory_search", {"query": "why does pytest time out in CI", "limit": 8})
         ident += 1
         now = read_rss(proc.pid).rss
-        if abs(now - last) > 2**20 or not _onnx_mapped(proc.pid):
+        if abs(now - last) > 2**20 or not onnx_loaded(proc.pid):
             last, still_since = now, time.monotonic()
         elif time.monotonic() - still_since >= SETTLE_S:
             return ident, True
@@ -172,7 +167,7 @@ def _server(home: Path, project: Path) -> tuple[Latency, Rss, Rss, Rss, bool]:
         ready = read_rss(proc.pid)
         ident, loaded = _settle(proc, 3)
         searched = read_rss(proc.pid)
-        loaded = loaded and _onnx_mapped(proc.pid)
+        loaded = loaded and onnx_loaded(proc.pid)
         times = []
         for memory_id in _victims(home, DELETIONS):
             arguments = {"action": "forget", "scope": "workspace", "id": memory_id}

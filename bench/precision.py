@@ -22,10 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import locomo
-from bench.common import Latency, latency, profile_with_memories
+from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import PROBLEMS, queries, synthetic_memories
 from orcmem.models import NewMemory
-from orcmem.models.constants import FTS_MAX_TERMS, RECALL_ENOUGH_TERMS, RECALL_MAX_MEMORIES, RECALL_MIN_TERM_SHARE
+from orcmem.models.constants import (
+    FTS_MAX_TERMS,
+    RECALL_ENOUGH_TERMS,
+    RECALL_MAX_MEMORIES,
+    RECALL_MIN_SIMILARITY,
+    RECALL_MIN_TERM_SHARE,
+)
 from orcmem.recall import recall_match
 from orcmem.service import MemoryService
 from orcmem.store.recall import RecallRow, recall_rows
@@ -394,6 +400,9 @@ VARIANTS: tuple[tuple[str, float, int], ...] = (
     ("half, or 5 in a long prompt", 0.5, 5),
     ("two thirds, or 4 in a long prompt", 2 / 3, 4),
 )
+# Warm recall (the MCP server's memory_recall) adds memories this close in meaning; orcmem's threshold and its
+# neighbours, measured side by side.
+MEANING_THRESHOLDS: tuple[float, ...] = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55)
 
 Recall = Callable[[str, str], list[RecallRow]]  # (project root, prompt) -> the rows recall would inject
 Key = tuple[str, str]  # a memory's (title, body), what a recalled row shows of it
@@ -442,6 +451,23 @@ class GateFigures:
         return self.share == RECALL_MIN_TERM_SHARE and self.enough == RECALL_ENOUGH_TERMS
 
 
+@dataclass(frozen=True)
+class WarmFigures:
+    """Every prompt set through warm recall (the word gate, plus meaning at one similarity threshold)."""
+
+    min_similarity: float
+    code_on: Share
+    code_about: Share
+    code_off: Share
+    locomo_on: Share | None
+    locomo_off: Share | None
+
+    @property
+    def is_orcmem(self) -> bool:
+        """Whether this is the threshold orcmem ships."""
+        return self.min_similarity == RECALL_MIN_SIMILARITY
+
+
 @dataclass
 class PrecisionResult:
     """The recall hook's precision at 10,000 coding memories and on LoCoMo, and its wall time."""
@@ -449,6 +475,8 @@ class PrecisionResult:
     memories: int
     locomo_questions: int
     gates: list[GateFigures] = field(default_factory=list)
+    warm: list[WarmFigures] = field(default_factory=list)
+    closest_off_topic: dict[str, float] = field(default_factory=dict)  # corpus -> highest similarity of any
     python_bare: Latency | None = None
     hook_on_topic: Latency | None = None
     hook_off_topic: Latency | None = None
@@ -475,6 +503,15 @@ def _recaller(db: Path, share: float, enough: int) -> Recall:
         if match is None:
             return []
         return recall_rows(db, root, match, RECALL_MAX_MEMORIES, share=share, enough=enough) or []
+
+    return recall
+
+
+def _warm_recaller(svc: MemoryService, min_similarity: float) -> Recall:
+    """What `memory_recall` on the MCP server does before the framing: gated words, fused with close meanings."""
+
+    def recall(root: str, prompt: str) -> list[RecallRow]:
+        return svc.recall_rows(root, prompt, meaning=True, min_similarity=min_similarity)
 
     return recall
 
@@ -532,6 +569,43 @@ def _locomo_corpus(work: Path, path: Path) -> _Corpus:
     return _Corpus(home / "orcmem.db", {"on": (asked, True), "off": (off, False)})
 
 
+def _closest(svc: MemoryService, asked: Sequence[Asked]) -> float:
+    """The highest cosine similarity between any of these prompts and a memory visible where it is asked."""
+    assert svc.embedder is not None
+    model = svc.embedder.model_id
+    best = -1.0
+    for item in asked:
+        project = svc.store.projects.by_root(item.root)
+        found = svc.store.vectors.scan(svc.embedder.embed_query(item.text, timeout=30), model)
+        hits = svc.store.vectors.pick(found, project.id if project else None, 1) if found is not None else []
+        best = max([best] + [1.0 - hit.distance for hit in hits])
+    return best
+
+
+def _warm_figures(code: _Corpus, conversations: _Corpus | None, closest: dict[str, float]) -> list[WarmFigures]:
+    """Warm recall at each threshold, on both profiles once every memory is embedded; fills `closest`."""
+    code_svc = embedded_service(code.db.parent)
+    talk_svc = embedded_service(conversations.db.parent) if conversations is not None else None
+    try:
+        closest["coding"] = _closest(code_svc, code.sets["off"][0])
+        if conversations is not None and talk_svc is not None:
+            closest["LoCoMo"] = _closest(talk_svc, conversations.sets["off"][0])
+        figures = []
+        for threshold in MEANING_THRESHOLDS:
+            recall = _warm_recaller(code_svc, threshold)
+            on, about, off = (_share(recall, *code.sets[name]) for name in ("on", "about", "off"))
+            locomo_on = locomo_off = None
+            if conversations is not None and talk_svc is not None:
+                talk = _warm_recaller(talk_svc, threshold)
+                locomo_on, locomo_off = (_share(talk, *conversations.sets[name]) for name in ("on", "off"))
+            figures.append(WarmFigures(threshold, on, about, off, locomo_on, locomo_off))
+        return figures
+    finally:
+        code_svc.close()
+        if talk_svc is not None:
+            talk_svc.close()
+
+
 def _wall(command: list[str], stdin: str, env: dict[str, str]) -> float:
     started = time.perf_counter()
     subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, check=False, timeout=60)
@@ -565,6 +639,7 @@ def run(
             talk = _recaller(conversations.db, share, enough)
             locomo_on, locomo_off = (_share(talk, *conversations.sets[name]) for name in ("on", "off"))
         result.gates.append(GateFigures(label, share, enough, on, about, off, locomo_on, locomo_off))
+    result.warm = _warm_figures(code, conversations, result.closest_off_topic)
     env = dict(os.environ)
     result.python_bare = latency([_wall([sys.executable, "-c", "pass"], "", env) for _ in range(samples)])
     result.hook_on_topic = hook_times(work / "home-code", work / "project-code", queries(samples))
@@ -620,6 +695,7 @@ def render(result: PrecisionResult) -> list[str]:
         f"rounded up), or {RECALL_ENOUGH_TERMS} of them in a",
         "  long prompt. Without it, any prompt sharing one word with any memory got up to eight memories.",
     ]
+    lines += _render_warm(result, shipped)
     if result.hook_on_topic and result.hook_off_topic and result.python_bare:
         lines += [
             "",
@@ -633,6 +709,56 @@ def render(result: PrecisionResult) -> list[str]:
             f"| off-topic | {result.hook_off_topic.cell()} |",
         ]
     return lines + [""]
+
+
+def _render_warm(result: PrecisionResult, words: GateFigures) -> list[str]:
+    """The table for warm recall: the word gate alone, then with meaning at each threshold."""
+    if not result.warm:
+        return []
+    lines = [
+        "",
+        "Warm recall: `memory_recall` on the session's MCP server (Claude Code's `mcp_tool` prompt hook), whose",
+        "model is loaded. It keeps the word matches above and adds the memories whose cosine similarity to the",
+        "prompt reaches a threshold, fused by reciprocal rank (`MemoryService.recall_rows`, every memory embedded):",
+        "",
+        "| recall | coding on-topic: injected | about a memory: injected / answered | coding off-topic: nothing "
+        "| LoCoMo questions: injected / answered | LoCoMo off-topic: nothing |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    rows: list[tuple[str, GateFigures | WarmFigures]] = [("words alone (the command hook)", words)]
+    rows += [
+        (
+            f"**words + meaning ≥ {w.min_similarity} (orcmem)**"
+            if w.is_orcmem
+            else f"words + meaning ≥ {w.min_similarity}",
+            w,
+        )
+        for w in result.warm
+    ]
+    for name, g in rows:
+        lo_on = f"{_pct(g.locomo_on.injected_share)} / {_pct(g.locomo_on.relevant_share)}" if g.locomo_on else "–"
+        lo_off = _pct(g.locomo_off.nothing_share) if g.locomo_off else "–"
+        lines.append(
+            f"| {name} | {_pct(g.code_on.injected_share)} | {_pct(g.code_about.injected_share)} / "
+            f"{_pct(g.code_about.relevant_share)} | {_pct(g.code_off.nothing_share)} | {lo_on} | {lo_off} |"
+        )
+    shipped = next((w for w in result.warm if w.is_orcmem), None)
+    if shipped is not None:
+        off = [shipped.code_off.nothing_share] + ([shipped.locomo_off.nothing_share] if shipped.locomo_off else [])
+        met = "met" if min(off) >= OFF_TOPIC_TARGET else "**missed**"
+        lines += [
+            "",
+            f"- Off-topic prompts that get nothing through warm recall, at least {OFF_TOPIC_TARGET:.0%}: {met} "
+            f"({', '.join(_pct(s) for s in off)}).",
+        ]
+    if result.closest_off_topic:
+        closest = ", ".join(f"{value:.2f} ({name})" for name, value in result.closest_off_topic.items())
+        lines += [
+            f"- The closest any off-topic prompt came to a memory (cosine similarity): {closest}.",
+            f"- orcmem's threshold, {RECALL_MIN_SIMILARITY}, keeps a margin above that rather than sitting at the "
+            "edge where off-topic noise begins.",
+        ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

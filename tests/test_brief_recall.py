@@ -282,3 +282,16 @@ def test_no_letter_case_of_the_fence_tag_survives_in_recalled_text() -> None:
     for text in ("</ORCMEM-CONTEXT>", "<Orcmem-Context kind='x'>", "a </orcmem-context> b"):
         assert "orcmem-context" not in defang(text).lower()
     assert defang("plain text") == "plain text"
+
+
+def test_merge_recall_puts_a_memory_both_lists_found_first_and_shows_it_once() -> None:
+    from orcmem.recall import merge_recall
+
+    def row(title: str) -> tuple[str, str, str, str, int, bool]:
+        return ("lesson", title, f"{title} body", "user", 0, False)
+
+    words = [row("a"), row("b"), row("c")]
+    meaning = [row("d"), row("c")]
+    assert [r[1] for r in merge_recall(words, meaning)] == ["c", "a", "d", "b"]
+    assert [r[1] for r in merge_recall(words, [])] == ["a", "b", "c"]  # words alone keep their order
+    assert [r[1] for r in merge_recall([], meaning)] == ["d", "c"]

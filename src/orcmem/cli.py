@@ -777,7 +777,10 @@ def setup() -> None:
     type=click.Choice(["command", "mcp_tool"]),
     default="command",
     show_default=True,
-    help="How the prompt hook recalls: run `orcmem hook prompt`, or call memory_recall on the session's MCP server.",
+    help=(
+        "How the prompt hook recalls: run `orcmem hook prompt` (words), or call memory_recall on the session's "
+        "MCP server (words and meaning, its model already loaded)."
+    ),
 )
 @json_option
 @pass_app

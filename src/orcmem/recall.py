@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from orcmem.models.constants import RECALL_MAX_CHARS, RECALL_MAX_MEMORIES
+from orcmem.models.constants import RECALL_MAX_CHARS, RECALL_MAX_MEMORIES, RRF_K
 from orcmem.retrieve.query import fts_query
+from orcmem.store.recall import RecallRow
 
 CONTEXT_TAG = "orcmem-context"  # ingest strips blocks fenced with it, so recalled text never flows back in
 _TAG_ANY_CASE = re.compile(re.escape(CONTEXT_TAG), re.IGNORECASE)  # re is loaded already: json imports it
@@ -64,6 +65,26 @@ def fence(kind: str, lines: Iterable[str]) -> str:
     """Wrap lines as reference material the user owns."""
     body = "\n".join(lines)
     return f'<{CONTEXT_TAG} kind="{kind}">\n{body}\n</{CONTEXT_TAG}>'
+
+
+def merge_recall(by_words: Sequence[RecallRow], by_meaning: Sequence[RecallRow], k: int = RRF_K) -> list[RecallRow]:
+    """Both lists fused by reciprocal rank (1/(k+n) each, as search fuses), a memory found by both first.
+
+    A memory is known by its title and body, all a recalled line shows of it; two memories that read the same
+    stay two (the n-th of them in one list meets the n-th in the other).
+    """
+    scores: dict[tuple[str, str, int], float] = {}
+    rows: dict[tuple[str, str, int], RecallRow] = {}
+    for ranked in (by_words, by_meaning):
+        seen: dict[tuple[str, str], int] = {}
+        for position, row in enumerate(ranked, start=1):
+            text = (row[1], row[2])
+            seen[text] = seen.get(text, 0) + 1
+            key = (*text, seen[text])
+            rows.setdefault(key, row)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
+    # sorted() is stable: on equal scores the words' order comes first
+    return [rows[key] for key in sorted(rows, key=lambda key: -scores[key])]
 
 
 def format_recall(rows: Sequence[tuple[str, str, str, str, int, bool]], now: int) -> str:

@@ -123,6 +123,9 @@ RECALL_MAX_CHARS: Final = 4096
 # both numbers are in docs/benchmarks.md (bench/precision.py).
 RECALL_MIN_TERM_SHARE: Final = 0.5
 RECALL_ENOUGH_TERMS: Final = 4
+# Recall through a warm process (the session's MCP server, its model loaded) also injects memories whose cosine
+# similarity to the prompt reaches this, found or not by the words. Measured in docs/benchmarks.md (Recall precision).
+RECALL_MIN_SIMILARITY: Final = 0.4
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing --------------------------------------------------------------------------------------------------

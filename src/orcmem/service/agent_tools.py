@@ -187,10 +187,13 @@ class AgentTools:
         return result
 
     def recall(self, prompt: str) -> str:
-        """What the prompt hook would add before `prompt`: matching memories fenced as reference material, or ""."""
+        """What the prompt hook would add before `prompt`: matching memories fenced as reference material, or "".
+
+        This process keeps its model loaded, so memories close in meaning to the prompt are recalled too.
+        """
         if not self.memory.is_enabled() or not isinstance(prompt, str):
             return ""
-        return self.memory.recall(self.project.canonical_root, prompt)
+        return self.memory.recall(self.project.canonical_root, prompt, meaning=True)
 
     def task_context(self) -> str:
         """The current task's brief: spec, earlier runs and relevant memories (only the task while memory is off)."""

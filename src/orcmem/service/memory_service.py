@@ -40,6 +40,7 @@ from orcmem.models.constants import (
     LIST_MAX_LIMIT,
     QUERY_EMBED_TIMEOUT_S,
     RECALL_MAX_MEMORIES,
+    RECALL_MIN_SIMILARITY,
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
     SETTING_EMBEDDING_MODEL,
@@ -59,6 +60,7 @@ from orcmem.workspace import Location
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    from orcmem.store.recall import RecallRow
     from orcmem.store.vectors import Scan
 
 log = logging.getLogger("orcmem.service")
@@ -458,16 +460,75 @@ class MemoryService:
         ]
         return build_brief(memories, tasks, items, self.clock())
 
-    def recall(self, canonical_root: str, prompt: str) -> str:
-        """The memories that match a prompt, fenced as reference material; "" when off or nothing matches."""
-        from orcmem.recall import format_recall, recall_match
+    def recall(
+        self,
+        canonical_root: str,
+        prompt: str,
+        *,
+        meaning: bool = False,
+        min_similarity: float = RECALL_MIN_SIMILARITY,
+    ) -> str:
+        """The memories that match a prompt, fenced as reference material; "" when off or nothing matches.
+
+        With `meaning`, memories whose cosine similarity to the prompt reaches `min_similarity` join those the
+        words found, so a prompt that says the same thing in other words is answered too. Only a process whose
+        model has already loaded (the MCP server) uses it: recall never waits for a model.
+        """
+        from orcmem.recall import format_recall
+
+        rows = self.recall_rows(canonical_root, prompt, meaning=meaning, min_similarity=min_similarity)
+        return format_recall(rows, self.clock()) if rows else ""
+
+    def recall_rows(
+        self,
+        canonical_root: str,
+        prompt: str,
+        *,
+        meaning: bool = False,
+        min_similarity: float = RECALL_MIN_SIMILARITY,
+    ) -> list[RecallRow]:
+        """What `recall` frames: the gated word matches, fused with the close ones by meaning when asked, best first."""
+        from orcmem.recall import merge_recall, recall_match
         from orcmem.store.recall import recall_rows
 
         match = recall_match(prompt)
         if match is None:
-            return ""
-        rows = recall_rows(self.store.db.path, canonical_root, match, RECALL_MAX_MEMORIES)
-        return format_recall(rows, self.clock()) if rows else ""
+            return []
+        project = self.store.projects.by_root(canonical_root) if meaning else None
+        pending = self._nearest_soon(project, prompt, RECALL_MAX_MEMORIES) if meaning and self._model_ready() else None
+        by_words = recall_rows(self.store.db.path, canonical_root, match, RECALL_MAX_MEMORIES)
+        if by_words is None:  # memory is off, or the database is from another version
+            if pending is not None:
+                pending.cancel()
+            return []
+        by_meaning = self._close_in_meaning(project, pending, min_similarity) if pending is not None else []
+        return merge_recall(by_words, by_meaning)[:RECALL_MAX_MEMORIES]
+
+    def _model_ready(self) -> bool:
+        """Whether the query can be embedded now: an embedder whose model has loaded (one without a load is ready)."""
+        return self.semantic_ready and bool(getattr(self.embedder, "ready", True))
+
+    def _close_in_meaning(
+        self, project: Project | None, pending: Future[Scan | None], min_similarity: float
+    ) -> list[RecallRow]:
+        """The memories of a pending scan at least `min_similarity` close to the query, closest first."""
+        from concurrent.futures import TimeoutError as FuturesTimeout
+
+        try:
+            found = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.25)
+        except FuturesTimeout:
+            return []  # recall answers from words rather than hold up the prompt
+        except Exception as exc:  # a failing scan must leave recall working on words
+            log.warning("recall by meaning failed: %s", exc)
+            return []
+        if found is None:
+            return []
+        hits = self.store.vectors.pick(found, project.id if project else None, RECALL_MAX_MEMORIES)
+        close = [hit.memory_id for hit in hits if 1.0 - hit.distance >= min_similarity]
+        return [
+            (str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged)
+            for m in self.store.memories.get_many(close, files=False)
+        ]
 
     # --- change ------------------------------------------------------------------------------------------------
     def edit(

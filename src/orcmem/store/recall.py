@@ -22,7 +22,7 @@ from orcmem.models.constants import (
     SETTING_MEMORY_ENABLED,
 )
 
-RecallRow = tuple[str, str, str, str, int, bool]
+RecallRow = tuple[str, str, str, str, int, bool]  # type, title, body, source, last_confirmed_at, flagged
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
 _COLUMNS = "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged"
 _VISIBLE = "m.status = 'active' AND (m.project_id = ? OR m.scope = 'global')"
