@@ -433,17 +433,44 @@ class Share:
 
 
 @dataclass(frozen=True)
+class Shares:
+    """Every prompt set under one way of recalling (LoCoMo's are None without its data)."""
+
+    code_on: Share
+    code_about: Share
+    code_off: Share
+    locomo_on: Share | None
+    locomo_off: Share | None
+
+    def off_topic_line(self, how: str = "") -> str:
+        """The report's line on the off-topic target: the share that got nothing, coding first, then LoCoMo."""
+        off = [self.code_off.nothing_share] + ([self.locomo_off.nothing_share] if self.locomo_off else [])
+        met = "met" if min(off) >= OFF_TOPIC_TARGET else "**missed**"
+        return (
+            f"- Off-topic prompts that get nothing{how}, at least {OFF_TOPIC_TARGET:.0%}: {met} "
+            f"({', '.join(_pct(share) for share in off)})."
+        )
+
+    def row(self, name: str) -> str:
+        """This way of recalling as a row of the report's tables."""
+        lo_on = "–"
+        if self.locomo_on:
+            lo_on = f"{_pct(self.locomo_on.injected_share)} / {_pct(self.locomo_on.relevant_share)}"
+        lo_off = _pct(self.locomo_off.nothing_share) if self.locomo_off else "–"
+        return (
+            f"| {name} | {_pct(self.code_on.injected_share)} | {_pct(self.code_about.injected_share)} / "
+            f"{_pct(self.code_about.relevant_share)} | {_pct(self.code_off.nothing_share)} | {lo_on} | {lo_off} |"
+        )
+
+
+@dataclass(frozen=True)
 class GateFigures:
     """Every prompt set under one setting of the gate."""
 
     label: str
     share: float
     enough: int
-    code_on: Share
-    code_about: Share
-    code_off: Share
-    locomo_on: Share | None
-    locomo_off: Share | None
+    shares: Shares
 
     @property
     def is_orcmem(self) -> bool:
@@ -456,11 +483,7 @@ class WarmFigures:
     """Every prompt set through warm recall (the word gate, plus meaning at one similarity threshold)."""
 
     min_similarity: float
-    code_on: Share
-    code_about: Share
-    code_off: Share
-    locomo_on: Share | None
-    locomo_off: Share | None
+    shares: Shares
 
     @property
     def is_orcmem(self) -> bool:
@@ -514,6 +537,15 @@ def _warm_recaller(svc: MemoryService, min_similarity: float) -> Recall:
         return svc.recall_rows(root, prompt, meaning=True, min_similarity=min_similarity)
 
     return recall
+
+
+def _shares(code: _Corpus, recall: Recall, conversations: _Corpus | None, talk: Recall | None) -> Shares:
+    """Ask every prompt set: the coding ones through `recall`, LoCoMo's through `talk`."""
+    on, about, off = (_share(recall, *code.sets[name]) for name in ("on", "about", "off"))
+    locomo_on = locomo_off = None
+    if conversations is not None and talk is not None:
+        locomo_on, locomo_off = (_share(talk, *conversations.sets[name]) for name in ("on", "off"))
+    return Shares(on, about, off, locomo_on, locomo_off)
 
 
 def _share(recall: Recall, asked: Sequence[Asked], judged: bool) -> Share:
@@ -590,16 +622,18 @@ def _warm_figures(code: _Corpus, conversations: _Corpus | None, closest: dict[st
         closest["coding"] = _closest(code_svc, code.sets["off"][0])
         if conversations is not None and talk_svc is not None:
             closest["LoCoMo"] = _closest(talk_svc, conversations.sets["off"][0])
-        figures = []
-        for threshold in MEANING_THRESHOLDS:
-            recall = _warm_recaller(code_svc, threshold)
-            on, about, off = (_share(recall, *code.sets[name]) for name in ("on", "about", "off"))
-            locomo_on = locomo_off = None
-            if conversations is not None and talk_svc is not None:
-                talk = _warm_recaller(talk_svc, threshold)
-                locomo_on, locomo_off = (_share(talk, *conversations.sets[name]) for name in ("on", "off"))
-            figures.append(WarmFigures(threshold, on, about, off, locomo_on, locomo_off))
-        return figures
+        return [
+            WarmFigures(
+                threshold,
+                _shares(
+                    code,
+                    _warm_recaller(code_svc, threshold),
+                    conversations,
+                    _warm_recaller(talk_svc, threshold) if talk_svc is not None else None,
+                ),
+            )
+            for threshold in MEANING_THRESHOLDS
+        ]
     finally:
         code_svc.close()
         if talk_svc is not None:
@@ -632,13 +666,9 @@ def run(
     conversations = _locomo_corpus(work, locomo_path) if locomo_path is not None and locomo_path.is_file() else None
     result = PrecisionResult(MEMORIES, len(conversations.sets["on"][0]) if conversations else 0)
     for label, share, enough in VARIANTS:
-        recall = _recaller(code.db, share, enough)
-        on, about, off = (_share(recall, *code.sets[name]) for name in ("on", "about", "off"))
-        locomo_on = locomo_off = None
-        if conversations is not None:
-            talk = _recaller(conversations.db, share, enough)
-            locomo_on, locomo_off = (_share(talk, *conversations.sets[name]) for name in ("on", "off"))
-        result.gates.append(GateFigures(label, share, enough, on, about, off, locomo_on, locomo_off))
+        talk = _recaller(conversations.db, share, enough) if conversations is not None else None
+        shares = _shares(code, _recaller(code.db, share, enough), conversations, talk)
+        result.gates.append(GateFigures(label, share, enough, shares))
     result.warm = _warm_figures(code, conversations, result.closest_off_topic)
     env = dict(os.environ)
     result.python_bare = latency([_wall([sys.executable, "-c", "pass"], "", env) for _ in range(samples)])
@@ -677,19 +707,10 @@ def render(result: PrecisionResult) -> list[str]:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for g in result.gates:
-        name = f"**{g.label} (orcmem)**" if g.is_orcmem else g.label
-        lo_on = f"{_pct(g.locomo_on.injected_share)} / {_pct(g.locomo_on.relevant_share)}" if g.locomo_on else "–"
-        lo_off = _pct(g.locomo_off.nothing_share) if g.locomo_off else "–"
-        lines.append(
-            f"| {name} | {_pct(g.code_on.injected_share)} | {_pct(g.code_about.injected_share)} / "
-            f"{_pct(g.code_about.relevant_share)} | {_pct(g.code_off.nothing_share)} | {lo_on} | {lo_off} |"
-        )
-    off_shares = [shipped.code_off.nothing_share] + ([shipped.locomo_off.nothing_share] if shipped.locomo_off else [])
-    met = "met" if min(off_shares) >= OFF_TOPIC_TARGET else "**missed**"
+        lines.append(g.shares.row(f"**{g.label} (orcmem)**" if g.is_orcmem else g.label))
     lines += [
         "",
-        f"- Off-topic prompts that get nothing, at least {OFF_TOPIC_TARGET:.0%}: {met} "
-        f"({', '.join(_pct(s) for s in off_shares)}).",
+        shipped.shares.off_topic_line(),
         "- The gate: recall injects its best matches (unchanged: BM25, at most 8 and 4,096 characters) only when",
         f"  one of them holds at least {RECALL_MIN_TERM_SHARE:.0%} of the prompt's words (function words aside, "
         f"rounded up), or {RECALL_ENOUGH_TERMS} of them in a",
@@ -725,32 +746,13 @@ def _render_warm(result: PrecisionResult, words: GateFigures) -> list[str]:
         "| LoCoMo questions: injected / answered | LoCoMo off-topic: nothing |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    rows: list[tuple[str, GateFigures | WarmFigures]] = [("words alone (the command hook)", words)]
-    rows += [
-        (
-            f"**words + meaning ≥ {w.min_similarity} (orcmem)**"
-            if w.is_orcmem
-            else f"words + meaning ≥ {w.min_similarity}",
-            w,
-        )
-        for w in result.warm
-    ]
-    for name, g in rows:
-        lo_on = f"{_pct(g.locomo_on.injected_share)} / {_pct(g.locomo_on.relevant_share)}" if g.locomo_on else "–"
-        lo_off = _pct(g.locomo_off.nothing_share) if g.locomo_off else "–"
-        lines.append(
-            f"| {name} | {_pct(g.code_on.injected_share)} | {_pct(g.code_about.injected_share)} / "
-            f"{_pct(g.code_about.relevant_share)} | {_pct(g.code_off.nothing_share)} | {lo_on} | {lo_off} |"
-        )
+    lines.append(words.shares.row("words alone (the command hook)"))
+    for w in result.warm:
+        name = f"words + meaning ≥ {w.min_similarity}"
+        lines.append(w.shares.row(f"**{name} (orcmem)**" if w.is_orcmem else name))
     shipped = next((w for w in result.warm if w.is_orcmem), None)
     if shipped is not None:
-        off = [shipped.code_off.nothing_share] + ([shipped.locomo_off.nothing_share] if shipped.locomo_off else [])
-        met = "met" if min(off) >= OFF_TOPIC_TARGET else "**missed**"
-        lines += [
-            "",
-            f"- Off-topic prompts that get nothing through warm recall, at least {OFF_TOPIC_TARGET:.0%}: {met} "
-            f"({', '.join(_pct(s) for s in off)}).",
-        ]
+        lines += ["", shipped.shares.off_topic_line(" through warm recall")]
     if result.closest_off_topic:
         closest = ", ".join(f"{value:.2f} ({name})" for name, value in result.closest_off_topic.items())
         lines += [

@@ -7,10 +7,8 @@ from pathlib import Path
 import pytest
 
 from orcmem.retrieve import query_terms
-from orcmem.service import MemoryService
-from orcmem.store import Store
 from orcmem.workspace import locate
-from tests.conftest import Clock, user_memory
+from tests.conftest import user_memory
 
 MEMORIES = [
     ("The car will not start in winter", "The battery drains overnight when it is freezing outside."),
@@ -22,16 +20,8 @@ QUERY = "automobile trouble during chilly mornings"
 
 
 @pytest.fixture
-def real(orcmem_home: Path, clock: Clock, project_dir: Path, minilm):
-    svc = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=minilm)
-    svc.set_enabled(True)
-    if not svc.store.vectors.available:
-        pytest.skip(f"sqlite-vec unavailable: {svc.store.db.vector_error}")
-    project = svc.project(locate(project_dir))
-    ids = [svc.record(project, user_memory(title, body)).memory.id for title, body in MEMORIES]
-    assert svc.pump.wait(30)
-    yield svc, project, ids
-    svc.close()
+def real(embedded):
+    return embedded(MEMORIES)
 
 
 def test_a_query_sharing_no_word_finds_the_memory(real) -> None:

@@ -31,16 +31,8 @@ OFF_TOPIC = ["what's a good recipe for banana bread", "who won the world cup in 
 
 
 @pytest.fixture
-def warm(orcmem_home: Path, clock: Clock, project_dir: Path, minilm):
-    svc = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=minilm)
-    svc.set_enabled(True)
-    if not svc.store.vectors.available:
-        pytest.skip(f"sqlite-vec unavailable: {svc.store.db.vector_error}")
-    project = svc.project(locate(project_dir))
-    ids = [svc.record(project, user_memory(title, body)).memory.id for title, body in MEMORIES]
-    assert svc.pump.wait(30)
-    yield svc, project, ids
-    svc.close()
+def warm(embedded):
+    return embedded(MEMORIES)
 
 
 def test_a_prompt_in_other_words_is_answered_by_meaning(warm) -> None:
