@@ -17,6 +17,7 @@ LAYERS = {
     "orcmem.redact": 1,
     "orcmem.embed": 1,
     "orcmem.workspace": 1,
+    "orcmem.loopback": 1,
     "orcmem.export": 1,
     "orcmem.keystore": 1,
     "orcmem.rules": 2,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from pathlib import Path
@@ -11,7 +10,6 @@ from typing import Any
 import httpx
 import pytest
 
-from orcmem.errors import OrcmemError
 from orcmem.web import server as web_server
 
 
@@ -91,34 +89,6 @@ def test_the_folder_it_runs_in_picks_the_first_project(
         orcmem_home, open_browser=False, echo=lines.append, environ={}, location=locate(project_dir.parent)
     )
     assert "project=" not in lines[0]
-
-
-def test_a_taken_port_is_a_clear_error() -> None:
-    taken = web_server.bind_loopback(0)
-    try:
-        port = taken.getsockname()[1]
-        with pytest.raises(OrcmemError, match=f"Cannot listen on 127.0.0.1:{port}.*another --port"):
-            web_server.bind_loopback(port)
-    finally:
-        taken.close()
-
-
-def test_the_server_only_binds_loopback() -> None:
-    sock = web_server.bind_loopback(0)
-    try:
-        assert sock.getsockname()[0] == "127.0.0.1"
-    finally:
-        sock.close()
-
-
-def test_the_printed_address_takes_connections_before_the_server_accepts() -> None:
-    # `orcmem ui` prints its address before uvicorn starts; a client that opens it at once is queued, not refused.
-    sock = web_server.bind_loopback(0)
-    try:
-        with socket.create_connection(sock.getsockname(), timeout=2):
-            pass
-    finally:
-        sock.close()
 
 
 def test_the_launch_address_can_open_a_project() -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from orcmem.loopback import HOST, bind_loopback
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +17,6 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK = "127.0.0.1"
 MCP_PATH = "/mcp"
 
 
@@ -30,7 +30,7 @@ class LoopbackGuard:
     def __init__(self, app: ASGIApp, port: int) -> None:
         """Guard `app`, served on 127.0.0.1:`port`."""
         self.app = app
-        self.hosts = {f"{LOOPBACK}:{port}", f"localhost:{port}"}
+        self.hosts = {f"{HOST}:{port}", f"localhost:{port}"}
         self.origins = {f"http://{host}" for host in self.hosts}
 
     def allows(self, headers: list[tuple[bytes, bytes]]) -> bool:
@@ -53,19 +53,6 @@ class LoopbackGuard:
         await self.app(scope, receive, send)
 
 
-def bind_loopback(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1:`port` (0: a free port)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((LOOPBACK, port))
-        sock.listen(64)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
 def serve_http(
     server: MCPServer,
     port: int = 0,
@@ -80,10 +67,10 @@ def serve_http(
 
     sock = bind_loopback(port)
     bound = int(sock.getsockname()[1])
-    guard_hosts = [f"{LOOPBACK}:{bound}", f"localhost:{bound}"]
+    guard_hosts = [f"{HOST}:{bound}", f"localhost:{bound}"]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        host=LOOPBACK,
+        host=HOST,
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=guard_hosts,
@@ -101,7 +88,7 @@ def serve_http(
                     web.should_exit = True
 
                 group.start_soon(stop)
-            print(f"orcmem mcp: listening on http://{LOOPBACK}:{bound}{MCP_PATH}", file=sys.stderr, flush=True)
+            print(f"orcmem mcp: listening on http://{HOST}:{bound}{MCP_PATH}", file=sys.stderr, flush=True)
             if on_ready is not None:
                 on_ready(bound)
             await web.serve(sockets=[sock])

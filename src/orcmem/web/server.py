@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 import webbrowser
@@ -11,35 +10,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlencode
 
-from orcmem.errors import OrcmemError
+from orcmem.loopback import HOST, bind_loopback
 from orcmem.workspace import Location
 
-HOST = "127.0.0.1"  # never another interface: the page holds private memories
-LISTEN_BACKLOG = 2048  # uvicorn's default backlog
 BROWSER_WAIT_S = 10.0  # how long to wait for the server to start before opening the browser anyway
-
-
-def bind_loopback(port: int = 0) -> socket.socket:
-    """A TCP socket bound to 127.0.0.1 on `port` (0: a free port the system picks), already listening.
-
-    It listens before the address is printed, so a browser or script that opens the address at once is queued
-    until the server accepts, never refused.
-
-    Raises:
-        OrcmemError: the port is taken or cannot be used.
-    """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind((HOST, port))
-        sock.listen(LISTEN_BACKLOG)
-    except OSError as exc:
-        sock.close()
-        raise OrcmemError(
-            f"Cannot listen on {HOST}:{port} ({exc.strerror or exc}). Choose another --port, or leave it out "
-            "to use a free one."
-        ) from None
-    sock.set_inheritable(False)
-    return sock
 
 
 def server_config(app: object) -> object:
