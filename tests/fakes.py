@@ -1,9 +1,16 @@
-"""Test doubles: the hashing fake with a tiny synonym table for meaning, and a real `claude -p` envelope."""
+"""Test doubles: the hashing fake with a tiny synonym table for meaning, a real `claude -p` envelope, a stand-in
+`claude` on PATH, and a loopback HTTP server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from orcmem.embed import HashingEmbedder
@@ -38,3 +45,31 @@ def claude_success_envelope() -> str:
     envelope = json.loads(ENVELOPES.read_text().splitlines()[-1])
     assert envelope["is_error"] is False
     return json.dumps(envelope)
+
+
+def standin_claude_env(bin_dir: Path, template: str, answer: object) -> dict[str, str]:
+    """Write `template` as an executable `claude` in `bin_dir`; the process environment with `bin_dir` first on PATH.
+
+    The template is formatted with `python` (this interpreter), `envelope` (the real success envelope) and `answer`
+    (the JSON of `answer`).
+    """
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    claude = bin_dir / "claude"
+    script = template.format(python=sys.executable, envelope=claude_success_envelope(), answer=json.dumps(answer))
+    claude.write_text(script, encoding="utf-8")
+    claude.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+@contextlib.contextmanager
+def loopback_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threaded HTTP server on 127.0.0.1 at a free port for the block; yields its base address."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

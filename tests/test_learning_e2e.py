@@ -16,7 +16,7 @@ import pytest
 from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
 from orcmem.workspace import locate
-from tests.fakes import claude_success_envelope
+from tests.fakes import standin_claude_env
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ANSWER = {
@@ -49,17 +49,8 @@ print(json.dumps(envelope))
 @pytest.fixture
 def agent_env(tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """PATH with a stand-in `claude` first, memory on, and where the stand-in logs its calls."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    claude = bin_dir / "claude"
-    claude.write_text(
-        STANDIN.format(python=sys.executable, envelope=claude_success_envelope(), answer=json.dumps(ANSWER)),
-        encoding="utf-8",
-    )
-    claude.chmod(0o755)
     env = {
-        **os.environ,
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        **standin_claude_env(tmp_path / "bin", STANDIN, ANSWER),
         "ORCMEM_HOME": str(orcmem_home),
         "STANDIN_CALLS": str(tmp_path / "calls.txt"),
         "STANDIN_HANG": str(tmp_path / "hang"),

@@ -87,7 +87,7 @@ def merge_recall(by_words: Sequence[RecallRow], by_meaning: Sequence[RecallRow],
     return [rows[key] for key in sorted(rows, key=lambda key: -scores[key])]
 
 
-def format_recall(rows: Sequence[tuple[str, str, str, str, int, bool]], now: int) -> str:
+def format_recall(rows: Sequence[RecallRow], now: int) -> str:
     """At most 8 memories and 4,096 characters of them, fenced; empty when nothing was found.
 
     Each row is (type, title, body, source, last_confirmed_at, flagged), best match first.

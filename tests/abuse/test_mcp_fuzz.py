@@ -4,7 +4,6 @@ result or a tool error (never a crash of the call or the server), and nothing in
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import anyio
@@ -14,18 +13,15 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from orcmem.mcp_server import build_server
-from orcmem.models import MemoryFilter, MemoryType, NewMemory, Project, Scope, Source, Status
+from orcmem.models import MemoryFilter, NewMemory, Project, Scope, Source
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
-    CONFIDENCE_MAX,
-    CONFIDENCE_MIN,
-    FILE_PATH_MAX_CHARS,
-    FILES_MAX_COUNT,
     TITLE_MAX_CHARS,
     TOPIC_KEY_MAX_CHARS,
 )
 from orcmem.service import MemoryService
 from orcmem.service.agent_tools import AgentTools
+from tests.abuse.invariants import assert_within_rules
 
 TOOLS = ["memory_search", "memory_recall", "task_context", "memory_record", "memory_feedback", "memory_manage"]
 PARAMS = [
@@ -54,14 +50,7 @@ json_values = st.recursive(
 def check_store(service: MemoryService, user_rows: dict[str, Any]) -> None:
     """Every stored memory obeys every rule, and the user's own memories still say what the user wrote."""
     for memory in _all(service):
-        assert 0 < len(memory.title) <= TITLE_MAX_CHARS and memory.title == memory.title.strip()
-        assert 0 < len(memory.body) <= BODY_MAX_CHARS and memory.body == memory.body.strip()
-        assert memory.topic_key is None or 0 < len(memory.topic_key) <= TOPIC_KEY_MAX_CHARS
-        assert len(memory.files) <= FILES_MAX_COUNT and all(0 < len(f) <= FILE_PATH_MAX_CHARS for f in memory.files)
-        assert isinstance(memory.type, MemoryType) and isinstance(memory.scope, Scope)
-        assert isinstance(memory.status, Status) and isinstance(memory.source, Source)
-        assert math.isfinite(memory.confidence) and CONFIDENCE_MIN <= memory.confidence <= CONFIDENCE_MAX
-        (memory.title + memory.body).encode("utf-8")  # no lone surrogate made it in
+        assert_within_rules(memory)
         if memory.source is not Source.USER:
             assert memory.source is Source.AGENT  # the only writer here besides the user
     for memory_id, before in user_rows.items():  # an agent may only mark the user's memories helpful

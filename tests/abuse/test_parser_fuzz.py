@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
 import random
 from pathlib import Path
@@ -27,17 +26,9 @@ from orcmem.extract import GeneratorChoice, GeneratorResult
 from orcmem.ingest import parse_claude, parse_codex, parse_transcript
 from orcmem.ingest.common import load_record
 from orcmem.models import Agent, EventKind, LedgerEvent, MemoryFilter, MemoryType, Project, Source
-from orcmem.models.constants import (
-    BODY_MAX_CHARS,
-    CONFIDENCE_MAX,
-    CONFIDENCE_MIN,
-    FILE_PATH_MAX_CHARS,
-    FILES_MAX_COUNT,
-    TITLE_MAX_CHARS,
-    TOPIC_KEY_MAX_CHARS,
-)
 from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
+from tests.abuse.invariants import assert_within_rules
 from tests.extract.test_parse import ANSWERS, JSON_VALUES
 from tests.ingest.support import fixture
 from tests.ingest.test_robustness import TEMPLATES, mutated_records
@@ -191,14 +182,8 @@ class Canned:
 def check_stored(service: MemoryService, project: Project) -> None:
     """Every memory and summary obeys the rules a memory must satisfy before it is stored."""
     for memory in service.list(project, MemoryFilter(limit=500)):
-        assert 0 < len(memory.title) <= TITLE_MAX_CHARS and memory.title == memory.title.strip()
-        assert 0 < len(memory.body) <= BODY_MAX_CHARS and memory.body == memory.body.strip()
-        assert memory.topic_key is None or 0 < len(memory.topic_key) <= TOPIC_KEY_MAX_CHARS
-        assert len(memory.files) <= FILES_MAX_COUNT and all(0 < len(f) <= FILE_PATH_MAX_CHARS for f in memory.files)
-        assert all("\x00" not in f for f in memory.files)
-        assert isinstance(memory.type, MemoryType) and memory.source is Source.EXTRACTION
-        assert math.isfinite(memory.confidence) and CONFIDENCE_MIN <= memory.confidence <= CONFIDENCE_MAX
-        (memory.title + memory.body + (memory.topic_key or "") + "".join(memory.files)).encode("utf-8")
+        assert_within_rules(memory)
+        assert memory.source is Source.EXTRACTION
     for summary in service.store.summaries.recent(project.id, 1000):
         assert summary.request and summary.outcome
         assert all(isinstance(item, str) for item in summary.open_items)

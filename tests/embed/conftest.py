@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from orcmem.embed import ModelPins
 from tests.embed.support import FAKE_FILES, Route, Server, sha256
+from tests.fakes import loopback_http
 
 
 @pytest.fixture
@@ -42,16 +42,9 @@ def server() -> Iterator[Server]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with loopback_http(Handler) as base:
+        state.base = base
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("anthropic")
 
 from orcmem.extract import AnthropicApiGenerator, parse_extraction  # noqa: E402
+from tests.fakes import loopback_http  # noqa: E402
 
 ANSWER = '```json\n{"summary":{"request":"r","workDone":"w","outcome":"o","openItems":[]},"memories":[]}\n```'
 
@@ -83,18 +84,12 @@ def fake_api() -> Iterator[FakeApi]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield state
-    finally:
-        state.released.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with loopback_http(Handler) as base:
+        state.url = base
+        try:
+            yield state
+        finally:
+            state.released.set()  # a request held by the delay finishes, so the server can stop
 
 
 def test_success_sends_one_user_message_and_returns_the_text(fake_api: FakeApi) -> None:

@@ -4,14 +4,14 @@ can stop in the middle of a body."""
 from __future__ import annotations
 
 import tarfile
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from orcmem.embed import MINILM_INT8_PINS
+from tests.fakes import loopback_http
 from tests.faults.support import ArchiveServer, Served
 
 
@@ -50,17 +50,12 @@ def archive_server() -> Iterator[ArchiveServer]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        state.release.set()
-        httpd.shutdown()
-        httpd.server_close()
+    with loopback_http(Handler) as base:
+        state.base = base
+        try:
+            yield state
+        finally:
+            state.release.set()  # a handler held mid-body finishes, so the server can stop
 
 
 @pytest.fixture(scope="session")

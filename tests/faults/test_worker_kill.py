@@ -12,7 +12,6 @@ whole save, so "the stand-in has answered and the write lock has been held for a
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -29,7 +28,7 @@ from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
 from orcmem.store import Summary
 from orcmem.workspace import locate
-from tests.fakes import claude_success_envelope
+from tests.fakes import standin_claude_env
 from tests.faults.support import DB_NAME, integrity, wait_for, write_lock_held
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -72,17 +71,8 @@ SECONDS_PER_MEMORY = 1.0  # six memories: a save of about six seconds, caught af
 @pytest.fixture
 def agent_env(tmp_path: Path, orcmem_home: Path) -> dict[str, str]:
     """An environment whose PATH starts with a stand-in `claude` that answers at once with six memories."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    claude = bin_dir / "claude"
-    claude.write_text(
-        STANDIN.format(python=sys.executable, envelope=claude_success_envelope(), answer=json.dumps(ANSWER)),
-        encoding="utf-8",
-    )
-    claude.chmod(0o755)
     return {
-        **os.environ,
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        **standin_claude_env(tmp_path / "bin", STANDIN, ANSWER),
         "ORCMEM_HOME": str(orcmem_home),
         "STANDIN_CALLS": str(tmp_path / "calls.txt"),
         "STANDIN_ANSWERED": str(tmp_path / "answered"),
