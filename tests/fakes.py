@@ -47,6 +47,17 @@ def claude_success_envelope() -> str:
     return json.dumps(envelope)
 
 
+# What the real CLI (2.1.x) prints for `claude auth status --json`: exit 0 signed in, 1 signed out.
+CLAUDE_AUTH_STATUS = """
+import json as _json, os as _os, sys as _sys
+if _sys.argv[1:3] == ["auth", "status"]:
+    _signed_in = "STANDIN_SIGNED_OUT" not in _os.environ
+    _method = "claude.ai" if _signed_in else "none"
+    print(_json.dumps({"loggedIn": _signed_in, "authMethod": _method, "apiProvider": "firstParty"}, indent=2))
+    _sys.exit(0 if _signed_in else 1)
+"""
+
+
 def standin_claude_env(bin_dir: Path, template: str, answer: object) -> dict[str, str]:
     """Write `template` as an executable `claude` in `bin_dir`; the process environment with `bin_dir` first on PATH.
 
@@ -56,6 +67,8 @@ def standin_claude_env(bin_dir: Path, template: str, answer: object) -> dict[str
     bin_dir.mkdir(parents=True, exist_ok=True)
     claude = bin_dir / "claude"
     script = template.format(python=sys.executable, envelope=claude_success_envelope(), answer=json.dumps(answer))
+    shebang, _, body = script.partition("\n")
+    script = f"{shebang}\n{CLAUDE_AUTH_STATUS}\n{body}"
     claude.write_text(script, encoding="utf-8")
     claude.chmod(0o755)
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}

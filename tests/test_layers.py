@@ -36,6 +36,7 @@ LAYERS = {
     "orcmem.cli": 4,
     "orcmem.mcp": 4,
     "orcmem.hooks": 4,
+    "orcmem.agent_process": 4,
     "orcmem.web": 4,
     "orcmem.worker": 4,
     "orcmem.__main__": 4,

@@ -836,12 +836,18 @@ def hook(name: str) -> None:
 @pass_app
 def worker(app: AppContext, no_linger: bool) -> None:
     """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
-    from orcmem.worker import run, worker_lock
+    from orcmem.service.learning import Learning
+    from orcmem.worker import interrupt_on_sigterm, run, worker_lock
 
     home = home_dir()
+    interrupt_on_sigterm()
     with worker_lock(home):
         service = app.service()
-        outcomes = run(service, generator_factory(service), linger=not no_linger)
+        try:
+            outcomes = run(service, generator_factory(service), linger=not no_linger, learning=Learning(service))
+        except KeyboardInterrupt:
+            click.echo("orcmem: worker stopped; the runs it was distilling are back in the queue", err=True)
+            sys.exit(130)
     for outcome in outcomes:
         click.echo(_outcome_line(outcome))
 
@@ -861,9 +867,7 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
 
     service = app.service()
     learning = Learning(service)
-    project = app.project(create=True)
-    assert project is not None
-    result = learning.ingest(project, path.resolve(), ended=ended)
+    result = learning.ingest(app.location(), path.resolve(), ended=ended)
     queued = learning.queue(result.run) if ended else False
     click.echo(
         f"{result.run.id}: {result.new_events} new events, {result.new_turns} new turns"
@@ -878,19 +882,19 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
 def extract(app: AppContext, target: str) -> None:
     """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
     from orcmem.service.learning import Learning
-    from orcmem.worker import drain
+    from orcmem.worker import drain, interrupt_on_sigterm
 
     service = app.service()
     learning = Learning(service)
     path = Path(target).expanduser()
-    if path.is_file():
-        project = app.project(create=True)
-        assert project is not None
-        run_id = learning.ingest(project, path.resolve(), ended=True).run.id
-    else:
-        run_id = target
+    run_id = learning.ingest(app.location(), path.resolve(), ended=True).run.id if path.is_file() else target
     learning.retry(run_id)
-    outcomes = [o for o in drain(learning, generator_factory(service)) if o.run_id == run_id]
+    interrupt_on_sigterm()
+    try:
+        outcomes = [o for o in drain(learning, generator_factory(service)) if o.run_id == run_id]
+    except KeyboardInterrupt:
+        click.echo(f"orcmem: stopped; {run_id} is back in the queue for the next worker", err=True)
+        sys.exit(130)
     if not outcomes:
         raise click.ClickException(f"{run_id} is already being distilled by another worker")
     outcome = outcomes[-1]

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 MAX_STDIN_BYTES = 1 << 20
 BARE_ENV_VAR = "ORCMEM_BARE"  # skip recall, the brief and tool checks (the second seed's --bare)
 LOG_NAME = "hooks.log"
+TASK_ENV_VAR = "ORCMEM_TASK"  # set by whatever starts an agent on a task: the run belongs to that task
+RUN_KIND_ENV_VAR = "ORCMEM_RUN_KIND"  # "discussion": the run only talks about the task and is never distilled
 
 
 def _read_payload(stream: TextIO) -> dict[str, Any]:
@@ -54,34 +56,56 @@ def _ingest(payload: dict[str, Any], home: str, *, ended: bool) -> None:
     """Ingest the session's transcript (what is new), mark the turn or the end, queue and start a worker."""
     from pathlib import Path
 
+    from orcmem.agent_process import agent_command
+    from orcmem.errors import ValidationError
     from orcmem.service import MemoryService
     from orcmem.service.learning import Learning
     from orcmem.workspace import locate
 
+    transcript = _text(payload, "transcript_path")
+    cwd = _text(payload, "cwd")
+    if transcript is None or cwd is None:
+        return
     service = MemoryService.open(Path(home), vectors=False)
     try:
         learning = Learning(service)
         if learning.extraction_allowed() is not None:
             return  # memory or extraction is off: nothing is read or kept
-        transcript = _text(payload, "transcript_path")
-        cwd = _text(payload, "cwd")
-        session = _text(payload, "session_id")
-        if transcript is None or cwd is None:
-            return
         path = Path(transcript).expanduser()
         if not path.is_file():
             _log(home, "ingest", f"no transcript at {path}")  # _log redacts
             return
-        project = service.project(locate(Path(cwd)))
-        assert project is not None
-        result = learning.ingest(project, path, session_id=session, cwd=cwd, ended=ended)
-        if not ended:
-            service.store.runs.touch(result.run.id, service.clock())
+        try:
+            result = learning.ingest(
+                locate(Path(cwd)),
+                path,
+                session_id=_text(payload, "session_id"),
+                cwd=cwd,
+                ended=ended,
+                # Claude Code runs Stop before it writes the turn's last answer; the payload already carries it.
+                answered=_text(payload, "last_assistant_message") is not None,
+                link=_task_link(),
+                agent_command=agent_command(),
+            )
+        except ValidationError as exc:
+            _log(home, "ingest", str(exc))
+            return
         if ended:
             learning.queue(result.run)
         _ensure_worker(home)
     finally:
         service.close()
+
+
+def _task_link() -> Any:
+    """The task this agent was started for (`ORCMEM_TASK`, and `ORCMEM_RUN_KIND=discussion` for a discussion)."""
+    from orcmem.service.learning import RUN_KIND_DISCUSSION, RUN_KIND_TASK, TaskLink
+
+    task_id = (os.environ.get(TASK_ENV_VAR) or "").strip()
+    if not task_id:
+        return None
+    kind = (os.environ.get(RUN_KIND_ENV_VAR) or "").strip().lower()
+    return TaskLink(task_id, RUN_KIND_DISCUSSION if kind == RUN_KIND_DISCUSSION else RUN_KIND_TASK)
 
 
 def _ensure_worker(home: str) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orcmem.embed import MODEL_SOURCES, ModelError, ModelSource, PackageSource, model_dir, worker_embedder
 from orcmem.embed.worker import WorkerEmbedder
@@ -12,6 +14,9 @@ from orcmem.models.constants import EMBEDDING_MODEL_DEFAULT, MODELS_DIRNAME
 from orcmem.service import MemoryService
 from orcmem.service.learning import GeneratorFactory
 from orcmem.store import Run
+
+if TYPE_CHECKING:
+    from orcmem.extract.agent_cli import AgentCli
 
 CLAUDE_BIN_ENV = "ORCMEM_CLAUDE_BIN"  # the claude command to run for distillation (default: `claude` on PATH)
 CODEX_BIN_ENV = "ORCMEM_CODEX_BIN"
@@ -68,6 +73,25 @@ def open_service(home: Path, *, embed: bool = True, allow_download: bool = False
     return service
 
 
+AGENT_CLI_CACHE = "agent-cli.json"  # what claude and codex said about sign-in and models, cached
+
+
+def agent_probe(service: MemoryService, env: Mapping[str, str]) -> AgentCli:
+    """Asks the agent CLIs about sign-in and models, caching the answers beside the profile database."""
+    from orcmem.extract.agent_cli import AgentCli
+
+    return AgentCli(Path(service.store.db.path).parent / AGENT_CLI_CACHE, env)
+
+
+def _found_running(run: Run) -> list[str]:
+    """The agent command seen running the run's hooks (a JSON argv), or []."""
+    try:
+        command = json.loads(run.agent_command or "[]")
+    except ValueError:
+        return []
+    return [str(part) for part in command] if isinstance(command, list) else []
+
+
 def generator_factory(service: MemoryService, environ: Mapping[str, str] | None = None) -> GeneratorFactory:
     """Resolve each run's generator from the settings, the agent that ran it, and this machine's environment."""
     from orcmem.extract import GeneratorChoice, resolve_generator
@@ -76,6 +100,7 @@ def generator_factory(service: MemoryService, environ: Mapping[str, str] | None 
     env = dict(os.environ if environ is None else environ)
     settings = service.settings()
     timeout = _timeout(env)
+    probe = agent_probe(service, env)
 
     def for_run(run: Run) -> GeneratorChoice:
         key = load_api_key(env) if settings.provider == "apikey" else None
@@ -90,6 +115,8 @@ def generator_factory(service: MemoryService, environ: Mapping[str, str] | None 
             codex_bin=env.get(CODEX_BIN_ENV) or None,
             env=env,
             timeout=timeout,
+            found_running=_found_running(run),
+            probe=probe,
         )
 
     return for_run
@@ -111,4 +138,5 @@ def describe_extraction(service: MemoryService, environ: Mapping[str, str] | Non
         api_key_error=key.error if key else None,
         claude_bin=env.get(CLAUDE_BIN_ENV) or None,
         codex_bin=env.get(CODEX_BIN_ENV) or None,
+        probe=agent_probe(service, env),
     )

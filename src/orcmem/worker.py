@@ -6,13 +6,15 @@ import contextlib
 import fcntl
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from orcmem.extract.runner import stop_all_processes
 from orcmem.models.constants import IDLE_MINUTES_DEFAULT, MAX_CONCURRENT_EXTRACTIONS, SETTING_IDLE_MINUTES
 from orcmem.service import MemoryService
 from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
@@ -22,7 +24,9 @@ log = logging.getLogger("orcmem.worker")
 LOCK_NAME = "worker.lock"
 LOG_NAME = "worker.log"
 MAX_SLEEP_S = 60.0  # wake at least this often while waiting for idle sessions
+WAKE_POLL_S = 0.25  # while it waits, a run queued by another process (a session's end) is taken within this
 EMBED_WAIT_S = 120.0
+STOP_WAIT_S = 10.0  # after Ctrl-C, how long the job threads get to put their jobs back
 
 
 def is_alive(pid: int) -> bool:
@@ -109,16 +113,37 @@ def drain(learning: Learning, generators: GeneratorFactory, *, pid: int | None =
     threads = [threading.Thread(target=slot, name=f"orcmem-job-{i}") for i in range(MAX_CONCURRENT_EXTRACTIONS)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through interrupt_on_sigterm: no paid call outlives the worker
+        learning.cancelled.set()
+        stop_all_processes()
+        for thread in threads:
+            thread.join(timeout=STOP_WAIT_S)  # each puts its job back in the queue
+        raise
     return outcomes
 
 
+def interrupt_on_sigterm() -> None:
+    """Make SIGTERM stop this process as Ctrl-C does, so the same clean-up runs (call from the main thread)."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def run(
-    service: MemoryService, generators: GeneratorFactory, *, linger: bool = True, clock_sleep=time.sleep
+    service: MemoryService,
+    generators: GeneratorFactory,
+    *,
+    linger: bool = True,
+    clock_sleep: Callable[[float], None] = time.sleep,
+    learning: Learning | None = None,
 ) -> list[JobOutcome]:
     """Drain the queue; while `linger`, also wait for open sessions to go idle and distil them."""
-    learning = Learning(service)
+    learning = learning or Learning(service)
     outcomes: list[JobOutcome] = []
     while True:
         wait = idle_ms(service)
@@ -134,8 +159,21 @@ def run(
             if _jobs_left(service):
                 continue  # queued while this worker ran: their hooks saw it running and started no other worker
             break
-        clock_sleep(min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)))
+        _wait_for_work(service, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
+        if learning.cancelled.is_set():
+            break
     return outcomes
+
+
+def _wait_for_work(service: MemoryService, seconds: float, clock_sleep: Callable[[float], None]) -> None:
+    """Sleep up to `seconds`, waking as soon as another process queues a job (a session ended meanwhile)."""
+    waited = 0.0
+    while waited < seconds:
+        step = min(WAKE_POLL_S, seconds - waited)
+        clock_sleep(step)
+        waited += step
+        if _jobs_left(service):
+            return
 
 
 def _jobs_left(service: MemoryService) -> bool:

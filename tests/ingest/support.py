@@ -164,8 +164,8 @@ def events_of(chunks: list[TranscriptChunk]) -> list[LedgerEvent]:
 
 
 def undo_chunk_effects(events: list[LedgerEvent]) -> list[LedgerEvent]:
-    """Undo the documented chunk effects: a Claude message split by message_id, a Codex agent-message twin, and a
-    tool result without its tool's name because the call was in an earlier chunk."""
+    """Undo the documented chunk effects: a Claude message split by message_id, a Codex agent-message or prompt
+    twin, and a tool result without its tool's name because the call was in an earlier chunk."""
     out: list[LedgerEvent] = []
     by_id: dict[str, int] = {}
     tool_names: dict[str, str] = {}
@@ -176,6 +176,9 @@ def undo_chunk_effects(events: list[LedgerEvent]) -> list[LedgerEvent]:
         if event.kind is EventKind.TOOL_COMPLETED and event.name is None and event.tool_call_id in tool_names:
             event = replace(event, name=tool_names[event.tool_call_id])
         if event.kind is EventKind.MESSAGE and event.role == "user":
+            previous = out[-1] if out else None
+            if previous is not None and previous.role == "user" and previous.text == event.text:
+                continue  # a Codex prompt twin (response item and user_message event) cut apart by a chunk
             since_prompt.clear()
         if event.kind is EventKind.MESSAGE and event.role == "assistant" and not event.is_error:
             if event.message_id is not None and event.message_id in by_id:

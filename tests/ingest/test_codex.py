@@ -259,3 +259,48 @@ def test_compaction_errors_and_bookkeeping() -> None:
 def test_session_id_falls_back_to_payload_id() -> None:
     data = jsonl(x_line("session_meta", {"id": "019a2d7a-legacy", "cwd": "/p"}))
     assert parse_codex(data).session_id == "019a2d7a-legacy"
+
+
+def test_the_real_0171_exec_rollout_has_its_prompt_and_one_turn() -> None:
+    chunk = parse_codex(fixture("codex_rollout_0.171_exec.jsonl"))
+    assert [(e.kind, e.role, e.name) for e in chunk.events] == [
+        (EventKind.MESSAGE, "user", None),
+        (EventKind.TOOL_STARTED, None, "exec_command"),
+        (EventKind.TOOL_COMPLETED, None, "exec_command"),
+        (EventKind.MESSAGE, "assistant", None),
+    ]
+    assert chunk.events[0].text == "Say hello with echo"
+    assert chunk.events[-1].text == "It printed hello."
+    assert not chunk.events[2].is_error  # "Process exited with code 0"
+    assert (chunk.turns, chunk.skipped_lines, chunk.model) == (1, 0, "gpt-5.5")
+
+
+def test_prompts_come_from_either_record_once() -> None:
+    legacy = jsonl(x_item_message("user", "q1"), x_user("q1"), x_agent("a1"))
+    events_first = jsonl(x_user("q1"), x_item_message("user", "q1"), x_agent("a1"))
+    items_only = jsonl(x_item_message("user", "q1"), x_item_message("assistant", "a1"))
+    for data in (legacy, events_first, items_only):
+        chunk = parse_codex(data)
+        assert [(e.role, e.text) for e in chunk.events] == [("user", "q1"), ("assistant", "a1")]
+        assert chunk.turns == 1
+    asked_twice = jsonl(x_item_message("user", "go"), x_user("go"), x_agent("ok"), x_item_message("user", "go"))
+    assert [e.text for e in parse_codex(asked_twice).events] == ["go", "ok", "go"]
+
+
+def test_a_user_message_whose_metadata_names_no_user_is_not_a_prompt() -> None:
+    injected = x_item_message("user", "Review the diff against main.")
+    injected["payload"]["internal_chat_message_metadata_passthrough"] = {
+        "content_item_metadata": [{"provenance": {"type": "system"}}]
+    }
+    typed = x_item_message("user", "Say hello")
+    typed["payload"]["internal_chat_message_metadata_passthrough"] = {
+        "content_item_metadata": [{"provenance": {"type": "user"}}]
+    }
+    assert [e.text for e in parse_codex(jsonl(injected, typed)).events] == ["Say hello"]
+
+
+def test_namespaced_mcp_calls_are_named_as_claude_code_names_them() -> None:
+    call = x_call("memory_search", "call_9", {"query": "pool"})
+    call["payload"]["namespace"] = "mcp__orcmem"
+    chunk = parse_codex(jsonl(call, x_output("call_9", "[]")))
+    assert [e.name for e in chunk.events] == ["mcp__orcmem__memory_search", "mcp__orcmem__memory_search"]

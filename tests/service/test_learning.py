@@ -11,6 +11,7 @@ from orcmem.extract import GeneratorChoice
 from orcmem.models import EventKind, LedgerEvent, Project, Source
 from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
+from orcmem.service.tasks import Tasks
 from orcmem.store import Run
 from orcmem.store.ledger import JOB_LEASE_MS
 from tests.conftest import user_memory
@@ -178,9 +179,13 @@ def test_a_run_with_nothing_to_distil_is_skipped_without_error(service, project,
 
 def test_queue_rules(service, project, learning) -> None:
     assert not learning.queue(add_run(service, project, "no-turns", turns=0))
+    task = Tasks(service).add(project, "Speed up the tests")
     discussion = add_run(service, project, "talk")
-    service.store.runs.set_kind(discussion.id, "discussion")
+    service.store.runs.link_task(discussion.id, task.id, "discussion")
     assert not learning.queue(service.store.runs.get(discussion.id))
+    task_run = add_run(service, project, "assignment", turns=0)
+    service.store.runs.link_task(task_run.id, task.id, "task")
+    assert learning.queue(service.store.runs.get(task_run.id))  # a task's runs are queued even without a turn
     run = add_run(service, project, "s1")
     assert learning.queue(run)
     assert not learning.queue(run)  # already queued

@@ -106,10 +106,23 @@ def test_merge_with_no_files_clears_them(service: MemoryService, project) -> Non
     assert service.record(project, agent_memory(topic_key="k")).memory.files == ()
 
 
-def test_memories_without_topic_key_never_merge(service: MemoryService, project) -> None:
-    service.record(project, agent_memory("Same", "same"))
-    service.record(project, agent_memory("Same", "same"))
-    assert service.count(project) == 2
+def test_the_same_words_without_a_topic_key_confirm_one_memory(service: MemoryService, project) -> None:
+    first = service.record(project, agent_memory("Use the forks pool", "vitest threads crash; forks works")).memory
+    again = service.record(project, agent_memory("use the FORKS pool!", "Vitest threads crash -- forks works."))
+    assert again.merged and again.memory.id == first.id and service.count(project) == 1
+    assert (again.memory.evidence_count, again.memory.title) == (2, "Use the forks pool")  # the text stays
+    assert again.memory.confidence == pytest.approx(first.confidence + 0.1)
+    other = service.record(project, agent_memory("Use the threads pool", "vitest forks crash; threads works"))
+    assert not other.merged and service.count(project) == 2
+
+
+def test_a_repeat_never_changes_what_the_user_wrote(service: MemoryService, project) -> None:
+    mine = service.record(project, agent_memory("Pin node 20", "node 22 breaks the build", source=Source.USER)).memory
+    repeat = service.record(project, agent_memory("Pin Node 20.", "Node 22 breaks the build"))
+    assert repeat.memory.id == mine.id and repeat.memory.source is Source.USER
+    assert (repeat.memory.title, repeat.memory.evidence_count) == ("Pin node 20", 2)
+    twice = service.record(project, agent_memory("Pin node 20", "node 22 breaks the build", source=Source.USER))
+    assert not twice.merged  # the person's own writes are stored as asked
 
 
 def test_retracted_memory_frees_its_topic_key(service: MemoryService, project) -> None:

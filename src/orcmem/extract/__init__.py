@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     )
     from orcmem.extract.generator import Generator, GeneratorResult
     from orcmem.extract.parse import ExtractedMemory, ExtractedSummary, Extraction, parse_extraction
-    from orcmem.extract.prompt import OUTPUT_SCHEMA, SYSTEM, build_prompt, output_schema
+    from orcmem.extract.prompt import OUTPUT_SCHEMA, SYSTEM, build_prompt, output_schema, render_earlier
     from orcmem.extract.resolve import GeneratorChoice, describe_extraction, resolve_generator
     from orcmem.extract.runner import ProcessOutcome, run_process
 
@@ -54,6 +54,7 @@ __all__ = [
     "pick_codex_model",
     "read_claude_output",
     "render_digest",
+    "render_earlier",
     "resolve_generator",
     "run_process",
     "select_events",
@@ -87,6 +88,7 @@ __getattr__ = lazy_getattr(
         "SYSTEM": "orcmem.extract.prompt",
         "build_prompt": "orcmem.extract.prompt",
         "output_schema": "orcmem.extract.prompt",
+        "render_earlier": "orcmem.extract.prompt",
         "GeneratorChoice": "orcmem.extract.resolve",
         "describe_extraction": "orcmem.extract.resolve",
         "resolve_generator": "orcmem.extract.resolve",

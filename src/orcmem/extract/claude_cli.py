@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orcmem.extract.constants import (
@@ -22,9 +22,13 @@ from orcmem.extract.runner import ProcessOutcome, run_process
 from orcmem.models.constants import DEFAULT_CLAUDE_MODEL
 
 
-def claude_argv(binary: str, model: str) -> list[str]:
-    """The command line: one turn, JSON envelope, no MCP servers, no shell/write/web tools, no hooks, no session."""
+def claude_argv(binary: str, model: str, launcher: Sequence[str] = ()) -> list[str]:
+    """The command line: one turn, JSON envelope, no MCP servers, no shell/write/web tools, no hooks, no session.
+
+    `launcher` comes before the binary when it is a script (node and Claude Code's cli.js).
+    """
     return [
+        *launcher,
         binary,
         "-p",
         "--model",
@@ -129,9 +133,11 @@ class ClaudeCliGenerator:
         timeout: float = GENERATOR_TIMEOUT_S,
         env: Mapping[str, str] | None = None,
         api_key: str | None = None,
+        launcher: Sequence[str] = (),
     ) -> None:
         """Use `binary` and `model`; `env` (default: this process's environment, read at each call) is copied."""
         self.binary = binary
+        self.launcher = tuple(launcher)
         self.model: str | None = model or DEFAULT_CLAUDE_MODEL
         self.timeout = timeout
         self.env = env
@@ -143,7 +149,7 @@ class ClaudeCliGenerator:
 
     def argv(self) -> list[str]:
         """The command line this generator runs."""
-        return claude_argv(self.binary, self.model or DEFAULT_CLAUDE_MODEL)
+        return claude_argv(self.binary, self.model or DEFAULT_CLAUDE_MODEL, self.launcher)
 
     def generate(self, prompt: str) -> GeneratorResult:
         """Ask Claude Code once; never raises."""

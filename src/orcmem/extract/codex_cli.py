@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from orcmem.extract.constants import (
@@ -33,13 +33,15 @@ def pick_codex_model(models: Iterable[str]) -> str | None:
     return None
 
 
-def codex_argv(binary: str, model: str | None, workdir: str, disable_hooks: bool = True) -> list[str]:
+def codex_argv(
+    binary: str, model: str | None, workdir: str, disable_hooks: bool = True, launcher: Sequence[str] = ()
+) -> list[str]:
     """The command line: read-only sandbox, no git check, no rollout, no MCP servers, schema and answer files.
 
     `disable_hooks` adds `-c features.hooks=false` (Codex's documented switch), so orcmem's own Codex hooks do not
     fire inside its distillation run; codex-cli 0.171.0 accepts it, and ignores feature keys it does not know.
     """
-    argv = [binary, "exec"]
+    argv = [*launcher, binary, "exec"]
     if model:
         argv += ["--model", model]
     argv += ["--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral", "-c", "mcp_servers={}"]
@@ -94,9 +96,11 @@ class CodexCliGenerator:
         timeout: float = GENERATOR_TIMEOUT_S,
         env: Mapping[str, str] | None = None,
         disable_hooks: bool = True,
+        launcher: Sequence[str] = (),
     ) -> None:
         """Use `binary` and `model` (None: the account's default); `env` defaults to this process's, read per call."""
         self.binary = binary
+        self.launcher = tuple(launcher)
         self.model = model or None
         self.timeout = timeout
         self.env = env
@@ -107,7 +111,7 @@ class CodexCliGenerator:
 
     def argv(self, workdir: str) -> list[str]:
         """The command line this generator runs with its files in `workdir`."""
-        return codex_argv(self.binary, self.model, workdir, self.disable_hooks)
+        return codex_argv(self.binary, self.model, workdir, self.disable_hooks, self.launcher)
 
     def generate(self, prompt: str) -> GeneratorResult:
         """Ask Codex once; never raises."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from orcmem.extract.constants import EXTRACTION_TYPES
@@ -70,15 +71,45 @@ def output_schema_json() -> str:
     return json.dumps(OUTPUT_SCHEMA, indent=2)
 
 
-def build_prompt(title: str, spec: str | None, digest_text: str) -> str:
-    """The whole prompt: the instructions, the task's title, its spec (an empty line when none) and the digest."""
+EARLIER_HEADING = (
+    "Earlier in this run (already distilled): record only what the new events below add, never a memory listed "
+    "here again, and put in openItems every item still open after them."
+)
+EARLIER_MAX_CHARS = 3000  # the earlier passes' context, so the new events keep most of the prompt
+
+
+def build_prompt(title: str, spec: str | None, digest_text: str, earlier: str | None = None) -> str:
+    """The whole prompt: the instructions, the task's title, its spec (an empty line when none), what earlier passes
+    of the same run saw (on a later pass) and the digest of the new events."""
     lines = [
         SYSTEM,
         "",
         f"Project task: {title}",
         f"Spec: {spec}" if spec else "",
         "",
-        "Run to distill:",
-        digest_text,
     ]
+    if earlier:
+        lines += [earlier, ""]
+    lines += ["Run to distill:", digest_text]
     return "\n".join(lines)
+
+
+def render_earlier(
+    *, opening: str | None, work_done: str, outcome: str, open_items: Sequence[str], saved_titles: Sequence[str]
+) -> str:
+    """The context a later pass gets about the run so far, one line per item, cut to EARLIER_MAX_CHARS."""
+    lines = [EARLIER_HEADING]
+    if opening:
+        lines.append(f"- Opening request: {_line(opening, 600)}")
+    if work_done:
+        lines.append(f"- Work done so far: {_line(work_done, 1000)}")
+    if outcome:
+        lines.append(f"- Outcome so far: {_line(outcome, 300)}")
+    lines += [f"- Open item: {_line(item, 200)}" for item in open_items]
+    lines += [f"- Memory already saved: {_line(title, 120)}" for title in saved_titles]
+    return "\n".join(lines)[:EARLIER_MAX_CHARS]
+
+
+def _line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

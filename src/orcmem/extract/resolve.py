@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
+from orcmem.extract.agent_cli import LOGIN_HINTS
 from orcmem.extract.anthropic_api import AnthropicApiGenerator, anthropic_available
 from orcmem.extract.claude_cli import ClaudeCliGenerator
 from orcmem.extract.codex_cli import CodexCliGenerator, pick_codex_model
@@ -29,6 +32,18 @@ OFF_SENTENCE = "Finished runs are not summarized. Agents can still save memories
 PAUSED_SENTENCE = "Learning is paused while orcmem memory is off. Your provider choice is kept."
 
 
+class AgentProbe(Protocol):
+    """What an installed agent CLI can be asked (orcmem.extract.agent_cli.AgentCli, or a test's stand-in)."""
+
+    def signed_in(self, agent: str, command: Sequence[str]) -> bool | None:
+        """Whether someone is signed in to the CLI; None when it cannot tell."""
+        ...
+
+    def codex_models(self, command: Sequence[str]) -> list[str]:
+        """The models Codex offers, in its order."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class GeneratorChoice:
     """The generator for a run, or None and why not (no reason when memory or extraction is simply off)."""
@@ -46,6 +61,7 @@ class _Plan:
     model: str | None
     label: str
     binary: str | None = None  # the CLI to run; None for the API
+    launcher: tuple[str, ...] = ()  # what runs the binary when it is a script (node for Claude Code's cli.js)
 
 
 def agent_name(agent: str) -> str:
@@ -67,29 +83,47 @@ def _not_installed(agent: str, command: str) -> str:
     return f"{agent_name(agent)} is not installed: `{command}` was not found."
 
 
+def _not_signed_in(agent: str) -> str:
+    return f"{agent_name(agent)} is installed but not signed in: {LOGIN_HINTS.get(agent, 'sign in to it')}."
+
+
+def _locate(command: str, found_running: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The binary and its launcher: `command` on PATH, else the agent CLI seen running the session's hooks."""
+    binary = find_binary(command)
+    if binary is not None:
+        return binary, ()
+    runnable = found_running and all(os.path.isfile(part) for part in found_running)
+    if runnable and os.access(found_running[0], os.X_OK):
+        return found_running[-1], tuple(found_running[:-1])
+    return None
+
+
 def _cli_plan(
     agent: str,
     models: Mapping[str, str],
     claude_bin: str | None,
     codex_bin: str | None,
     codex_models: Sequence[str],
+    found_running: Sequence[str] = (),
+    probe: AgentProbe | None = None,
 ) -> _Plan | str:
-    """The plan for running `agent`'s own CLI, or why it cannot run."""
+    """The plan for running `agent`'s own CLI, or why it cannot run (not installed, or nobody signed in)."""
+    if agent not in DISTILLING_AGENTS:
+        return f"{agent_name(agent)} cannot summarize runs yet."
+    command = (claude_bin or CLAUDE_BINARY) if agent == "claude" else (codex_bin or CODEX_BINARY)
+    located = _locate(command, found_running)
+    if located is None:
+        return _not_installed(agent, command)
+    binary, launcher = located
+    argv = [*launcher, binary]
+    if probe is not None and probe.signed_in(agent, argv) is False:
+        return _not_signed_in(agent)
     if agent == "claude":
-        command = claude_bin or CLAUDE_BINARY
-        binary = find_binary(command)
-        if binary is None:
-            return _not_installed(agent, command)
         model = models.get("claude") or DEFAULT_CLAUDE_MODEL
-        return _Plan("claude", model, claude_label(model), binary)
-    if agent == "codex":
-        command = codex_bin or CODEX_BINARY
-        binary = find_binary(command)
-        if binary is None:
-            return _not_installed(agent, command)
-        chosen = models.get("codex") or pick_codex_model(codex_models)
-        return _Plan("codex", chosen, chosen or CODEX_DEFAULT_MODEL_LABEL, binary)
-    return f"{agent_name(agent)} cannot summarize runs yet."
+        return _Plan("claude", model, claude_label(model), binary, launcher)
+    listed = codex_models or (probe.codex_models(argv) if probe is not None and not models.get("codex") else ())
+    chosen = models.get("codex") or pick_codex_model(listed)
+    return _Plan("codex", chosen, chosen or CODEX_DEFAULT_MODEL_LABEL, binary, launcher)
 
 
 def _api_plan(
@@ -117,6 +151,8 @@ def _plan(
     claude_bin: str | None,
     codex_bin: str | None,
     codex_models: Sequence[str],
+    found_running: Sequence[str] = (),
+    probe: AgentProbe | None = None,
 ) -> _Plan | str | None:
     """A plan, a reason there is none, or None when extraction is off."""
     if provider == "off":
@@ -128,9 +164,10 @@ def _plan(
             return "The run's agent is not known, so it is not summarized automatically. Choose a provider."
         if agent not in DISTILLING_AGENTS:
             return f"{agent_name(agent)} runs are not summarized automatically. Choose a provider to include them."
-        return _cli_plan(agent, models, claude_bin, codex_bin, codex_models)
+        return _cli_plan(agent, models, claude_bin, codex_bin, codex_models, found_running, probe)
     if provider in DISTILLING_AGENTS or provider in AGENT_NAMES:
-        return _cli_plan(provider, models, claude_bin, codex_bin, codex_models)
+        running = found_running if provider == agent else ()
+        return _cli_plan(provider, models, claude_bin, codex_bin, codex_models, running, probe)
     return f"Unknown extraction provider {provider!r}; choose auto, claude, codex, apikey or off."
 
 
@@ -147,12 +184,16 @@ def resolve_generator(
     codex_models: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float = GENERATOR_TIMEOUT_S,
+    found_running: Sequence[str] = (),
+    probe: AgentProbe | None = None,
 ) -> GeneratorChoice:
     """The generator that summarizes a run by `agent` ("claude"/"codex"), or why there is none.
 
     `provider` is auto, claude, codex, apikey or off (None: auto); `models` maps "claude"/"codex" to a chosen model
     (apikey uses the "claude" entry); `claude_bin`/`codex_bin` override the commands looked up on PATH; `codex_models`
-    lists Codex's models when known, to pick a small one. Memory off or provider off gives no generator and no reason.
+    lists Codex's models when known, to pick a small one (else `probe` is asked). `found_running` is the argv of the
+    agent CLI seen running the run's hooks, used when the command is not on PATH; `probe` tells whether someone is
+    signed in. Memory off or provider off gives no generator and no reason.
     """
     if not enabled:
         return GeneratorChoice(None)
@@ -166,6 +207,8 @@ def resolve_generator(
         claude_bin=claude_bin,
         codex_bin=codex_bin,
         codex_models=codex_models,
+        found_running=found_running,
+        probe=probe,
     )
     if plan is None:
         return GeneratorChoice(None)
@@ -182,10 +225,11 @@ def resolve_generator(
             timeout=timeout,
             env=env,
             api_key=key if plan.provider == "apikey" else None,
+            launcher=plan.launcher,
         )
     else:
         assert plan.binary is not None
-        generator = CodexCliGenerator(plan.binary, model=plan.model, timeout=timeout, env=env)
+        generator = CodexCliGenerator(plan.binary, model=plan.model, timeout=timeout, env=env, launcher=plan.launcher)
     return GeneratorChoice(generator, None, plan.label)
 
 
@@ -205,6 +249,7 @@ def describe_extraction(
     claude_bin: str | None = None,
     codex_bin: str | None = None,
     codex_models: Sequence[str] = (),
+    probe: AgentProbe | None = None,
 ) -> str:
     """One sentence for `orcmem memory status`: which agent and model summarize finished runs, or why none does."""
     if not enabled:
@@ -217,10 +262,12 @@ def describe_extraction(
         "claude_bin": claude_bin,
         "codex_bin": codex_bin,
         "codex_models": codex_models,
+        "probe": probe,
     }
     if chosen == "auto":
         covered: list[str] = []
         missing: list[str] = []
+        reasons: list[str] = []
         for agent in DISTILLING_AGENTS:
             plan = _plan(provider="auto", agent=agent, **settings)
             if isinstance(plan, _Plan):
@@ -228,14 +275,21 @@ def describe_extraction(
                 covered.append(f"{agent_name(agent)} runs by {label}")
             else:
                 missing.append(agent_name(agent))
-        if not covered:
+                reasons.append(plan if isinstance(plan, str) else "")
+        signed_out = [reason for reason in reasons if "not signed in" in reason]
+        if not covered and not signed_out:
             return (
                 f"No finished run is summarized: neither {' nor '.join(missing)} is installed. "
                 "Install one, or add an Anthropic API key and choose it as the provider."
             )
+        if not covered:
+            return "No finished run is summarized. " + " ".join(reasons)
         sentence = f"Each finished run is summarized by the agent that ran it: {_join(covered)}."
-        for name in missing:
-            sentence += f" {name} runs are not summarized because {name} is not installed."
+        for name, reason in zip(missing, reasons, strict=True):
+            if "not signed in" in reason:
+                sentence += f" {name} runs are not summarized until you sign in: {reason}"
+            else:
+                sentence += f" {name} runs are not summarized because {name} is not installed."
         return sentence
     plan = _plan(provider=chosen, agent=None, **settings)
     if plan is None:

@@ -7,6 +7,8 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -33,6 +35,29 @@ class ProcessOutcome:
         if self.returncode is not None and self.returncode < 0:
             return f"it was killed by signal {-self.returncode}"
         return f"it exited with code {self.returncode}"
+
+
+# Process groups of the generator calls in flight, so that Ctrl-C or SIGTERM on the worker can end them all: a
+# call runs on a job thread, which no signal reaches.
+_LIVE_GROUPS: set[int] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_all_processes(grace: float = GENERATOR_KILL_GRACE_S) -> int:
+    """SIGTERM every generator process group in flight, then SIGKILL what is left after `grace`; how many."""
+    with _LIVE_LOCK:
+        groups = list(_LIVE_GROUPS)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while groups and time.monotonic() < deadline:
+        with _LIVE_LOCK:
+            if not _LIVE_GROUPS & set(groups):
+                break
+        time.sleep(0.05)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
+    return len(groups)
 
 
 def _read_back(handle: IO[bytes], limit: int) -> str:
@@ -99,6 +124,8 @@ def run_process(
             )
         except OSError as exc:
             return ProcessOutcome(None, "", "", start_error=f"it could not be started ({exc.strerror or exc})")
+        with _LIVE_LOCK:
+            _LIVE_GROUPS.add(process.pid)
         timed_out = False
         try:
             process.wait(timeout=timeout)
@@ -111,6 +138,9 @@ def run_process(
         else:
             # The leader is reaped, but its group id cannot be reused while any member is alive.
             _signal_group(process.pid, signal.SIGKILL)
+        finally:
+            with _LIVE_LOCK:
+                _LIVE_GROUPS.discard(process.pid)
         return ProcessOutcome(
             None if timed_out else process.returncode,
             _read_back(stdout, max_output_bytes),

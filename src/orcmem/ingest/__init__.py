@@ -14,12 +14,13 @@ ORCMEM_CONTEXT_MARKER = "<orcmem-context"
 
 from orcmem.ingest.claude import parse_claude  # noqa: E402
 from orcmem.ingest.codex import parse_codex  # noqa: E402
-from orcmem.ingest.common import MAX_EVENT_TEXT  # noqa: E402
+from orcmem.ingest.common import MAX_EVENT_TEXT, advance_turns  # noqa: E402
 from orcmem.ingest.transcript import detect_agent, parse_transcript  # noqa: E402
 
 __all__ = [
     "MAX_EVENT_TEXT",
     "ORCMEM_CONTEXT_MARKER",
+    "advance_turns",
     "detect_agent",
     "parse_claude",
     "parse_codex",

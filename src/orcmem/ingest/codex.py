@@ -1,10 +1,14 @@
 """Codex rollout files (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, legacy and paginated) -> ledger events.
 
 Decisions, for the reader of the events:
-- User prompts come only from `event_msg`/`user_message` (response_item user messages are injected
-  environment context and AGENTS.md). Agent messages come from `event_msg`/`agent_message` or the
-  `response_item` assistant message, whichever is written first; its twin with the same text is dropped. Twins
-  that straddle two chunks both come out, one per chunk.
+- User prompts come from `event_msg`/`user_message` (up to 0.16x) or the `response_item` user message (the only
+  record of them in 0.171's paginated rollouts), whichever is written first; its twin with the same text is
+  dropped. A user message that Codex injected (environment context, AGENTS.md, skills, permissions: a known
+  opening tag, or 0.171's content metadata naming no user provenance) is not a prompt. Agent messages come from
+  `event_msg`/`agent_message` or the `response_item` assistant message in the same way. Twins that straddle two
+  chunks both come out, one per chunk.
+- A namespaced tool call (`"namespace": "mcp__orcmem", "name": "memory_search"`) is named as Claude Code names
+  MCP tools: `mcp__orcmem__memory_search`.
 - A tool result failed when its structured output says so: `success: false`, or a non-zero `exit_code`
   (top-level or under `metadata`, also inside a JSON-encoded output string), or a plain-text output whose header,
   before its "Output:" line, reads "Exit code: N" or "Process exited with code N" with N non-zero. Anything else
@@ -40,8 +44,17 @@ from orcmem.ingest.common import (
 )
 from orcmem.models import Agent, EventKind, LedgerEvent, TranscriptChunk
 
-_IGNORED_TYPES = frozenset({"world_state"})
-_INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>")
+_IGNORED_TYPES = frozenset({"world_state", "token_usage_record"})
+_INJECTED_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<skills_instructions>",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+)
 _PATCH_LINE = re.compile(r"^\*\*\* (Update File|Add File|Delete File|Move to): *(.+?)\s*$", re.M)
 _PATCH_KINDS = {"Update File": "edit", "Add File": "add", "Delete File": "delete", "Move to": "move"}
 _EXIT_LINE = re.compile(r"^(?:Exit code:|Process exited with code) *(-?\d+)", re.M)
@@ -57,6 +70,9 @@ class _State:
     # agent-message texts written by one source and still waiting for their twin from the other
     awaiting_item: Counter[str] = field(default_factory=Counter)
     awaiting_event: Counter[str] = field(default_factory=Counter)
+    # the same for user prompts
+    prompt_item: Counter[str] = field(default_factory=Counter)
+    prompt_event: Counter[str] = field(default_factory=Counter)
     session_id: str | None = None
     cwd: str | None = None
     model: str | None = None
@@ -138,13 +154,7 @@ def _event_msg(payload: Record, at: int, state: _State) -> bool:
             return False
         if payload.get("kind") not in (None, "plain"):
             return True  # older versions echoed injected instructions and environment context here
-        text = strip_orcmem_context(message).strip()
-        if text and not text.startswith(_INJECTED_PREFIXES):
-            state.awaiting_item.clear()
-            state.awaiting_event.clear()
-            state.events.append(
-                LedgerEvent(kind=EventKind.MESSAGE, at=at, role="user", text=cut_text(text), sidechain=state.sidechain)
-            )
+        _prompt(message, at, state, mine=state.prompt_event, twins=state.prompt_item)
         return True
     if kind == "agent_message":
         message = payload.get("message")
@@ -168,6 +178,36 @@ def _event_msg(payload: Record, at: int, state: _State) -> bool:
     return True  # token counts, reasoning, task and exec bookkeeping: nothing extraction reads
 
 
+def _prompt(text: str, at: int, state: _State, mine: Counter[str], twins: Counter[str]) -> None:
+    """Emit a user prompt unless it was injected by Codex or its twin from the other source came first."""
+    text = strip_orcmem_context(text).strip()
+    if not text or text.startswith(_INJECTED_PREFIXES):
+        return
+    if twins[text] > 0:
+        twins[text] -= 1
+        return
+    mine[text] += 1
+    state.awaiting_item.clear()
+    state.awaiting_event.clear()
+    state.events.append(
+        LedgerEvent(kind=EventKind.MESSAGE, at=at, role="user", text=cut_text(text), sidechain=state.sidechain)
+    )
+
+
+def _typed_by_user(payload: Record) -> bool:
+    """False when 0.171's content metadata says no part of the message came from the user."""
+    passthrough = payload.get("internal_chat_message_metadata_passthrough")
+    metadata = passthrough.get("content_item_metadata") if isinstance(passthrough, dict) else None
+    if not isinstance(metadata, list) or not metadata:
+        return True
+    provenances = [
+        item.get("provenance", {}).get("type")
+        for item in metadata
+        if isinstance(item, dict) and isinstance(item.get("provenance"), dict)
+    ]
+    return not provenances or "user" in provenances
+
+
 def _agent_text(text: str, at: int, state: _State, mine: Counter[str], twins: Counter[str]) -> None:
     """Emit an agent message unless its twin from the other source came first."""
     key = text.strip()
@@ -186,8 +226,9 @@ def _response_item(payload: Record, at: int, state: _State) -> bool:
     kind = payload.get("type")
     if kind == "message":
         content = payload.get("content")
-        if payload.get("role") != "assistant":
-            return True
+        role = payload.get("role")
+        if role not in ("assistant", "user"):
+            return True  # developer and system instructions
         if isinstance(content, str):
             text = content
         elif isinstance(content, list):
@@ -195,11 +236,15 @@ def _response_item(payload: Record, at: int, state: _State) -> bool:
                 block["text"]
                 for block in content
                 if isinstance(block, dict)
-                and block.get("type") in ("output_text", "text")
+                and block.get("type") in ("output_text", "input_text", "text")
                 and isinstance(block.get("text"), str)
             )
         else:
             return False
+        if role == "user":
+            if _typed_by_user(payload):
+                _prompt(text, at, state, mine=state.prompt_item, twins=state.prompt_event)
+            return True
         _agent_text(text, at, state, mine=state.awaiting_item, twins=state.awaiting_event)
         return True
     if kind in ("function_call", "custom_tool_call", "local_shell_call"):
@@ -215,6 +260,9 @@ def _tool_call(payload: Record, at: int, state: _State) -> bool:
     call_id = string(payload.get("call_id"))
     if name is None:
         return False
+    namespace = string(payload.get("namespace"))
+    if namespace is not None:
+        name = f"{namespace.rstrip('_')}__{name}"
     if call_id is not None:
         state.tool_names[call_id] = name
     state.events.append(

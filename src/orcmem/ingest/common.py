@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from orcmem.ingest import ORCMEM_CONTEXT_MARKER
-from orcmem.models import EventKind, LedgerEvent
+from orcmem.models import EventKind, LedgerEvent, TurnState
 from orcmem.models.constants import MAX_EVENT_TEXT
+from orcmem.models.ledger import NO_PENDING_TURN
 from orcmem.redact import redact
 
 # Exceptions a record handler may raise on a shape nobody foresaw; the line is then counted as skipped.
@@ -121,15 +122,22 @@ def utf8(text: str) -> str:
     return text
 
 
-def count_turns(events: list[LedgerEvent]) -> int:
-    """User prompts followed, later in the same chain (main or sidechain), by an agent message that is not an error."""
-    answered = {False: False, True: False}
+def advance_turns(events: list[LedgerEvent], state: TurnState = NO_PENDING_TURN) -> tuple[int, TurnState]:
+    """Turns answered by `events` after `state`: a user prompt counts once an agent message (not an error) follows
+    it in the same chain, in this chunk or a later one."""
+    pending = {False: state.pending, True: state.pending_sidechain}
     turns = 0
-    for event in reversed(events):
+    for event in events:
         if event.kind is not EventKind.MESSAGE:
             continue
         if event.role == "user":
-            turns += answered[event.sidechain]
-        elif not event.is_error:
-            answered[event.sidechain] = True
-    return turns
+            pending[event.sidechain] += 1
+        elif not event.is_error and pending[event.sidechain]:
+            turns += pending[event.sidechain]
+            pending[event.sidechain] = 0
+    return turns, TurnState(pending[False], pending[True])
+
+
+def count_turns(events: list[LedgerEvent]) -> int:
+    """User prompts followed, later in the same chain (main or sidechain), by an agent message that is not an error."""
+    return advance_turns(events)[0]

@@ -10,7 +10,7 @@ from orcmem.lazy import lazy_getattr
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hooks milliseconds
 
 if TYPE_CHECKING:
-    from orcmem.models.ledger import Agent, EventKind, LedgerEvent, TranscriptChunk
+    from orcmem.models.ledger import Agent, EventKind, LedgerEvent, TranscriptChunk, TurnState
     from orcmem.models.types import (
         Memory,
         MemoryFilter,
@@ -45,6 +45,7 @@ __all__ = [
     "Source",
     "Status",
     "TranscriptChunk",
+    "TurnState",
     "Verdict",
     "new_memory_id",
 ]
@@ -56,6 +57,7 @@ __getattr__ = lazy_getattr(
         "EventKind": "orcmem.models.ledger",
         "LedgerEvent": "orcmem.models.ledger",
         "TranscriptChunk": "orcmem.models.ledger",
+        "TurnState": "orcmem.models.ledger",
         "Memory": "orcmem.models.types",
         "MemoryFilter": "orcmem.models.types",
         "MemorySettings": "orcmem.models.types",

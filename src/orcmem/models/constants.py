@@ -126,6 +126,10 @@ RECALL_ENOUGH_TERMS: Final = 4
 # Recall through a warm process (the session's MCP server, its model loaded) also injects memories whose cosine
 # similarity to the prompt reaches this, found or not by the words. Measured in docs/benchmarks.md (Recall precision).
 RECALL_MIN_SIMILARITY: Final = 0.4
+# A new memory whose title and body are this close in meaning (cosine) to an active memory of the same project is
+# the same lesson: it is merged into that one. Picked on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md).
+DUPLICATE_MIN_SIMILARITY: Final = 0.9
+DUPLICATE_CANDIDATES: Final = 20  # word matches compared by normalised text before any vector is used
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing --------------------------------------------------------------------------------------------------
@@ -151,5 +155,5 @@ DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
 DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 1  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 2  # the newest migration (store/migrations.py); the prompt hook reads only this
 HOME_ENV_VAR: Final = "ORCMEM_HOME"

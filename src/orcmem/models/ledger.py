@@ -38,6 +38,21 @@ class LedgerEvent:
     sidechain: bool = False  # from a subagent rather than the main conversation
 
 
+@dataclass(frozen=True, slots=True)
+class TurnState:
+    """Prompts still waiting for an answer when a chunk ends, per chain (main conversation, subagents).
+
+    Kept in the run between ingests: Claude Code runs its `Stop` hook before it writes the turn's last answer, so
+    a prompt seen by one ingest is often answered only in the next one.
+    """
+
+    pending: int = 0
+    pending_sidechain: int = 0
+
+
+NO_PENDING_TURN = TurnState()
+
+
 @dataclass(slots=True)
 class TranscriptChunk:
     """What parsing a transcript from a byte offset produced."""

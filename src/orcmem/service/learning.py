@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orcmem.errors import NotFoundError, OwnershipError, ValidationError
-from orcmem.models import Agent, NewMemory, Project, Source
+from orcmem.models import Agent, LedgerEvent, NewMemory, Project, Source, TurnState
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS
+from orcmem.redact import redact
 from orcmem.service.memory_service import MemoryService
 from orcmem.store import Job, Run, Summary
+from orcmem.workspace import Location
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
-    from orcmem.extract import GeneratorChoice
+    from orcmem.extract import ExtractedSummary, Extraction, GeneratorChoice
 
 log = logging.getLogger("orcmem.learning")
 
 MEMORY_OFF_REASON = "memory learning was turned off"
+CANCELLED_REASON = "the worker was stopped; the run waits in the queue"
+SUMMARY_WORK_MAX_CHARS = 2000  # a summary's "work done" grows with each pass up to this, keeping the newest
+RUN_KIND_TASK = "task"
+RUN_KIND_DISCUSSION = "discussion"
+RUN_KINDS = ("conversation", RUN_KIND_TASK, RUN_KIND_DISCUSSION)
 
 
 GeneratorFactory = Callable[[Run], "GeneratorChoice"]
@@ -33,6 +41,14 @@ class IngestResult:
     new_events: int
     new_turns: int
     skipped_lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskLink:
+    """The task a run works on, and whether it works on it (a task run) or only discusses it (never distilled)."""
+
+    task_id: str
+    kind: str = "task"
 
 
 @dataclass(slots=True)
@@ -54,53 +70,120 @@ class Learning:
         """Learn into `memory`'s database."""
         self.memory = memory
         self.store = memory.store
+        self.cancelled = threading.Event()  # set on Ctrl-C or SIGTERM: jobs in flight go back to the queue
 
     # --- ingest ------------------------------------------------------------------------------------------------
     def ingest(
         self,
-        project: Project,
+        project: Project | Location,
         transcript: Path,
         *,
         agent: Agent | None = None,
         session_id: str | None = None,
         cwd: str | None = None,
         ended: bool = False,
+        answered: bool = False,
+        link: TaskLink | None = None,
+        agent_command: str | None = None,
     ) -> IngestResult:
-        """Add what is new in a transcript to its run's ledger (redacted); create the run on first sight.
+        """Add what is new in a transcript to its run's ledger (redacted); create the project and run on first sight.
+
+        `answered` says the agent reported the turn's final answer (Claude Code's `Stop` payload carries it before
+        the transcript does), so the prompts still waiting count as answered turns. An ingest that is not the
+        session's end reopens a run that had ended: the session was resumed. `link` ties a new run to a task.
 
         Raises:
-            ValidationError: the file is missing or is not a transcript orcmem can read.
+            ValidationError: the file is missing or is not a transcript orcmem can read; nothing is registered.
         """
-        from orcmem.ingest import detect_agent, parse_transcript
-
-        if not transcript.is_file():
-            raise ValidationError(f"No transcript at {transcript}.")
-        if agent is None:
-            with transcript.open("rb") as handle:
-                agent = detect_agent(handle.read(64 * 1024))
-            if agent is None:
-                raise ValidationError(f"{transcript} is neither a Claude Code nor a Codex transcript.")
+        agent = agent or _agent_of(transcript)
         now = self.memory.clock()
         key = session_id or _session_from(transcript)
-        run = self.store.runs.for_session(
-            project_id=project.id, agent=str(agent), session_id=key, transcript_path=str(transcript), cwd=cwd, now=now
-        )
-        chunk = parse_transcript(transcript, run.transcript_offset, agent)
-        self.store.runs.append(
-            run.id,
-            chunk.events,
-            offset=chunk.end_offset,
-            turns=chunk.turns,
-            skipped=chunk.skipped_lines,
-            model=chunk.model,
-            title=chunk.title,
-            now=now,
-        )
+        with self.store.db.transaction():  # the project is registered only for a transcript orcmem can read
+            if not isinstance(project, Project):
+                located = self.memory.project(project)
+                assert located is not None
+                project = located
+            run = self.store.runs.for_session(
+                project_id=project.id,
+                agent=str(agent),
+                session_id=key,
+                transcript_path=str(transcript),
+                cwd=cwd,
+                now=now,
+            )
+            self._link(run, project, link)
+            if agent_command is not None and agent_command != run.agent_command:
+                self.store.runs.set_agent_command(run.id, agent_command)
+        new_events, new_turns, skipped = self._catch_up(run.id, transcript, agent, answered=answered)
         if ended:
             self.store.runs.end(run.id, now)
+        else:  # a turn just finished: the idle wait starts again, and a resumed session is open again
+            self.store.runs.reopen(run.id)
+            self.store.runs.touch(run.id, self.memory.clock())
         updated = self.store.runs.get(run.id)
         assert updated is not None
-        return IngestResult(updated, len(chunk.events), chunk.turns, chunk.skipped_lines)
+        return IngestResult(updated, new_events, new_turns, skipped)
+
+    def _catch_up(self, run_id: str, transcript: Path, agent: Agent, *, answered: bool = False) -> tuple[int, int, int]:
+        """Read the transcript from where the run left off; (events, turns, skipped lines) added.
+
+        Two ingests of one session may race (a `Stop` and a `SessionEnd` a moment apart): the one that finds the
+        offset moved under it reads again from the new offset, so no line is stored twice.
+        """
+        from orcmem.ingest import advance_turns, parse_transcript
+
+        for _attempt in range(3):
+            run = self.store.runs.get(run_id)
+            if run is None:
+                return 0, 0, 0
+            chunk = parse_transcript(transcript, run.transcript_offset, agent)
+            turns, pending = advance_turns(chunk.events, run.turn_state)
+            if answered and pending.pending:
+                turns, pending = turns + pending.pending, TurnState(0, pending.pending_sidechain)
+            stored = self.store.runs.append(
+                run.id,
+                chunk.events,
+                from_offset=run.transcript_offset,
+                offset=chunk.end_offset,
+                turns=turns,
+                pending=pending,
+                skipped=chunk.skipped_lines,
+                model=chunk.model,
+                title=chunk.title,
+                now=self.memory.clock(),
+            )
+            if stored:
+                return len(chunk.events), turns, chunk.skipped_lines
+        return 0, 0, 0
+
+    def catch_up(self, run: Run) -> Run:
+        """Read what the run's transcript gained since the last hook (the worker does this before distilling)."""
+        if run.transcript_path is None:
+            return run
+        path = Path(run.transcript_path)
+        try:
+            if path.is_file():
+                self._catch_up(run.id, path, Agent(run.agent))
+        except (NotFoundError, ValueError) as exc:  # a transcript gone or unreadable: distil what was stored
+            log.info("could not read the transcript of run %s again: %s", run.id, exc)
+        return self.store.runs.get(run.id) or run
+
+    def _link(self, run: Run, project: Project, link: TaskLink | None) -> None:
+        """Tie a run to a task: the one the agent was started for, else the project's task in progress."""
+        if run.task_id is not None:
+            return
+        if link is not None:
+            task = self.store.tasks.get(link.task_id)
+            if task is None or task.project_id != project.id:
+                log.warning("run %s names task %s, which this project does not have", run.id, link.task_id)
+                return
+            self.store.runs.link_task(run.id, task.id, link.kind)
+            return
+        if self.store.runs.max_seq(run.id) > 0:
+            return  # a run seen before it was linked stays a conversation
+        current = self.store.tasks.list(project.id, ("in_progress",))
+        if current:
+            self.store.runs.link_task(run.id, current[0].id, RUN_KIND_TASK)
 
     # --- queue -------------------------------------------------------------------------------------------------
     def extraction_allowed(self) -> str | None:
@@ -113,7 +196,9 @@ class Learning:
 
     def queue(self, run: Run) -> bool:
         """Queue a run for distillation when the rules allow it; returns whether it was queued."""
-        if self.extraction_allowed() is not None or run.turns == 0 or run.kind == "discussion":
+        # A conversation must have finished a turn; a task's runs are queued either way; discussions never are.
+        no_turn = run.turns == 0 and run.kind != RUN_KIND_TASK
+        if self.extraction_allowed() is not None or no_turn or run.kind == RUN_KIND_DISCUSSION:
             return False
         job = self.store.jobs.get(run.id)
         already_distilled = (
@@ -152,7 +237,9 @@ class Learning:
 
     # --- run jobs ----------------------------------------------------------------------------------------------
     def claim(self, worker_pid: int, is_alive: Callable[[int], bool]) -> Job | None:
-        """Take the next queued job, if fewer than two run across every process."""
+        """Take the next queued job, if fewer than two run across every process (none once cancelled)."""
+        if self.cancelled.is_set():
+            return None
         return self.store.jobs.claim(
             max_running=MAX_CONCURRENT_EXTRACTIONS, worker_pid=worker_pid, now=self.memory.clock(), is_alive=is_alive
         )
@@ -164,6 +251,9 @@ class Learning:
         except Exception as exc:  # a job must end with a state, whatever went wrong
             log.exception("extraction of %s failed", job.run_id)
             outcome = JobOutcome(job.run_id, "failed", f"{type(exc).__name__}: {exc}")
+        if outcome.state == "queued":  # stopped mid-call: the next worker distils it again from the same events
+            self.store.jobs.release(job.run_id, job.worker_pid)
+            return outcome
         self.store.jobs.finish(
             job.run_id,
             outcome.state,
@@ -187,38 +277,72 @@ class Learning:
         run = self.store.runs.get(job.run_id)
         if run is None:
             return JobOutcome(job.run_id, "skipped", "the run was deleted")
-        if run.kind == "discussion":
+        if run.kind == RUN_KIND_DISCUSSION:
             return JobOutcome(job.run_id, "skipped", "discussion runs are never distilled")
+        run = self.catch_up(run)  # what the agent wrote after its last hook, such as the turn's final answer
         through = self.store.runs.max_seq(run.id)
         self.store.jobs.set_through(run.id, through)
-        events = self.store.runs.events(run.id, newest=EXTRACTION_EVENT_LIMIT, through_seq=through)
-        if len(events) >= EXTRACTION_EVENT_LIMIT:
-            opening = self.store.runs.opening_request(run.id)
-            if opening is not None and opening not in events:
-                events = [opening, *events]
+        events = self._new_events(run, through)
         digest = build_digest(events)
         if is_empty(digest):
+            self.store.runs.mark_distilled(run.id, through)
             return JobOutcome(run.id, "skipped")
         choice = generators(run)
         if choice.generator is None:
             return JobOutcome(run.id, "skipped", f"no distillation provider available: {choice.reason}")
         task_title, spec = self._task_of(run)
-        prompt = build_prompt(task_title or run.title or "conversation", spec, render_digest(digest))
+        prompt = build_prompt(
+            task_title or run.title or "conversation", spec, render_digest(digest), earlier=self._earlier(run)
+        )
         answer = choice.generator.generate(prompt)
         if self._policy_changed(job):
             return JobOutcome(run.id, "skipped", MEMORY_OFF_REASON)
+        if self.cancelled.is_set():
+            return JobOutcome(run.id, "queued", CANCELLED_REASON)
         if answer.text is None:
             return JobOutcome(run.id, "failed", answer.error or "the model gave no answer")
         extraction = parse_extraction(answer.text)
         if extraction is None:
             return JobOutcome(run.id, "failed", "the model's answer was not the JSON asked for")
-        return self._save(run, extraction, model=run.model, worker_pid=job.worker_pid)
+        return self._save(run, extraction, model=run.model, worker_pid=job.worker_pid, through=through)
+
+    def _new_events(self, run: Run, through: int) -> list[LedgerEvent]:
+        """The events this pass distils: those after the last finished pass, the newest EXTRACTION_EVENT_LIMIT of
+        them, with the opening request put back first on a first pass whose window lost it."""
+        events = self.store.runs.events(
+            run.id, newest=EXTRACTION_EVENT_LIMIT, through_seq=through, after_seq=run.distilled_seq
+        )
+        if run.distilled_seq == 0 and len(events) >= EXTRACTION_EVENT_LIMIT:
+            opening = self.store.runs.opening_request(run.id)
+            if opening is not None and opening not in events:
+                events = [opening, *events]
+        return events
+
+    def _earlier(self, run: Run) -> str | None:
+        """What a later pass is told of the passes before it: the opening request, the summary so far and the
+        memories already saved from the run; None on a first pass."""
+        from orcmem.extract import render_earlier
+
+        if run.distilled_seq == 0:
+            return None
+        opening = self.store.runs.opening_request(run.id)
+        summary = self.store.summaries.get(run.id)
+        return render_earlier(
+            opening=opening.text if opening is not None else None,
+            work_done=summary.work_done if summary else "",
+            outcome=summary.outcome if summary else "",
+            open_items=summary.open_items if summary else (),
+            saved_titles=self.store.memories.titles_from_run(run.id),
+        )
 
     def _task_of(self, run: Run) -> tuple[str | None, str | None]:
         return self.store.tasks.title_and_spec(run.task_id) if run.task_id else (None, None)
 
-    def _save(self, run: Run, extraction, *, model: str | None, worker_pid: int | None) -> JobOutcome:
-        """The summary and every memory in one transaction; topics the user wrote are left alone.
+    def _save(
+        self, run: Run, extraction: Extraction, *, model: str | None, worker_pid: int | None, through: int
+    ) -> JobOutcome:
+        """The summary (grown from the earlier passes') and every memory in one transaction; a memory that repeats
+        one already stored confirms it instead, and topics the user wrote are left alone.
 
         Nothing is saved when the job's lease went to another worker meanwhile: that worker saves its own answer.
         """
@@ -226,24 +350,13 @@ class Learning:
         if project is None:
             return JobOutcome(run.id, "skipped", "the project was deleted")
         outcome = JobOutcome(run.id, "done")
-        summary = extraction.summary
+        # Embedding waits for the model to load: done before the transaction, which hooks must never wait behind.
+        meanings = self.memory.meanings([(item.title, item.body) for item in extraction.memories])
         with self.store.db.transaction():
             if not self.store.jobs.holds(run.id, worker_pid):
                 return JobOutcome(run.id, "skipped", "another worker took this job over")
-            self.store.summaries.upsert(
-                Summary(
-                    run_id=run.id,
-                    task_id=run.task_id,
-                    project_id=run.project_id,
-                    request=summary.request or run.title or "conversation",
-                    work_done=summary.work_done,
-                    outcome=summary.outcome,
-                    open_items=tuple(summary.open_items),
-                    model=model,
-                    created_at=self.memory.clock(),
-                )
-            )
-            for item in extraction.memories:
+            self.store.summaries.upsert(self._grown_summary(run, extraction.summary, model))
+            for item, meaning in zip(extraction.memories, meanings, strict=True):
                 new = NewMemory(
                     type=item.type,
                     title=item.title,
@@ -256,7 +369,7 @@ class Learning:
                     source_task_id=run.task_id,
                 )
                 try:
-                    result = self.memory.record(project, new, embed=False)
+                    result = self.memory.record(project, new, embed=False, meaning=meaning)
                 except OwnershipError:
                     outcome.left_to_user += 1
                     continue
@@ -265,6 +378,7 @@ class Learning:
                     continue
                 outcome.written += 1
                 outcome.memory_ids.append(result.memory.id)
+            self.store.runs.mark_distilled(run.id, through)
         log.info(
             "extracted %d memory item(s) from run %s; left %d topic(s) the user wrote unchanged",
             outcome.written,
@@ -272,6 +386,55 @@ class Learning:
             outcome.left_to_user,
         )
         return outcome
+
+    def _grown_summary(self, run: Run, new: ExtractedSummary, model: str | None) -> Summary:
+        """This pass's summary added to the run's earlier one: the first request stays, the work done grows, the
+        outcome and the open items are this pass's (it was shown the earlier ones)."""
+        earlier = self.store.summaries.get(run.id)
+        # Redacted before they are flattened: a multi-line secret (a key block) is only recognised with its lines.
+        flat = (one_line(redact(item)) for item in new.open_items)
+        open_items = tuple(dict.fromkeys(item for item in flat if item))
+        return Summary(
+            run_id=run.id,
+            task_id=run.task_id,
+            project_id=run.project_id,
+            request=(earlier.request if earlier else "") or new.request or run.title or "conversation",
+            # Redacted before the cut, which could fall inside a secret and leave a part no rule recognises.
+            work_done=grow_text(earlier.work_done if earlier else "", redact(new.work_done)),
+            outcome=new.outcome or (earlier.outcome if earlier else ""),
+            open_items=open_items,
+            model=model,
+            created_at=self.memory.clock(),
+        )
+
+
+def one_line(text: str) -> str:
+    """Text on one line: every run of white space (newlines included) becomes one space."""
+    return " ".join(text.split())
+
+
+def grow_text(earlier: str, new: str, limit: int = SUMMARY_WORK_MAX_CHARS) -> str:
+    """`earlier` then `new`, keeping the newest `limit` characters when the two grow too long."""
+    joined = " ".join(part for part in (earlier.strip(), new.strip()) if part)
+    return joined if len(joined) <= limit else "…" + joined[-(limit - 1) :]
+
+
+def _agent_of(transcript: Path) -> Agent:
+    """Which agent wrote a transcript file.
+
+    Raises:
+        ValidationError: the file is missing, unreadable, or neither agent's format.
+    """
+    from orcmem.ingest import detect_agent
+
+    try:
+        with transcript.open("rb") as handle:
+            agent = detect_agent(handle.read(64 * 1024))
+    except OSError as exc:
+        raise ValidationError(f"No transcript at {transcript} ({exc.strerror or exc}).") from exc
+    if agent is None or not transcript.is_file():
+        raise ValidationError(f"{transcript} is neither a Claude Code nor a Codex transcript.")
+    return agent
 
 
 def _session_from(transcript: Path) -> str:

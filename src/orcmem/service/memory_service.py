@@ -53,6 +53,7 @@ from orcmem.models.constants import (
 from orcmem.permissions import looks_like_instructions
 from orcmem.redact import redact
 from orcmem.retrieve import cap_per_run, fts_query, fuse
+from orcmem.service.duplicates import Duplicates, memory_text
 from orcmem.service.vectors import EmbeddingPump, QueryEmbedder
 from orcmem.store import Store
 from orcmem.workspace import Location
@@ -96,6 +97,7 @@ class MemoryService:
         self.clock = clock
         self.embedder: QueryEmbedder | None = None
         self.pump: EmbeddingPump | None = None
+        self.duplicates = Duplicates(store)
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_pool_lock = threading.Lock()
         if embedder is not None:
@@ -248,8 +250,27 @@ class MemoryService:
             raise MemoryOffError(MEMORY_OFF_MESSAGE)
 
     # --- record ------------------------------------------------------------------------------------------------
-    def record(self, project: Project | None, new: NewMemory, *, embed: bool = True) -> RecordResult:
-        """Validate, redact and store a memory, merging into the active one with the same topic key.
+    def meanings(self, texts: Sequence[tuple[str, str]]) -> list[Sequence[float] | None]:
+        """Vectors of new memories' titles and bodies for the duplicate check, waiting for the model to load
+        (for background writers such as the worker); Nones without a model."""
+        return self.duplicates.embed(
+            self.embedder if self.semantic_ready else None, [memory_text(title, body) for title, body in texts]
+        )
+
+    def record(
+        self,
+        project: Project | None,
+        new: NewMemory,
+        *,
+        embed: bool = True,
+        meaning: Sequence[float] | None = None,
+    ) -> RecordResult:
+        """Validate, redact and store a memory, merging into the active one with the same topic key, or else into
+        the one of the same scope and project it repeats (the same words once normalised, or the same meaning).
+
+        A repeat only confirms the memory it repeats (evidence, confidence, age), so what the person wrote is never
+        overwritten; the person's own writes are stored as asked. `meaning` is the new text's vector when the
+        caller computed it already; else it is computed here when the model is loaded, and never waited for.
 
         Raises:
             MemoryOffError: memory is off.
@@ -268,9 +289,28 @@ class MemoryService:
             raise ValidationError("A project memory needs a project; run this inside the project's folder.")
         project_id = project.id if scope is Scope.PROJECT else None
         origin_root = project.root_path if project is not None else None
+        may_repeat = source is not Source.USER
+        if may_repeat and meaning is None and self._model_ready():
+            [meaning] = self.duplicates.embed(self.embedder, [memory_text(title, body)])
         with self.store.db.transaction():
             existing = self.store.memories.find_active_topic(project_id, topic_key) if topic_key else None
-            if existing is not None:
+            repeated = None
+            if existing is None and may_repeat:
+                model = self.embedder.model_id if self.embedder is not None else None
+                repeated = self.duplicates.find(project_id, title, body, meaning, model)
+            if repeated is not None:
+                self.store.memories.confirm(
+                    repeated.id,
+                    files=files,
+                    source_run_id=new.source_run_id,
+                    confidence_step=CONFIDENCE_STEP,
+                    now=self.clock(),
+                )
+                self.audit(str(source), "memory.repeat", repeated.id, project_id)
+                confirmed = self.store.memories.get(repeated.id)
+                assert confirmed is not None
+                result = RecordResult(confirmed, merged=True)
+            elif existing is not None:
                 if existing.source is Source.USER and source is not Source.USER:
                     raise OwnershipError(USER_TOPIC_MESSAGE)
                 self.store.memories.merge(

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from orcmem.models import EventKind, LedgerEvent
-from orcmem.models.constants import GENERATOR_TIMEOUT_S
+from orcmem.models.constants import GENERATOR_TIMEOUT_S, OPENING_REQUEST_SCAN
+from orcmem.models.ledger import NO_PENDING_TURN, TurnState
 from orcmem.redact import redact_text
 from orcmem.store.connection import Database
 
@@ -41,6 +42,15 @@ class Run:
     started_at: int
     last_turn_at: int | None
     ended_at: int | None
+    pending_prompts: int = 0  # main-chain prompts not answered yet when the last ingest ended
+    pending_sidechain_prompts: int = 0
+    distilled_seq: int = 0  # the newest event a finished pass distilled; the next pass reads only what follows
+    agent_command: str | None = None  # JSON argv of the agent CLI seen running the session's hooks
+
+    @property
+    def turn_state(self) -> TurnState:
+        """The prompts this run still waits to see answered."""
+        return TurnState(self.pending_prompts, self.pending_sidechain_prompts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +86,8 @@ class Summary:
 
 _RUN_COLUMNS = (
     "id, project_id, task_id, agent, session_id, kind, title, model, cwd, transcript_path, transcript_offset, "
-    "turns, skipped_lines, state, started_at, last_turn_at, ended_at"
+    "turns, skipped_lines, state, started_at, last_turn_at, ended_at, pending_prompts, pending_sidechain_prompts, "
+    "distilled_seq, agent_command"
 )
 _JOB_COLUMNS = (
     "run_id, state, error, memories_written, through_seq, policy_revision, worker_pid, queued_at, started_at, "
@@ -130,9 +141,15 @@ class RunRepository:
         model: str | None,
         title: str | None,
         now: int,
-    ) -> int:
-        """Store new events (redacted) and move the run's transcript offset; returns the last event seq."""
+        pending: TurnState = NO_PENDING_TURN,
+        from_offset: int | None = None,
+    ) -> bool:
+        """Store new events (redacted), move the transcript offset from `from_offset` and keep the turn count and
+        the prompts still unanswered; False (nothing written) when another ingest moved the offset first."""
         with self.db.transaction():
+            row = self.db.query_one("SELECT transcript_offset FROM runs WHERE id = ?", (run_id,))
+            if row is None or (from_offset is not None and int(row[0]) != from_offset):
+                return False
             last = self.max_seq(run_id)
             for seq, event in enumerate(events, start=last + 1):
                 cleaned = redact_text(event.text)
@@ -155,11 +172,23 @@ class RunRepository:
                 )
             self.db.query(
                 "UPDATE runs SET transcript_offset = ?, turns = turns + ?, skipped_lines = skipped_lines + ?, "
+                "pending_prompts = ?, pending_sidechain_prompts = ?, "
                 "model = COALESCE(?, model), title = COALESCE(?, title), "
                 "last_turn_at = CASE WHEN ? > 0 THEN ? ELSE last_turn_at END WHERE id = ?",
-                (offset, turns, skipped, model, redact_text(title).text if title else None, turns, now, run_id),
+                (
+                    offset,
+                    turns,
+                    skipped,
+                    pending.pending,
+                    pending.pending_sidechain,
+                    model,
+                    redact_text(title).text if title else None,
+                    turns,
+                    now,
+                    run_id,
+                ),
             )
-            return last + len(events)
+            return True
 
     def touch(self, run_id: str, now: int) -> None:
         """Record that the run just finished a turn."""
@@ -173,33 +202,56 @@ class RunRepository:
                 "UPDATE runs SET state = 'ended', ended_at = COALESCE(ended_at, ?) WHERE id = ?", (now, run_id)
             )
 
-    def set_kind(self, run_id: str, kind: str) -> None:
-        """Mark a run as a conversation, a task run, or a discussion (never distilled)."""
+    def reopen(self, run_id: str) -> None:
+        """A session resumed after it ended is open again, and waits to go idle or end like any open one."""
         with self.db.transaction():
-            self.db.query("UPDATE runs SET kind = ? WHERE id = ?", (kind, run_id))
+            self.db.query("UPDATE runs SET state = 'open', ended_at = NULL WHERE id = ? AND state = 'ended'", (run_id,))
+
+    def link_task(self, run_id: str, task_id: str, kind: str) -> None:
+        """Attach a run to the task it works on, as a task run or a task discussion."""
+        with self.db.transaction():
+            self.db.query("UPDATE runs SET task_id = ?, kind = ? WHERE id = ?", (task_id, kind, run_id))
+
+    def set_agent_command(self, run_id: str, command: str) -> None:
+        """Remember the agent CLI (a JSON argv) that ran the session's hooks."""
+        with self.db.transaction():
+            self.db.query("UPDATE runs SET agent_command = ? WHERE id = ?", (command, run_id))
+
+    def mark_distilled(self, run_id: str, through_seq: int) -> None:
+        """Record that every event up to `through_seq` has been distilled."""
+        with self.db.transaction():
+            self.db.query("UPDATE runs SET distilled_seq = MAX(distilled_seq, ?) WHERE id = ?", (through_seq, run_id))
 
     def max_seq(self, run_id: str) -> int:
         """The seq of the run's newest event (0 when it has none)."""
         row = self.db.query_one("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?", (run_id,))
         return int(row[0]) if row else 0
 
-    def events(self, run_id: str, *, newest: int, through_seq: int | None = None) -> list[LedgerEvent]:
-        """The newest `newest` digest events of a run (up to `through_seq`), oldest first."""
+    def events(
+        self, run_id: str, *, newest: int, through_seq: int | None = None, after_seq: int = 0
+    ) -> list[LedgerEvent]:
+        """The newest `newest` digest events of a run after `after_seq` (up to `through_seq`), oldest first."""
         marks = ", ".join("?" * len(DIGEST_KINDS))
         rows = self.db.query(
             "SELECT kind, at, role, text, message_id, tool_call_id, name, is_error FROM events "
-            f"WHERE run_id = ? AND kind IN ({marks}) AND seq <= ? ORDER BY seq DESC LIMIT ?",
-            (run_id, *[str(k) for k in DIGEST_KINDS], through_seq if through_seq is not None else 2**62, newest),
+            f"WHERE run_id = ? AND kind IN ({marks}) AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?",
+            (
+                run_id,
+                *[str(k) for k in DIGEST_KINDS],
+                after_seq,
+                through_seq if through_seq is not None else 2**62,
+                newest,
+            ),
         )
         return [_event(row) for row in reversed(rows)]
 
     def opening_request(self, run_id: str) -> LedgerEvent | None:
-        """The run's first user message among its first 50 messages."""
+        """The run's first user message among its first messages (OPENING_REQUEST_SCAN of them)."""
         row = self.db.query_one(
             "SELECT kind, at, role, text, message_id, tool_call_id, name, is_error FROM "
-            "(SELECT * FROM events WHERE run_id = ? AND kind = ? ORDER BY seq LIMIT 50) WHERE role = 'user' "
+            "(SELECT * FROM events WHERE run_id = ? AND kind = ? ORDER BY seq LIMIT ?) WHERE role = 'user' "
             "ORDER BY seq LIMIT 1",
-            (run_id, str(EventKind.MESSAGE)),
+            (run_id, str(EventKind.MESSAGE), OPENING_REQUEST_SCAN),
         )
         return _event(row) if row else None
 
@@ -208,7 +260,7 @@ class RunRepository:
         rows = self.db.query(
             f"SELECT {', '.join('r.' + c.strip() for c in _RUN_COLUMNS.split(','))} FROM runs r "
             "LEFT JOIN extraction_jobs j ON j.run_id = r.id "
-            "WHERE r.turns > 0 AND r.kind != 'discussion' "
+            "WHERE (r.turns > 0 OR r.kind = 'task') AND r.kind != 'discussion' "
             "AND (r.state = 'ended' OR COALESCE(r.last_turn_at, r.started_at) <= ?) "
             "AND (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.run_id = r.id) > COALESCE(j.through_seq, 0) "
             "AND COALESCE(j.state, '') NOT IN ('queued', 'running')",
@@ -221,7 +273,7 @@ class RunRepository:
         row = self.db.query_one(
             "SELECT MIN(COALESCE(r.last_turn_at, r.started_at)) FROM runs r "
             "LEFT JOIN extraction_jobs j ON j.run_id = r.id "
-            "WHERE r.state = 'open' AND r.turns > 0 AND r.kind != 'discussion' "
+            "WHERE r.state = 'open' AND (r.turns > 0 OR r.kind = 'task') AND r.kind != 'discussion' "
             "AND (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.run_id = r.id) > COALESCE(j.through_seq, 0) "
             "AND COALESCE(j.state, '') NOT IN ('queued', 'running')"
         )
@@ -435,6 +487,15 @@ class JobRepository:
                 + (() if worker_pid is None else (worker_pid,)),
             )
 
+    def release(self, run_id: str, worker_pid: int | None) -> None:
+        """Put a running job back in the queue (its worker was stopped), if that worker still holds it."""
+        with self.db.transaction():
+            self.db.query(
+                "UPDATE extraction_jobs SET state = 'queued', worker_pid = NULL, started_at = NULL "
+                "WHERE run_id = ? AND state = 'running' AND worker_pid IS ?",
+                (run_id, worker_pid),
+            )
+
     def skip_waiting(self, reason: str, now: int) -> int:
         """Skip every queued job with `reason` (memory or extraction was turned off)."""
         with self.db.transaction():
@@ -475,14 +536,14 @@ class SummaryRepository:
         self.db = db
 
     def upsert(self, summary: Summary) -> None:
-        """Store a run's summary (redacted), replacing an earlier one of the same run."""
+        """Store a run's summary (redacted), replacing an earlier one of the same run (a later pass grows it)."""
         clean = lambda text: redact_text(text).text  # noqa: E731
         with self.db.transaction():
             self.db.query(
                 "INSERT INTO session_summaries (run_id, task_id, project_id, request, work_done, outcome, open_items, "
                 "model, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
                 "request = excluded.request, work_done = excluded.work_done, outcome = excluded.outcome, "
-                "open_items = excluded.open_items, model = excluded.model",
+                "open_items = excluded.open_items, model = excluded.model, created_at = excluded.created_at",
                 (
                     summary.run_id,
                     summary.task_id,

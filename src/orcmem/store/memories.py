@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from orcmem.models import Memory, MemoryFilter, MemoryType, Scope, Source, Status
-from orcmem.models.constants import FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
+from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
 from orcmem.store.connection import Database
 
 # How many BM25-best matches per wanted memory are read before every match is joined (see `search_words`).
@@ -93,6 +93,14 @@ class MemoryRepository:
                 memory = _to_memory(row)
                 found[memory.id] = memory
         return [found[memory_id] for memory_id in memory_ids if memory_id in found]
+
+    def titles_from_run(self, run_id: str, limit: int = 20) -> list[str]:
+        """Titles of the active memories a run wrote or last confirmed, oldest first."""
+        rows = self.db.query(
+            "SELECT title FROM memories WHERE source_run_id = ? AND status = 'active' ORDER BY pk LIMIT ?",
+            (run_id, limit),
+        )
+        return [str(row[0]) for row in rows]
 
     def find_active_topic(self, project_id: str | None, topic_key: str) -> Memory | None:
         """The active memory holding `topic_key` in a project's pool (or the global pool when None)."""
@@ -223,6 +231,27 @@ class MemoryRepository:
                 (title, body, confidence_step, now, now, source_run_id, int(flagged), memory_id),
             )
             self._replace_files(memory_id, files)
+
+    def confirm(
+        self,
+        memory_id: str,
+        *,
+        files: Sequence[str],
+        source_run_id: str | None,
+        confidence_step: float,
+        now: int,
+    ) -> None:
+        """A repeat of a memory: its text stays; more confidence and evidence, its age reset, the new files added."""
+        with self.db.transaction():
+            self.db.query(
+                "UPDATE memories SET confidence = MIN(1.0, confidence + ?), evidence_count = evidence_count + 1, "
+                "updated_at = ?, last_confirmed_at = ?, source_run_id = COALESCE(?, source_run_id) WHERE id = ?",
+                (confidence_step, now, now, source_run_id, memory_id),
+            )
+            if files:
+                current = self.get(memory_id)
+                known = current.files if current is not None else ()
+                self._replace_files(memory_id, list(dict.fromkeys([*known, *files]))[:FILES_MAX_COUNT])
 
     def update_fields(self, memory_id: str, fields: dict[str, Any]) -> None:
         """Set the given columns (already validated) on one memory."""

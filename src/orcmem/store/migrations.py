@@ -196,7 +196,19 @@ CREATE TABLE audit (
 CREATE INDEX audit_at ON audit(at DESC);
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1),)
+# Learning that survives real hook order: prompts still unanswered when an ingest ends (Claude Code writes a turn's
+# last answer after its Stop hook), how far the run has been distilled (a later pass reads only what came after),
+# and the agent command found in the hook's parent processes (used to distil when the agent is not on PATH).
+MIGRATION_2 = """
+ALTER TABLE runs ADD COLUMN pending_prompts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN pending_sidechain_prompts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN distilled_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN agent_command TEXT;
+UPDATE runs SET distilled_seq = COALESCE(
+  (SELECT through_seq FROM extraction_jobs j WHERE j.run_id = runs.id AND j.state = 'done'), 0);
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1), (2, MIGRATION_2))
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.
 assert LATEST_VERSION == SCHEMA_VERSION, "set SCHEMA_VERSION in models/constants.py to the newest migration"

@@ -1,0 +1,72 @@
+"""Finding the active memory a new write repeats: the same words once normalised, else the same meaning."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from orcmem.models import Memory
+from orcmem.models.constants import DUPLICATE_CANDIDATES, DUPLICATE_MIN_SIMILARITY
+from orcmem.retrieve import fts_query
+from orcmem.rules import same_text_key
+from orcmem.service.vectors import DocumentEmbedder
+from orcmem.store import Store
+
+log = logging.getLogger("orcmem.duplicates")
+
+Vector = Sequence[float]
+
+
+def memory_text(title: str, body: str) -> str:
+    """The text a memory is embedded as (the same for stored memories and new writes)."""
+    return f"{title}\n{body}"
+
+
+class Duplicates:
+    """Looks for the memory of the same scope and project that a new title and body repeat."""
+
+    def __init__(self, store: Store, min_similarity: float = DUPLICATE_MIN_SIMILARITY) -> None:
+        """Search `store`; memories at least `min_similarity` close in meaning count as the same."""
+        self.store = store
+        self.min_similarity = min_similarity
+
+    def embed(self, embedder: DocumentEmbedder | None, texts: Sequence[str]) -> list[Vector | None]:
+        """Vectors of new memories' texts, to compare by meaning; Nones when no model can embed them now."""
+        if embedder is None or not self.store.vectors.available or not texts:
+            return [None] * len(texts)
+        try:
+            vectors = embedder.embed_documents(list(texts))
+        except Exception as exc:  # a model failure leaves the text comparison working
+            log.warning("embedding new memories for the duplicate check failed: %s", exc)
+            return [None] * len(texts)
+        if vectors is None or len(vectors) != len(texts):
+            return [None] * len(texts)
+        return list(vectors)
+
+    def find(
+        self, project_id: str | None, title: str, body: str, vector: Vector | None, model: str | None
+    ) -> Memory | None:
+        """The active memory (of `project_id`, or global when None) that this title and body repeat, or None."""
+        return self._same_words(project_id, title, body) or self._same_meaning(project_id, vector, model)
+
+    def _same_words(self, project_id: str | None, title: str, body: str) -> Memory | None:
+        match = fts_query(f"{title} {body}")
+        if match is None:
+            return None
+        key = same_text_key(title, body)
+        for hit in self.store.memories.search_words(match, project_id, DUPLICATE_CANDIDATES):
+            memory = hit.memory
+            if memory.project_id == project_id and same_text_key(memory.title, memory.body) == key:
+                return memory
+        return None
+
+    def _same_meaning(self, project_id: str | None, vector: Vector | None, model: str | None) -> Memory | None:
+        if vector is None or model is None:
+            return None
+        for hit in self.store.vectors.nearest(vector, model, project_id, 4):
+            if 1.0 - hit.distance < self.min_similarity:
+                return None
+            memory = self.store.memories.get(hit.memory_id)
+            if memory is not None and memory.project_id == project_id:
+                return memory
+        return None
