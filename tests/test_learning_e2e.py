@@ -217,6 +217,61 @@ def test_a_worker_killed_mid_job_loses_no_job(agent_env, tmp_path: Path, project
     service.close()
 
 
+def standin_pid(calls: Path) -> int:
+    """The pid of the stand-in model once it has been called."""
+    wait_for(lambda: calls.exists() and calls.read_text().strip() != "")
+    return int(calls.read_text().split()[0])
+
+
+@pytest.mark.parametrize(
+    ("command", "stop"), [(["extract"], signal.SIGINT), (["worker", "--no-linger"], signal.SIGTERM)]
+)
+def test_stopping_a_distillation_ends_the_model_call_and_puts_the_run_back(
+    agent_env, tmp_path: Path, project_dir: Path, orcmem_home: Path, command: list[str], stop: int
+) -> None:
+    transcript = transcript_in(project_dir)
+    (tmp_path / "hang").touch()  # the stand-in model takes its time, like a paid call in flight
+    if command[0] == "worker":
+        hook("session-end", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project_dir)}, agent_env)
+        from orcmem.worker import stop_workers
+
+        standin_pid(Path(agent_env["STANDIN_CALLS"]))
+        stop_workers(orcmem_home)  # the worker the hook started: SIGTERM, as a service manager stops it
+        Path(agent_env["STANDIN_CALLS"]).unlink()
+    else:
+        command = [*command, str(transcript)]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "orcmem", *command],
+        cwd=project_dir,
+        env=agent_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    model = standin_pid(Path(agent_env["STANDIN_CALLS"]))
+    worker.send_signal(stop)
+    _out, err = worker.communicate(timeout=30)
+    assert worker.returncode == 130 and "back in the queue" in err
+    wait_for(lambda: not Path(f"/proc/{model}").exists(), timeout=10)  # the model call ended with it
+    assert list(job_states(orcmem_home).values()) == ["queued"]
+
+
+def test_a_lingering_worker_takes_a_newly_queued_run_at_once(agent_env, project_dir: Path, orcmem_home: Path):
+    from orcmem.worker import worker_running
+
+    open_session = transcript_in(project_dir)
+    hook("stop", {"session_id": "open", "transcript_path": str(open_session), "cwd": str(project_dir)}, agent_env)
+    wait_for(lambda: worker_running(orcmem_home))  # it waits ten minutes for that session to go idle
+    ended = project_dir / "ended.jsonl"
+    ended.write_bytes(open_session.read_bytes())
+    hook("session-end", {"session_id": "ended", "transcript_path": str(ended), "cwd": str(project_dir)}, agent_env)
+    # Before, the sleeping worker looked again only after a minute; now it polls the queue while it waits.
+    wait_for(lambda: "done" in job_states(orcmem_home).values(), timeout=15)
+    from orcmem.worker import stop_workers
+
+    stop_workers(orcmem_home)
+
+
 def test_the_learning_commands(agent_env, project_dir: Path) -> None:
     from click.testing import CliRunner
 

@@ -37,7 +37,9 @@ def _agent_argv(pid: int, proc: str) -> list[str] | None:
         return None
     if not argv:
         return None
-    if _is_agent(exe) or _is_agent(argv[0]):
+    if _is_agent(argv[0]):  # a native binary: run as it was started (a path), else by its file
+        return [argv[0]] if os.path.isabs(argv[0]) and os.path.isfile(argv[0]) else [exe]
+    if _is_agent(exe):
         return [exe]
     script = argv[1] if len(argv) > 1 else ""
     if _is_agent(script) or (script.endswith(_SCRIPT_SUFFIXES) and any(name in script for name in _PACKAGES)):

@@ -140,16 +140,3 @@ def _preview(value: object, limit: int = 60) -> str:
     # Error messages reach logs and agents: never quote a secret, nor cut one in half before redacting it.
     text = redact(str(value))
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-_NOT_WORD = re.compile(r"[\W_]+")
-
-
-def same_text_key(title: str, body: str) -> str:
-    """A memory's text reduced to what two writes of the same words share (NFKC; case, punctuation, spacing folded)."""
-    import unicodedata
-
-    def fold(text: str) -> str:
-        return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-    return fold(title) + "\n" + fold(body)

@@ -66,6 +66,34 @@ def worker_running(home: Path) -> bool:
         return False
 
 
+def worker_pids(home: Path, proc: Path = Path("/proc")) -> list[int]:
+    """The processes running `orcmem worker` on this profile (Linux's /proc; elsewhere none are found)."""
+    wanted = f"ORCMEM_HOME={home}".encode()
+    pids = []
+    for entry in proc.iterdir() if proc.is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        is_worker = b"worker" in command and any(b"orcmem" in part for part in command)
+        if is_worker and wanted in environ:
+            pids.append(int(entry.name))
+    return pids
+
+
+def stop_workers(home: Path, timeout: float = 15.0) -> None:
+    """SIGTERM the profile's workers (each puts its jobs back) and wait until none holds the lock."""
+    for pid in worker_pids(home):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while worker_running(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def spawn_worker(home: Path) -> None:
     """Start `orcmem worker` in the background, detached from the caller (a hook returns at once)."""
     logs = home / "logs"

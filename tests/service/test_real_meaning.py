@@ -63,3 +63,29 @@ def test_global_memories_are_found_by_meaning_everywhere(real, tmp_path: Path) -
     elsewhere.mkdir()
     other = svc.project(locate(elsewhere))
     assert svc.search(other, "how long should a git log summary line be")[0].memory.id == memory.id
+
+
+def test_a_reworded_repeat_confirms_the_memory_and_a_different_fact_does_not(embedded) -> None:
+    from orcmem.models import NewMemory, Source
+
+    svc, project, [first] = embedded(
+        [("Use the forks pool in CI", "vitest threads crash on the CI runner; forks works")]
+    )
+    repeat = NewMemory(
+        type="lesson",
+        title="Vitest: switch the pool to forks on CI",
+        body="The threads pool crashes on CI runners, the forks pool does not.",
+        source=Source.EXTRACTION,
+    )
+    result = svc.record(project, repeat)
+    assert result.merged and result.memory.id == first and result.memory.evidence_count == 2
+    postgres = "Postgres listens on {port} in CI", "The CI service container maps Postgres to port {port}."
+    first_port = NewMemory(
+        type="env_quirk", title=postgres[0].format(port=5432), body=postgres[1].format(port=5432), source=Source.AGENT
+    )
+    other_port = NewMemory(
+        type="env_quirk", title=postgres[0].format(port=5433), body=postgres[1].format(port=5433), source=Source.AGENT
+    )
+    assert not svc.record(project, first_port).merged
+    assert not svc.record(project, other_port).merged  # 0.99 alike in meaning, but another port
+    assert svc.count(project) == 3

@@ -92,12 +92,11 @@ class AgentCli:
         outcome = self._run([*command, "login", "status"])
         if outcome is None:
             return None
+        # 0.171 exits 0 with "Logged in using ChatGPT" or "API key configured", 1 with "Not logged in".
         said = (outcome.stdout + outcome.stderr).lower()
-        if outcome.returncode == 0 and "logged in" in said and "not logged in" not in said:
-            return True
         if "not logged in" in said:
             return False
-        return None
+        return True if outcome.returncode == 0 else None
 
     def _run(self, argv: list[str]):  # noqa: ANN202 - a ProcessOutcome, or None when it did not finish
         with tempfile.TemporaryDirectory(prefix="orcmem-probe-") as workdir:

@@ -126,9 +126,10 @@ RECALL_ENOUGH_TERMS: Final = 4
 # Recall through a warm process (the session's MCP server, its model loaded) also injects memories whose cosine
 # similarity to the prompt reaches this, found or not by the words. Measured in docs/benchmarks.md (Recall precision).
 RECALL_MIN_SIMILARITY: Final = 0.4
-# A new memory whose title and body are this close in meaning (cosine) to an active memory of the same project is
-# the same lesson: it is merged into that one. Picked on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md).
-DUPLICATE_MIN_SIMILARITY: Final = 0.9
+# A new memory whose title and body are this close in meaning (cosine) to an active memory of the same project, with
+# no differing fact (orcmem/repeats.py), is the same lesson: it confirms that one. The lowest threshold whose
+# false-merge rate stays within 2 % on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicates.py).
+DUPLICATE_MIN_SIMILARITY: Final = 0.76
 DUPLICATE_CANDIDATES: Final = 20  # word matches compared by normalised text before any vector is used
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 

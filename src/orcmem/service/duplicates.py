@@ -7,14 +7,15 @@ from collections.abc import Sequence
 
 from orcmem.models import Memory
 from orcmem.models.constants import DUPLICATE_CANDIDATES, DUPLICATE_MIN_SIMILARITY
+from orcmem.repeats import differing_facts, same_text_key
 from orcmem.retrieve import fts_query
-from orcmem.rules import same_text_key
 from orcmem.service.vectors import DocumentEmbedder
 from orcmem.store import Store
 
 log = logging.getLogger("orcmem.duplicates")
 
 Vector = Sequence[float]
+MEANING_CANDIDATES = 4  # the nearest memories checked for a differing fact before the new one is kept apart
 
 
 def memory_text(title: str, body: str) -> str:
@@ -47,7 +48,9 @@ class Duplicates:
         self, project_id: str | None, title: str, body: str, vector: Vector | None, model: str | None
     ) -> Memory | None:
         """The active memory (of `project_id`, or global when None) that this title and body repeat, or None."""
-        return self._same_words(project_id, title, body) or self._same_meaning(project_id, vector, model)
+        return self._same_words(project_id, title, body) or self._same_meaning(
+            project_id, memory_text(title, body), vector, model
+        )
 
     def _same_words(self, project_id: str | None, title: str, body: str) -> Memory | None:
         match = fts_query(f"{title} {body}")
@@ -60,13 +63,18 @@ class Duplicates:
                 return memory
         return None
 
-    def _same_meaning(self, project_id: str | None, vector: Vector | None, model: str | None) -> Memory | None:
+    def _same_meaning(
+        self, project_id: str | None, text: str, vector: Vector | None, model: str | None
+    ) -> Memory | None:
+        """The closest memory of the project at least `min_similarity` close that states no differing fact."""
         if vector is None or model is None:
             return None
-        for hit in self.store.vectors.nearest(vector, model, project_id, 4):
+        for hit in self.store.vectors.nearest(vector, model, project_id, MEANING_CANDIDATES):
             if 1.0 - hit.distance < self.min_similarity:
                 return None
             memory = self.store.memories.get(hit.memory_id)
-            if memory is not None and memory.project_id == project_id:
+            if memory is None or memory.project_id != project_id:
+                continue
+            if not differing_facts(text, memory_text(memory.title, memory.body)):
                 return memory
         return None
