@@ -146,3 +146,19 @@ def test_pick_codex_model() -> None:
     assert pick_codex_model(["o3", "NANO-1"]) == "NANO-1"
     assert pick_codex_model(["gpt-5", "o3"]) is None
     assert pick_codex_model([]) is None
+
+
+def test_every_configured_mcp_server_is_switched_off_by_name(tmp_path) -> None:
+    from orcmem.extract.codex_cli import codex_argv, configured_mcp_servers
+
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        'model = "gpt-5.5"\n[mcp_servers.orcmem]\ncommand = "orcmem"\n[mcp_servers.docs-search]\ncommand = "d"\n'
+        '[mcp_servers."odd.name"]\ncommand = "x"\n'
+    )
+    servers = configured_mcp_servers({"CODEX_HOME": str(codex_home)})
+    assert servers == ["orcmem", "docs-search"]  # a name a dotted -c path cannot hold is left to mcp_servers={}
+    argv = codex_argv("codex", None, "/w", mcp_servers=servers)
+    assert "mcp_servers.orcmem.enabled=false" in argv and "mcp_servers.docs-search.enabled=false" in argv
+    assert configured_mcp_servers({"CODEX_HOME": str(tmp_path / "none")}) == []

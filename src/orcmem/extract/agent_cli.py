@@ -21,6 +21,7 @@ PROBE_TIMEOUT_S = 5.0
 SIGNED_IN_TTL_S = 3600.0
 SIGNED_OUT_TTL_S = 60.0
 MODELS_TTL_S = 86_400.0
+CODEX_KEY_VARIABLES = ("OPENAI_API_KEY", "CODEX_API_KEY")
 LOGIN_HINTS = {
     "claude": "run `claude` and sign in with /login (or `claude auth login`)",
     "codex": "run `codex login`",
@@ -89,6 +90,8 @@ class AgentCli:
         return logged_in if isinstance(logged_in, bool) else None
 
     def _codex_signed_in(self, command: Sequence[str]) -> bool | None:
+        if any(self.env.get(name) for name in CODEX_KEY_VARIABLES) or self._codex_custom_provider():
+            return None  # Codex runs on a key from the environment or another provider, which `login` does not know
         outcome = self._run([*command, "login", "status"])
         if outcome is None:
             return None
@@ -97,6 +100,18 @@ class AgentCli:
         if "not logged in" in said:
             return False
         return True if outcome.returncode == 0 else None
+
+    def _codex_custom_provider(self) -> bool:
+        """Whether Codex's config.toml picks a model provider other than OpenAI's (its own sign-in, or none)."""
+        import tomllib
+
+        home = Path(self.env.get("CODEX_HOME") or Path(self.env.get("HOME") or Path.home()) / ".codex")
+        try:
+            config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        provider = config.get("model_provider")
+        return isinstance(provider, str) and provider != "openai"
 
     def _run(self, argv: list[str]):  # noqa: ANN202 - a ProcessOutcome, or None when it did not finish
         with tempfile.TemporaryDirectory(prefix="orcmem-probe-") as workdir:

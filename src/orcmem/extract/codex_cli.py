@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,6 +22,7 @@ from orcmem.extract.prompt import output_schema_json
 from orcmem.extract.runner import ProcessOutcome, run_process
 
 SCHEMA_FILE = "schema.json"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # a TOML bare key: what a dotted `-c` path can name
 LAST_MESSAGE_FILE = "last.txt"
 
 
@@ -33,18 +35,40 @@ def pick_codex_model(models: Iterable[str]) -> str | None:
     return None
 
 
+def configured_mcp_servers(env: Mapping[str, str]) -> list[str]:
+    """The MCP servers Codex's config.toml names (`$CODEX_HOME`, else `~/.codex`), to switch off one by one."""
+    import tomllib
+
+    home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex")
+    try:
+        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    servers = config.get("mcp_servers")
+    return [name for name in servers if _BARE_KEY.fullmatch(name)] if isinstance(servers, dict) else []
+
+
 def codex_argv(
-    binary: str, model: str | None, workdir: str, disable_hooks: bool = True, launcher: Sequence[str] = ()
+    binary: str,
+    model: str | None,
+    workdir: str,
+    disable_hooks: bool = True,
+    launcher: Sequence[str] = (),
+    mcp_servers: Sequence[str] = (),
 ) -> list[str]:
     """The command line: read-only sandbox, no git check, no rollout, no MCP servers, schema and answer files.
 
     `disable_hooks` adds `-c features.hooks=false` (Codex's documented switch), so orcmem's own Codex hooks do not
     fire inside its distillation run; codex-cli 0.171.0 accepts it, and ignores feature keys it does not know.
+    `-c mcp_servers={}` no longer empties the configured servers in 0.171 (the override is merged), so each of
+    `mcp_servers` is switched off by name as well: the distillation run offers the model no MCP tool.
     """
     argv = [*launcher, binary, "exec"]
     if model:
         argv += ["--model", model]
     argv += ["--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral", "-c", "mcp_servers={}"]
+    for name in mcp_servers:
+        argv += ["-c", f"mcp_servers.{name}.enabled=false"]
     if disable_hooks:
         argv += ["-c", "features.hooks=false"]
     argv += [
@@ -109,9 +133,9 @@ class CodexCliGenerator:
     def __repr__(self) -> str:
         return f"CodexCliGenerator(binary={self.binary!r}, model={self.model!r}, timeout={self.timeout!r})"
 
-    def argv(self, workdir: str) -> list[str]:
-        """The command line this generator runs with its files in `workdir`."""
-        return codex_argv(self.binary, self.model, workdir, self.disable_hooks, self.launcher)
+    def argv(self, workdir: str, mcp_servers: Sequence[str] = ()) -> list[str]:
+        """The command line this generator runs with its files in `workdir`, switching off `mcp_servers`."""
+        return codex_argv(self.binary, self.model, workdir, self.disable_hooks, self.launcher, mcp_servers)
 
     def generate(self, prompt: str) -> GeneratorResult:
         """Ask Codex once; never raises."""
@@ -122,9 +146,8 @@ class CodexCliGenerator:
         try:
             Path(workdir, SCHEMA_FILE).write_text(output_schema_json(), encoding="utf-8")
             base = os.environ if self.env is None else self.env
-            outcome = run_process(
-                self.argv(workdir), prompt, cwd=workdir, env=codex_env(base, workdir), timeout=self.timeout
-            )
+            argv = self.argv(workdir, configured_mcp_servers(base))
+            outcome = run_process(argv, prompt, cwd=workdir, env=codex_env(base, workdir), timeout=self.timeout)
             return read_codex_output(outcome, Path(workdir, LAST_MESSAGE_FILE), self.timeout)
         except Exception as exc:  # never raise: the job records why instead
             return GeneratorResult.failure(f"Codex could not run: {type(exc).__name__}: {exc}")

@@ -1,0 +1,137 @@
+"""Learning through the real agent CLIs from npm (tests/agent_clis, installed by scripts/check), offline.
+
+The real `claude` and `codex` run a one-prompt session against loopback stand-ins of their model APIs
+(tests/model_apis.py), with the hooks and MCP entries `orcmem setup` wrote; orcmem's hooks ingest what the CLI
+itself wrote, and the worker distils it with the same real CLI. Skipped where the CLIs are not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orcmem.service import MemoryService
+from orcmem.worker import stop_workers
+from orcmem.workspace import locate
+from tests.fakes import loopback_http
+from tests.model_apis import ANSWER, DISTILL_MARK, AnthropicMessages, OpenAIResponses
+
+CLIS = Path(os.environ.get("ORCMEM_AGENT_CLIS") or Path(__file__).parent / "agent_clis" / "node_modules" / ".bin")
+LEARNED = ANSWER["memories"][0]["title"]
+
+
+def cli(name: str) -> Path:
+    path = CLIS / name
+    if not path.exists():
+        pytest.skip(f"the real {name} CLI is not installed in {CLIS} (scripts/check installs it with npm)")
+    return path
+
+
+@pytest.fixture
+def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
+    """A HOME of its own and the real CLIs first on PATH, with no way out but loopback."""
+    home = tmp_path / "home"
+    home.mkdir()
+    values = {
+        **os.environ,
+        "HOME": str(home),
+        "ORCMEM_HOME": str(orcmem_home),
+        "PATH": f"{CLIS}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "NO_COLOR": "1",
+    }
+    for name in ("CODEX_HOME", "ANTHROPIC_AUTH_TOKEN", "CLAUDECODE", "OPENAI_BASE_URL"):
+        values.pop(name, None)
+    yield values
+    stop_workers(orcmem_home)
+
+
+def orcmem(env: dict[str, str], cwd: Path, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "orcmem", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def learned(home: Path, project_dir: Path, timeout: float = 90.0) -> tuple[int, str, list[str]]:
+    """(turns, job state, memory titles) of the project's one run, once its job has ended."""
+    deadline = time.monotonic() + timeout
+    while True:
+        service = MemoryService.open(home, vectors=False)
+        try:
+            jobs = service.store.jobs.list(None)
+            project = service.project(locate(project_dir), create=False)
+            titles = [memory.title for memory in service.list(project)] if project else []
+        finally:
+            service.close()
+        if jobs and jobs[0][0].state not in ("queued", "running"):
+            job, run = jobs[0]
+            return run.turns, job.state + (f": {job.error}" if job.error else ""), titles
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no job ended within {timeout:.0f} s: {jobs}")
+        time.sleep(0.2)
+
+
+def test_a_real_claude_code_session_is_learned_by_claude_code(env, project_dir: Path, orcmem_home: Path) -> None:
+    claude = cli("claude")
+    AnthropicMessages.requests.clear()
+    with loopback_http(AnthropicMessages) as url:
+        env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"})
+        orcmem(env, project_dir, "setup", "claude", "--scope", "project")
+        orcmem(env, project_dir, "memory", "on")
+        session = subprocess.run(
+            [str(claude), "-p", "Say hello with echo", "--allowedTools", "Bash(echo:*)"],
+            cwd=project_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert session.returncode == 0, session.stderr
+        turns, state, titles = learned(orcmem_home, project_dir)
+    assert (turns, state, titles) == (1, "done", [LEARNED])
+    distilled = [r for r in AnthropicMessages.requests if DISTILL_MARK in str(r.get("messages"))]
+    assert len(distilled) == 1 and "haiku" in distilled[0]["model"]
+
+
+def test_a_real_codex_session_is_learned_by_codex(env, project_dir: Path, orcmem_home: Path) -> None:
+    codex = cli("codex")
+    OpenAIResponses.requests.clear()
+    with loopback_http(OpenAIResponses) as url:
+        env["OPENAI_API_KEY"] = "sk-test-not-a-key"
+        orcmem(env, project_dir, "setup", "codex")
+        config = Path(env["HOME"]) / ".codex" / "config.toml"
+        provider = (
+            'model = "gpt-5.5"\nmodel_provider = "standin"\n\n'
+            f'[model_providers.standin]\nname = "standin"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
+            "request_max_retries = 0\nstream_max_retries = 0\n\n"
+        )
+        config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
+        orcmem(env, project_dir, "memory", "on")
+        session = subprocess.run(
+            [str(codex), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
+            + ["--sandbox", "danger-full-access", "Say hello with echo"],
+            cwd=project_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert session.returncode == 0, session.stderr
+        turns, state, titles = learned(orcmem_home, project_dir)
+    assert (turns, state, titles) == (1, "done", [LEARNED])
+    distilled = [r for r in OpenAIResponses.requests if DISTILL_MARK in str(r.get("input"))]
+    assert len(distilled) == 1
+    asked = json.dumps(distilled[0])
+    assert "mcp__orcmem" not in asked  # the configured MCP servers are switched off in the distillation run
+    assert "json_schema" in json.dumps(distilled[0].get("text"))  # held to orcmem's output schema
