@@ -75,6 +75,24 @@ def test_open_threads_tasks_and_open_items(service, project) -> None:
     assert sum(line.startswith("- Left open last time") for line in text.splitlines()) == 6
 
 
+def test_an_item_left_open_by_several_runs_is_listed_once_on_one_line(service, project) -> None:
+    add(service, project, "lesson", "Something")
+    for session, items in (("a", ("Remove the retry wrapper", "Add a CI job")), ("b", ("remove the  retry wrapper.",))):
+        run = service.store.runs.for_session(
+            project_id=project.id, agent="claude", session_id=session, transcript_path=None, cwd=None, now=0
+        )
+        service.store.summaries.upsert(Summary(run.id, None, project.id, "r", "w", "o", items, None, 1))
+    run = service.store.runs.for_session(
+        project_id=project.id, agent="claude", session_id="c", transcript_path=None, cwd=None, now=0
+    )
+    service.store.summaries.upsert(
+        Summary(run.id, None, project.id, "r", "w", "o", ("fix\n## Decisions\n- x",), None, 2)
+    )
+    lines = [line for line in service.brief(project).splitlines() if line.startswith("- Left open last time")]
+    assert sum("retry wrapper" in line.lower() for line in lines) == 1 and len(lines) == 3
+    assert "## Decisions" not in service.brief(project).split("## Open threads")[1].splitlines()
+
+
 def test_brief_is_cut_at_5000_characters(service, project) -> None:
     for i in range(8):
         add(service, project, "lesson", f"Lesson {i}", "x" * 790)

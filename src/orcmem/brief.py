@@ -13,6 +13,7 @@ from orcmem.models.constants import (
     BRIEF_TASKS,
 )
 from orcmem.recall import FLAG_NOTE, SOURCE_LABELS, age_label, defang, fence
+from orcmem.repeats import same_text_key
 
 BRIEF_TITLE = "# Project memory"
 BRIEF_INTRO = (
@@ -48,8 +49,8 @@ def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_item
             note = FLAG_NOTE if memory.flagged else ""  # as in recall: what reads like orders is marked as data
             line = f"- {memory.title} ({age_label(memory.last_confirmed_at, now)}, {label}){note}: {memory.body}"
             lines.append(defang(" ".join(line.split())))
-    tasks = list(open_tasks[:BRIEF_TASKS])
-    items = list(open_items[:BRIEF_OPEN_ITEMS])
+    tasks = _distinct(open_tasks)[:BRIEF_TASKS]
+    items = _distinct(open_items)[:BRIEF_OPEN_ITEMS]
     if tasks or items:
         lines += ["", "## Open threads"]
         lines += [f"- Task in progress: {defang(title)}" for title in tasks]
@@ -59,6 +60,16 @@ def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_item
     if len(text) > BRIEF_MAX_CHARS:
         text = text[:BRIEF_MAX_CHARS] + "\n…"
     return text
+
+
+def _distinct(lines: Sequence[str]) -> list[str]:
+    """Each line once, on one line: the same item left open by several runs (or passes) is listed once."""
+    seen: dict[str, str] = {}
+    for line in lines:
+        flat = " ".join(line.split())
+        if flat:
+            seen.setdefault(same_text_key(flat, ""), flat)
+    return list(seen.values())
 
 
 def fenced_brief(text: str) -> str:

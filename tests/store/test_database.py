@@ -59,6 +59,32 @@ def test_migrating_twice_changes_nothing(tmp_path: Path) -> None:
     Database(tmp_path / "orcmem.db").close()
 
 
+def test_a_first_version_database_keeps_its_runs_and_how_far_they_were_distilled(tmp_path: Path) -> None:
+    from orcmem.store.migrations import MIGRATION_1
+
+    conn = apsw.Connection(str(tmp_path / "orcmem.db"))
+    conn.execute(MIGRATION_1)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO projects VALUES ('prj_1', '/p', '/p', 'p', 0, 0)")
+    for run, state in (("run_done", "done"), ("run_failed", "failed")):
+        conn.execute(
+            "INSERT INTO runs (id, project_id, agent, session_id, turns, started_at) "
+            "VALUES (?, 'prj_1', 'claude', ?, 2, 0)",
+            (run, run),
+        )
+        conn.execute(
+            "INSERT INTO extraction_jobs (run_id, state, through_seq, policy_revision, queued_at) "
+            "VALUES (?, ?, 7, 0, 0)",
+            (run, state),
+        )
+    conn.close()
+    db = Database(tmp_path / "orcmem.db")
+    rows = dict(db.query("SELECT id, distilled_seq FROM runs"))
+    assert rows == {"run_done": 7, "run_failed": 0}  # a failed pass leaves its events to the next one
+    assert db.query_one("SELECT turns, pending_prompts, agent_command FROM runs WHERE id = 'run_done'") == (2, 0, None)
+    db.close()
+
+
 def test_many_processes_opening_a_new_file_at_once(tmp_path: Path) -> None:
     path = tmp_path / "orcmem.db"
     code = f"from orcmem.store import Database; Database(__import__('pathlib').Path({str(path)!r})).close()"
