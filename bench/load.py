@@ -353,9 +353,13 @@ def _bad_hook_output(called: Called) -> str | None:
     return None
 
 
+_BATCHES = itertools.count(1)
+
+
 def _record(setup: Setup, children: Children, mcp: McpSession, tally: Tally, path: str, label: str) -> None:
     """Record one memory by `path`; a success is kept (id and title) to be found in the database later."""
-    title = f"Load {label}: retry the flaky importer with backoff"
+    # Each write is its own lesson (a batch number of its own): orcmem keeps a repeated lesson as one memory.
+    title = f"Load {label}: retry the flaky importer on batch-{next(_BATCHES):06d} with backoff"
     body = f"Written under load by {label} through {path}; pytest hangs in CI unless the importer retries."
     if path == "cli":
         argv = [setup.orcmem, "--project", str(setup.project), "add", "--type", "lesson", "--title", title]

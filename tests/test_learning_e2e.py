@@ -391,3 +391,18 @@ open(out, "w").write({json.dumps(ANSWER)!r})
     assert result.returncode == 0, result.stderr
     assert "done, 1 memories" in result.stdout
     assert not Path(agent_env["STANDIN_CALLS"]).exists()  # claude was never asked: auto keeps a run with its agent
+
+
+def test_worker_stop_stops_the_profiles_workers(agent_env, tmp_path: Path, project_dir: Path, orcmem_home: Path):
+    from orcmem.worker import worker_running
+
+    (tmp_path / "hang").touch()
+    transcript = transcript_in(project_dir)
+    hook("session-end", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project_dir)}, agent_env)
+    standin_pid(Path(agent_env["STANDIN_CALLS"]))
+    stopped = subprocess.run(
+        [sys.executable, "-m", "orcmem", "worker", "--stop"], env=agent_env, capture_output=True, text=True, timeout=60
+    )
+    assert (stopped.returncode, stopped.stdout) == (0, "stopped 1 worker\n")
+    assert not worker_running(orcmem_home)
+    assert list(job_states(orcmem_home).values()) == ["queued"]

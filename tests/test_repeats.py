@@ -13,6 +13,8 @@ def test_the_same_words_fold_case_punctuation_spacing_and_width() -> None:
     )
     assert same_text_key("Ｕse the forks pool", "x") == same_text_key("Use the forks pool", "x")  # NFKC
     assert same_text_key("Use the forks pool", "x") != same_text_key("Use the threads pool", "x")
+    for one, other in (("retries to -1", "retries to 1"), ("C++", "C"), ("x != y", "x == y"), ("MY_VAR", "MY-VAR")):
+        assert same_text_key(one, "") != same_text_key(other, ""), (one, other)  # signs and operators stay
 
 
 def test_facts_are_the_identifiers_a_lesson_names() -> None:
@@ -29,9 +31,13 @@ def test_facts_are_the_identifiers_a_lesson_names() -> None:
         ("Set vitest pool: 'forks' in CI", "Set vitest pool: 'threads' in CI"),
         ("Run `alembic upgrade heads` on deploy", "Run `alembic upgrade head` on deploy"),
         ("Pin node to 20.11", "Pin node to 22.1"),
+        ("Always use yarn, never npm", "Always use npm, never yarn"),
+        ("Run the tests before committing", "Do not run the tests before committing"),
+        ("Use tabs for indentation in the Makefile", "Use spaces for indentation in the Makefile"),
+        ("Deploys go to staging first, then production", "Deploys go to production first, then staging"),
     ],
 )
-def test_look_alike_facts_that_differ_keep_lessons_apart(one: str, other: str) -> None:
+def test_texts_that_state_another_lesson_are_kept_apart(one: str, other: str) -> None:
     assert differing_facts(one, other)
 
 

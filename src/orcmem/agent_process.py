@@ -37,17 +37,23 @@ def _agent_argv(pid: int, proc: str) -> list[str] | None:
         return None
     if not argv:
         return None
-    if _is_agent(argv[0]):  # a native binary: run as it was started (a path), else by its file
+    interpreted = os.path.basename(exe).startswith(_INTERPRETERS)
+    if _is_agent(exe) or (_is_agent(argv[0]) and not interpreted):
+        # a native binary (Claude Code's lives at versions/<version>): run as started when that was a path
         return [argv[0]] if os.path.isabs(argv[0]) and os.path.isfile(argv[0]) else [exe]
-    if _is_agent(exe):
-        return [exe]
     script = argv[1] if len(argv) > 1 else ""
+    if script and not os.path.isabs(script):
+        try:
+            script = os.path.join(os.readlink(f"{proc}/{pid}/cwd"), script)
+        except OSError:
+            return None
     if _is_agent(script) or (script.endswith(_SCRIPT_SUFFIXES) and any(name in script for name in _PACKAGES)):
         return [exe, script]
     return None
 
 
 _PACKAGES = ("/@anthropic-ai/claude-code/", "/@openai/codex/")
+_INTERPRETERS = ("node", "bun", "deno", "python")  # a script's runner: the agent is its script, not it
 
 
 def _is_agent(path: str) -> bool:

@@ -833,19 +833,27 @@ def hook(name: str) -> None:
 
 @cli.command()
 @click.option("--no-linger", is_flag=True, help="Exit once the queue is empty instead of waiting for idle sessions.")
+@click.option("--stop", is_flag=True, help="Stop this profile's running workers (their runs go back in the queue).")
 @pass_app
-def worker(app: AppContext, no_linger: bool) -> None:
+def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
     """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
     from orcmem.service.learning import Learning
-    from orcmem.worker import interrupt_on_sigterm, run, worker_lock
+    from orcmem.worker import interrupt_on_sigterm, run, stop_workers, worker_lock
+    from orcmem.worker import stop as stop_learning
 
     home = home_dir()
+    if stop:
+        stopped = stop_workers(home)
+        click.echo(f"stopped {stopped} worker{'' if stopped == 1 else 's'}")
+        return
     interrupt_on_sigterm()
     with worker_lock(home):
         service = app.service()
+        learning = Learning(service)
         try:
-            outcomes = run(service, generator_factory(service), linger=not no_linger, learning=Learning(service))
+            outcomes = run(service, generator_factory(service), linger=not no_linger, learning=learning)
         except KeyboardInterrupt:
+            stop_learning(learning)
             click.echo("orcmem: worker stopped; the runs it was distilling are back in the queue", err=True)
             sys.exit(130)
     for outcome in outcomes:
@@ -882,7 +890,7 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
 def extract(app: AppContext, target: str) -> None:
     """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
     from orcmem.service.learning import Learning
-    from orcmem.worker import drain, interrupt_on_sigterm
+    from orcmem.worker import drain, interrupt_on_sigterm, stop
 
     service = app.service()
     learning = Learning(service)
@@ -893,6 +901,7 @@ def extract(app: AppContext, target: str) -> None:
     try:
         outcomes = [o for o in drain(learning, generator_factory(service)) if o.run_id == run_id]
     except KeyboardInterrupt:
+        stop(learning)
         click.echo(f"orcmem: stopped; {run_id} is back in the queue for the next worker", err=True)
         sys.exit(130)
     if not outcomes:

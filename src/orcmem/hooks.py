@@ -98,14 +98,15 @@ def _ingest(payload: dict[str, Any], home: str, *, ended: bool) -> None:
 
 
 def _task_link() -> Any:
-    """The task this agent was started for (`ORCMEM_TASK`, and `ORCMEM_RUN_KIND=discussion` for a discussion)."""
+    """The task this agent was started for (`ORCMEM_TASK`; none: the one in progress), and whether it only
+    discusses it (`ORCMEM_RUN_KIND=discussion`)."""
     from orcmem.service.learning import RUN_KIND_DISCUSSION, RUN_KIND_TASK, TaskLink
 
     task_id = (os.environ.get(TASK_ENV_VAR) or "").strip()
-    if not task_id:
+    discussion = (os.environ.get(RUN_KIND_ENV_VAR) or "").strip().lower() == RUN_KIND_DISCUSSION
+    if not task_id and not discussion:
         return None
-    kind = (os.environ.get(RUN_KIND_ENV_VAR) or "").strip().lower()
-    return TaskLink(task_id, RUN_KIND_DISCUSSION if kind == RUN_KIND_DISCUSSION else RUN_KIND_TASK)
+    return TaskLink(task_id, RUN_KIND_DISCUSSION if discussion else RUN_KIND_TASK)
 
 
 def _ensure_worker(home: str) -> None:

@@ -1,11 +1,18 @@
-"""When two memories say the same thing: the same words once normalised, or close meaning without a differing fact.
+"""When two memories say the same thing: the same words once normalised, or close meaning with nothing that differs.
 
 An embedding model places "Postgres listens on 5432" and "Postgres listens on 5433" almost on top of each other,
-so closeness in meaning alone would merge different lessons. The facts a lesson hinges on are written as
-identifiers: numbers and versions, flags, paths, file names, code in quotes or backticks, names with digits,
-underscores or inner capitals. Two texts that each hold such a fact the other lacks, and the two facts look alike
-(the same shape, like two ports or two flags, or mostly the same letters), state different facts. Measured on
-bench/data/duplicate_pairs.jsonl (docs/benchmarks.md).
+and "Always use yarn, never npm" and "Always use npm, never yarn" closer still, so closeness in meaning alone would
+merge different and even opposite lessons. Two texts close in meaning still differ when
+
+- each states a fact the other lacks and the two facts look alike: facts are written as identifiers (numbers and
+  versions, flags, paths, file names, code in quotes or backticks, names with digits, underscores or inner
+  capitals), and alike means the same shape (two ports, two flags) or mostly the same letters;
+- they share much of their wording and only one of them negates (not, never, avoid, disable...);
+- they share most of their wording and each puts a few words of its own where the other has others (tabs for
+  spaces, staging for production);
+- they use the very same words in another order (yarn before npm, or npm before yarn).
+
+Measured on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicates.py).
 """
 
 from __future__ import annotations
@@ -13,21 +20,36 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections import Counter
 
-_NOT_WORD = re.compile(r"[\W_]+")
+_SPACING = re.compile(r"[\s,;:.!?]+")  # what two writes of the same words may differ in; signs and operators stay
 _QUOTED = re.compile(r"`([^`]+)`|'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"")
 _TOKEN = re.compile(r"[\w.:/@+-]+")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]|^[A-Z]{2,}$|\.[a-z]{1,4}$")
 _DIGITS = re.compile(r"\d+")
 _LETTERS = re.compile(r"[a-z]+")
+_WORD = re.compile(r"[a-z][a-z0-9_'-]{2,}")
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|don't|do not|doesn't|does not|avoid|without|isn't|aren't|can't|cannot|won't|instead of|stop|"
+    r"disable[sd]?)\b",
+    re.I,
+)
+_FILLER = frozenset(
+    "the a an and or of to in on for with by is are be it this that as at from into its their then than so if when "
+    "use uses used run runs".split()
+)
 ALIKE_RATIO = 0.6  # two identifiers sharing this much of their letters are versions of one fact
+NEGATION_OVERLAP = 0.4  # shared wording (weighted Jaccard of content words) above which one negation flips a lesson
+SWAP_OVERLAP = 0.5  # shared wording above which a few words swapped for others state another lesson
+SWAP_MAX_WORDS = 3
 
 
 def same_text_key(title: str, body: str) -> str:
-    """A memory's text reduced to what two writes of the same words share (NFKC; case, punctuation, spacing folded)."""
+    """A memory's text as two writes of the same words share it: NFKC, case, spacing and sentence punctuation folded
+    (signs and operators stay: `-1` is not `1`, `!=` is not `==`, `C++` is not `C`)."""
 
     def fold(text: str) -> str:
-        return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+        return _SPACING.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
     return fold(title) + "\n" + fold(body)
 
@@ -53,8 +75,23 @@ def _alike(one: str, other: str) -> bool:
     return _shape(one) == _shape(other) or difflib.SequenceMatcher(None, one, other).ratio() >= ALIKE_RATIO
 
 
+def _content_words(text: str) -> list[str]:
+    return [word for word in _WORD.findall(text.lower()) if word not in _FILLER]
+
+
 def differing_facts(one: str, other: str) -> bool:
-    """Whether each text states a fact the other lacks where the other states a look-alike one (5432 vs 5433)."""
+    """Whether two texts close in meaning still state different lessons (the rules in this module's docstring)."""
     mine, theirs = facts(one), facts(other)
-    only_mine, only_theirs = mine - theirs, theirs - mine
-    return any(_alike(a, b) for a in only_mine for b in only_theirs)
+    if any(_alike(a, b) for a in mine - theirs for b in theirs - mine):
+        return True
+    words_one, words_other = _content_words(one), _content_words(other)
+    counts_one, counts_other = Counter(words_one), Counter(words_other)
+    union = sum((counts_one | counts_other).values())
+    overlap = sum((counts_one & counts_other).values()) / union if union else 1.0
+    if overlap >= NEGATION_OVERLAP and bool(_NEGATION.search(one)) != bool(_NEGATION.search(other)):
+        return True
+    if counts_one == counts_other and words_one != words_other:
+        return True  # the same words in another order: "yarn, never npm" against "npm, never yarn"
+    only_one, only_other = counts_one - counts_other, counts_other - counts_one
+    swapped = only_one and only_other and max(sum(only_one.values()), sum(only_other.values())) <= SWAP_MAX_WORDS
+    return bool(overlap >= SWAP_OVERLAP and swapped)

@@ -84,14 +84,16 @@ def worker_pids(home: Path, proc: Path = Path("/proc")) -> list[int]:
     return pids
 
 
-def stop_workers(home: Path, timeout: float = 15.0) -> None:
-    """SIGTERM the profile's workers (each puts its jobs back) and wait until none holds the lock."""
-    for pid in worker_pids(home):
+def stop_workers(home: Path, timeout: float = 15.0) -> int:
+    """SIGTERM the profile's workers (each puts its jobs back), wait until none holds the lock; how many."""
+    pids = [pid for pid in worker_pids(home) if pid != os.getpid()]
+    for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while worker_running(home) and time.monotonic() < deadline:
         time.sleep(0.05)
+    return len(pids)
 
 
 def spawn_worker(home: Path) -> None:
@@ -139,18 +141,24 @@ def drain(learning: Learning, generators: GeneratorFactory, *, pid: int | None =
                 outcomes.append(outcome)
 
     threads = [threading.Thread(target=slot, name=f"orcmem-job-{i}") for i in range(MAX_CONCURRENT_EXTRACTIONS)]
-    for thread in threads:
-        thread.start()
     try:
+        for thread in threads:
+            thread.start()
         for thread in threads:
             thread.join()
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through interrupt_on_sigterm: no paid call outlives the worker
-        learning.cancelled.set()
-        stop_all_processes()
+        stop(learning)
         for thread in threads:
-            thread.join(timeout=STOP_WAIT_S)  # each puts its job back in the queue
+            if thread.ident is not None:
+                thread.join(timeout=STOP_WAIT_S)  # each puts its job back in the queue
         raise
     return outcomes
+
+
+def stop(learning: Learning) -> None:
+    """Claim nothing more and end every model call in flight (their jobs go back to the queue)."""
+    learning.cancelled.set()
+    stop_all_processes()
 
 
 def interrupt_on_sigterm() -> None:
@@ -188,8 +196,6 @@ def run(
                 continue  # queued while this worker ran: their hooks saw it running and started no other worker
             break
         _wait_for_work(service, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
-        if learning.cancelled.is_set():
-            break
     return outcomes
 
 

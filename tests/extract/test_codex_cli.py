@@ -158,7 +158,8 @@ def test_every_configured_mcp_server_is_switched_off_by_name(tmp_path) -> None:
         '[mcp_servers."odd.name"]\ncommand = "x"\n'
     )
     servers = configured_mcp_servers({"CODEX_HOME": str(codex_home)})
-    assert servers == ["orcmem", "docs-search"]  # a name a dotted -c path cannot hold is left to mcp_servers={}
+    assert servers == ["orcmem", "docs-search"]  # a name a dotted -c path cannot hold is left out
     argv = codex_argv("codex", None, "/w", mcp_servers=servers)
     assert "mcp_servers.orcmem.enabled=false" in argv and "mcp_servers.docs-search.enabled=false" in argv
+    assert "mcp_servers={}" not in argv
     assert configured_mcp_servers({"CODEX_HOME": str(tmp_path / "none")}) == []

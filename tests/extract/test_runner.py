@@ -57,3 +57,21 @@ def test_a_missing_program(tmp_path: Path) -> None:
     outcome = run_process([str(tmp_path / "nope")], "", cwd=str(tmp_path), env={}, timeout=1)
     assert outcome.returncode is None
     assert outcome.start_error is not None and outcome.start_error.startswith("it could not be started")
+
+
+def test_once_stopping_a_call_that_starts_anyway_is_ended_at_once() -> None:
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "from orcmem.extract.runner import run_process, stop_all_processes\n"
+        "stop_all_processes(grace=0)\n"
+        "outcome = run_process(['sleep', '30'], '', cwd='/', env={'PATH': '/usr/bin:/bin'}, timeout=60)\n"
+        "print(outcome.returncode)\n"
+    )
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) < 0  # killed by a signal, not left to run its 30 seconds
+    assert time.monotonic() - started < 25

@@ -93,6 +93,13 @@ def test_a_resumed_run_is_open_again_and_waits_for_idle(learning, service, clock
     assert learning.sweep_idle(10 * 60_000) == [resumed.id]
 
 
+def test_a_late_stop_of_an_ended_session_does_not_reopen_it(learning, project_dir: Path) -> None:
+    transcript = project_dir / "session.jsonl"
+    write(transcript, user_line("go", "u1"), answer_line("done", "b1", "m1"))
+    assert learning.ingest(locate(project_dir), transcript, session_id="s", ended=True).run.state == "ended"
+    assert learning.ingest(locate(project_dir), transcript, session_id="s").run.state == "ended"  # nothing new
+
+
 def test_a_second_pass_reads_only_new_events_with_the_earlier_context(learning, service, project_dir: Path) -> None:
     transcript = project_dir / "session.jsonl"
     write(transcript, user_line("make the tests fast", "u1"), answer_line("switched to forks", "b1", "m1"))
@@ -133,7 +140,7 @@ def test_three_passes_of_the_same_answer_leave_one_memory_each(learning, service
         distil(learning, FakeGenerator(json.dumps(no_topic)))
     memories = service.list(project)
     assert sorted(m.title for m in memories) == ["Run one test", "Use the forks pool"]
-    assert {m.evidence_count for m in memories} == {3}
+    assert {m.evidence_count for m in memories} == {1}  # later passes of one run saying it again add no evidence
     assert "Use the forks pool" in service.brief(project) and service.brief(project).count("Use the forks pool") == 1
 
 
@@ -167,6 +174,12 @@ def test_runs_join_the_task_in_progress_or_the_one_they_were_started_for(learnin
     assert "Project task: Speed up CI" in generator.prompts[0]
     assert "Spec: cut the suite under 5 minutes" in generator.prompts[0]
     assert "Earlier runs on this task:" in tasks.context(project, started)
+    # A discussion of the task in progress, named by kind alone.
+    chat = project_dir / "c.jsonl"
+    write(chat, user_line("how should we split the suite?", "u1"), answer_line("by marker", "b1", "m1"))
+    talk_only = TaskLink("", "discussion")
+    chatted = learning.ingest(locate(project_dir), chat, session_id="c", ended=True, link=talk_only).run
+    assert (chatted.task_id, chatted.kind) == (started.id, "discussion") and not learning.queue(chatted)
 
 
 def test_a_stopped_worker_puts_its_job_back(learning, service, project_dir: Path) -> None:

@@ -108,7 +108,7 @@ def test_merge_with_no_files_clears_them(service: MemoryService, project) -> Non
 
 def test_the_same_words_without_a_topic_key_confirm_one_memory(service: MemoryService, project) -> None:
     first = service.record(project, agent_memory("Use the forks pool", "vitest threads crash; forks works")).memory
-    again = service.record(project, agent_memory("use the FORKS pool!", "Vitest threads crash -- forks works."))
+    again = service.record(project, agent_memory("use the FORKS pool!", "Vitest threads crash,  forks works."))
     assert again.merged and again.memory.id == first.id and service.count(project) == 1
     assert (again.memory.evidence_count, again.memory.title) == (2, "Use the forks pool")  # the text stays
     assert again.memory.confidence == pytest.approx(first.confidence + 0.1)
@@ -117,10 +117,12 @@ def test_the_same_words_without_a_topic_key_confirm_one_memory(service: MemorySe
 
 
 def test_a_repeat_never_changes_what_the_user_wrote(service: MemoryService, project) -> None:
-    mine = service.record(project, agent_memory("Pin node 20", "node 22 breaks the build", source=Source.USER)).memory
-    repeat = service.record(project, agent_memory("Pin Node 20.", "Node 22 breaks the build"))
+    person = agent_memory("Pin node 20", "node 22 breaks the build", source=Source.USER, files=("package.json",))
+    mine = service.record(project, person).memory
+    repeat = service.record(project, agent_memory("Pin Node 20.", "Node 22 breaks the build", files=(".nvmrc",)))
     assert repeat.memory.id == mine.id and repeat.memory.source is Source.USER
     assert (repeat.memory.title, repeat.memory.evidence_count) == ("Pin node 20", 2)
+    assert repeat.memory.files == ("package.json",)  # the person's memory keeps its own files
     twice = service.record(project, agent_memory("Pin node 20", "node 22 breaks the build", source=Source.USER))
     assert not twice.merged  # the person's own writes are stored as asked
 

@@ -22,10 +22,27 @@ SIGNED_IN_TTL_S = 3600.0
 SIGNED_OUT_TTL_S = 60.0
 MODELS_TTL_S = 86_400.0
 CODEX_KEY_VARIABLES = ("OPENAI_API_KEY", "CODEX_API_KEY")
+CLAUDE_KEY_VARIABLES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+)
 LOGIN_HINTS = {
     "claude": "run `claude` and sign in with /login (or `claude auth login`)",
     "codex": "run `codex login`",
 }
+
+
+def codex_config(env: Mapping[str, str]) -> dict[str, object]:
+    """Codex's config.toml (`$CODEX_HOME`, else `~/.codex`) as a table; {} when missing or unreadable."""
+    import tomllib
+
+    home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex")
+    try:
+        return tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 class AgentCli:
@@ -79,6 +96,8 @@ class AgentCli:
 
     # --- the CLIs ----------------------------------------------------------------------------------------------
     def _claude_signed_in(self, command: Sequence[str]) -> bool | None:
+        if any(self.env.get(name) for name in CLAUDE_KEY_VARIABLES):
+            return None  # a key, a token or a cloud provider from the environment: nothing to log in to
         outcome = self._run([*command, "auth", "status", "--json"])
         if outcome is None:
             return None
@@ -103,14 +122,7 @@ class AgentCli:
 
     def _codex_custom_provider(self) -> bool:
         """Whether Codex's config.toml picks a model provider other than OpenAI's (its own sign-in, or none)."""
-        import tomllib
-
-        home = Path(self.env.get("CODEX_HOME") or Path(self.env.get("HOME") or Path.home()) / ".codex")
-        try:
-            config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        provider = config.get("model_provider")
+        provider = codex_config(self.env).get("model_provider")
         return isinstance(provider, str) and provider != "openai"
 
     def _run(self, argv: list[str]):  # noqa: ANN202 - a ProcessOutcome, or None when it did not finish

@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from orcmem.extract.agent_cli import codex_config
 from orcmem.extract.constants import (
     CODEX_BINARY,
     CODEX_MODEL_HINTS,
@@ -37,14 +38,7 @@ def pick_codex_model(models: Iterable[str]) -> str | None:
 
 def configured_mcp_servers(env: Mapping[str, str]) -> list[str]:
     """The MCP servers Codex's config.toml names (`$CODEX_HOME`, else `~/.codex`), to switch off one by one."""
-    import tomllib
-
-    home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex")
-    try:
-        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    servers = config.get("mcp_servers")
+    servers = codex_config(env).get("mcp_servers")
     return [name for name in servers if _BARE_KEY.fullmatch(name)] if isinstance(servers, dict) else []
 
 
@@ -61,14 +55,18 @@ def codex_argv(
     `disable_hooks` adds `-c features.hooks=false` (Codex's documented switch), so orcmem's own Codex hooks do not
     fire inside its distillation run; codex-cli 0.171.0 accepts it, and ignores feature keys it does not know.
     `-c mcp_servers={}` no longer empties the configured servers in 0.171 (the override is merged), so each of
-    `mcp_servers` is switched off by name as well: the distillation run offers the model no MCP tool.
+    `mcp_servers` is switched off by name instead (`{}` only when there is none to name): the distillation run
+    offers the model no MCP tool.
     """
     argv = [*launcher, binary, "exec"]
     if model:
         argv += ["--model", model]
-    argv += ["--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral", "-c", "mcp_servers={}"]
+    argv += ["--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral"]
+    # Both at once could name a server the emptied table no longer has, on a Codex where {} still replaces it.
     for name in mcp_servers:
         argv += ["-c", f"mcp_servers.{name}.enabled=false"]
+    if not mcp_servers:
+        argv += ["-c", "mcp_servers={}"]
     if disable_hooks:
         argv += ["-c", "features.hooks=false"]
     argv += [

@@ -76,6 +76,8 @@ EARLIER_HEADING = (
     "here again, and put in openItems every item still open after them."
 )
 EARLIER_MAX_CHARS = 3000  # the earlier passes' context, so the new events keep most of the prompt
+EARLIER_SAVED_TITLES = 12  # 12 titles of 120 characters at most: about half the budget
+EARLIER_OPEN_ITEMS = 6
 
 
 def build_prompt(title: str, spec: str | None, digest_text: str, earlier: str | None = None) -> str:
@@ -99,17 +101,21 @@ def render_earlier(
 ) -> str:
     """The context a later pass gets about the run so far, one line per item, cut to EARLIER_MAX_CHARS."""
     lines = [EARLIER_HEADING]
+    # What must not be said again comes first; each part has its own share, so none crowds out the others.
+    lines += [f"- Memory already saved: {_line(title, 120)}" for title in saved_titles[:EARLIER_SAVED_TITLES]]
     if opening:
-        lines.append(f"- Opening request: {_line(opening, 600)}")
+        lines.append(f"- Opening request: {_line(opening, 400)}")
     if work_done:
-        lines.append(f"- Work done so far: {_line(work_done, 1000)}")
+        lines.append(f"- Work done so far: {_line(work_done, 600, keep_end=True)}")
     if outcome:
-        lines.append(f"- Outcome so far: {_line(outcome, 300)}")
-    lines += [f"- Open item: {_line(item, 200)}" for item in open_items]
-    lines += [f"- Memory already saved: {_line(title, 120)}" for title in saved_titles]
+        lines.append(f"- Outcome so far: {_line(outcome, 200)}")
+    lines += [f"- Open item: {_line(item, 150)}" for item in open_items[:EARLIER_OPEN_ITEMS]]
     return "\n".join(lines)[:EARLIER_MAX_CHARS]
 
 
-def _line(text: str, limit: int) -> str:
+def _line(text: str, limit: int, keep_end: bool = False) -> str:
+    """Text on one line, cut to `limit` characters (its start, or with `keep_end` its newest end)."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    return "…" + flat[-(limit - 1) :] if keep_end else flat[: limit - 1] + "…"

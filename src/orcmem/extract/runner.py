@@ -38,14 +38,19 @@ class ProcessOutcome:
 
 
 # Process groups of the generator calls in flight, so that Ctrl-C or SIGTERM on the worker can end them all: a
-# call runs on a job thread, which no signal reaches.
+# call runs on a job thread, which no signal reaches. Once stopping, a call that starts afterwards is ended at once.
 _LIVE_GROUPS: set[int] = set()
 _LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()
 
 
 def stop_all_processes(grace: float = GENERATOR_KILL_GRACE_S) -> int:
-    """SIGTERM every generator process group in flight, then SIGKILL what is left after `grace`; how many."""
+    """SIGTERM every generator process group in flight, then SIGKILL what is left after `grace`; how many.
+
+    From then on, this process starts no generator call that lives: one that starts anyway is killed at once.
+    """
     with _LIVE_LOCK:
+        _STOPPING.set()
         groups = list(_LIVE_GROUPS)
     for pgid in groups:
         _signal_group(pgid, signal.SIGTERM)
@@ -126,6 +131,9 @@ def run_process(
             return ProcessOutcome(None, "", "", start_error=f"it could not be started ({exc.strerror or exc})")
         with _LIVE_LOCK:
             _LIVE_GROUPS.add(process.pid)
+            stopping = _STOPPING.is_set()
+        if stopping:  # the worker is being stopped: this call must not outlive it
+            _stop_group(process, 0)
         timed_out = False
         try:
             process.wait(timeout=timeout)

@@ -6,10 +6,10 @@ import logging
 from collections.abc import Sequence
 
 from orcmem.models import Memory
-from orcmem.models.constants import DUPLICATE_CANDIDATES, DUPLICATE_MIN_SIMILARITY
+from orcmem.models.constants import DUPLICATE_CANDIDATES, DUPLICATE_MIN_SIMILARITY, QUERY_EMBED_TIMEOUT_S
 from orcmem.repeats import differing_facts, same_text_key
 from orcmem.retrieve import fts_query
-from orcmem.service.vectors import DocumentEmbedder
+from orcmem.service.vectors import DocumentEmbedder, QueryEmbedder
 from orcmem.store import Store
 
 log = logging.getLogger("orcmem.duplicates")
@@ -43,6 +43,16 @@ class Duplicates:
         if vectors is None or len(vectors) != len(texts):
             return [None] * len(texts)
         return list(vectors)
+
+    def embed_now(self, embedder: QueryEmbedder | None, text: str) -> Vector | None:
+        """One new memory's vector within the query time limit (a write never waits behind a backlog); or None."""
+        if embedder is None or not self.store.vectors.available:
+            return None
+        try:
+            return embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+        except Exception as exc:  # a model failure leaves the text comparison working
+            log.warning("embedding a new memory for the duplicate check failed: %s", exc)
+            return None
 
     def find(
         self, project_id: str | None, title: str, body: str, vector: Vector | None, model: str | None

@@ -47,7 +47,7 @@ class IngestResult:
 class TaskLink:
     """The task a run works on, and whether it works on it (a task run) or only discusses it (never distilled)."""
 
-    task_id: str
+    task_id: str  # "" for the project's task in progress
     kind: str = "task"
 
 
@@ -117,8 +117,9 @@ class Learning:
         new_events, new_turns, skipped = self._catch_up(run.id, transcript, agent, answered=answered)
         if ended:
             self.store.runs.end(run.id, now)
-        else:  # a turn just finished: the idle wait starts again, and a resumed session is open again
-            self.store.runs.reopen(run.id)
+        else:  # a turn just finished: the idle wait starts again
+            if new_events:  # a resumed session wrote more: it is open again (a late hook of an ended one is not)
+                self.store.runs.reopen(run.id)
             self.store.runs.touch(run.id, self.memory.clock())
         updated = self.store.runs.get(run.id)
         assert updated is not None
@@ -147,6 +148,7 @@ class Learning:
                 offset=chunk.end_offset,
                 turns=turns,
                 pending=pending,
+                from_pending=run.turn_state,
                 skipped=chunk.skipped_lines,
                 model=chunk.model,
                 title=chunk.title,
@@ -169,10 +171,12 @@ class Learning:
         return self.store.runs.get(run.id) or run
 
     def _link(self, run: Run, project: Project, link: TaskLink | None) -> None:
-        """Tie a run to a task: the one the agent was started for, else the project's task in progress."""
+        """Tie a run to a task: the one the agent was started for, else the project's task in progress (as a task
+        run, or as a discussion when the link names only that kind)."""
         if run.task_id is not None:
             return
-        if link is not None:
+        kind = link.kind if link is not None else None
+        if link is not None and link.task_id:
             task = self.store.tasks.get(link.task_id)
             if task is None or task.project_id != project.id:
                 log.warning("run %s names task %s, which this project does not have", run.id, link.task_id)
@@ -183,7 +187,7 @@ class Learning:
             return  # a run seen before it was linked stays a conversation
         current = self.store.tasks.list(project.id, ("in_progress",))
         if current:
-            self.store.runs.link_task(run.id, current[0].id, RUN_KIND_TASK)
+            self.store.runs.link_task(run.id, current[0].id, kind or RUN_KIND_TASK)
 
     # --- queue -------------------------------------------------------------------------------------------------
     def extraction_allowed(self) -> str | None:
@@ -290,6 +294,8 @@ class Learning:
         choice = generators(run)
         if choice.generator is None:
             return JobOutcome(run.id, "skipped", f"no distillation provider available: {choice.reason}")
+        if self.cancelled.is_set():  # stopped while the run was read: no paid call starts now
+            return JobOutcome(run.id, "queued", CANCELLED_REASON)
         task_title, spec = self._task_of(run)
         prompt = build_prompt(
             task_title or run.title or "conversation", spec, render_digest(digest), earlier=self._earlier(run)
@@ -369,7 +375,7 @@ class Learning:
                     source_task_id=run.task_id,
                 )
                 try:
-                    result = self.memory.record(project, new, embed=False, meaning=meaning)
+                    result = self.memory.record(project, new, embed=False, meaning=meaning, look_up_meaning=False)
                 except OwnershipError:
                     outcome.left_to_user += 1
                     continue
@@ -426,10 +432,11 @@ def _agent_of(transcript: Path) -> Agent:
         ValidationError: the file is missing, unreadable, or neither agent's format.
     """
     from orcmem.ingest import detect_agent
+    from orcmem.ingest.transcript import DETECT_BYTES
 
     try:
         with transcript.open("rb") as handle:
-            agent = detect_agent(handle.read(64 * 1024))
+            agent = detect_agent(handle.read(DETECT_BYTES))
     except OSError as exc:
         raise ValidationError(f"No transcript at {transcript} ({exc.strerror or exc}).") from exc
     if agent is None or not transcript.is_file():

@@ -264,13 +264,16 @@ class MemoryService:
         *,
         embed: bool = True,
         meaning: Sequence[float] | None = None,
+        look_up_meaning: bool = True,
     ) -> RecordResult:
         """Validate, redact and store a memory, merging into the active one with the same topic key, or else into
         the one of the same scope and project it repeats (the same words once normalised, or the same meaning).
 
-        A repeat only confirms the memory it repeats (evidence, confidence, age), so what the person wrote is never
-        overwritten; the person's own writes are stored as asked. `meaning` is the new text's vector when the
-        caller computed it already; else it is computed here when the model is loaded, and never waited for.
+        A repeat only confirms the memory it repeats (its age; evidence and confidence unless the same run said it
+        before), so what the person wrote is never overwritten; the person's own writes are stored as asked.
+        `meaning` is the new text's vector when the caller computed it already (it then passes
+        `look_up_meaning=False`, inside its own transaction); else it is computed here when the model is loaded,
+        within the query time limit.
 
         Raises:
             MemoryOffError: memory is off.
@@ -290,8 +293,8 @@ class MemoryService:
         project_id = project.id if scope is Scope.PROJECT else None
         origin_root = project.root_path if project is not None else None
         may_repeat = source is not Source.USER
-        if may_repeat and meaning is None and self._model_ready():
-            [meaning] = self.duplicates.embed(self.embedder, [memory_text(title, body)])
+        if may_repeat and meaning is None and look_up_meaning and self._model_ready():
+            meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
         with self.store.db.transaction():
             existing = self.store.memories.find_active_topic(project_id, topic_key) if topic_key else None
             repeated = None
@@ -299,12 +302,15 @@ class MemoryService:
                 model = self.embedder.model_id if self.embedder is not None else None
                 repeated = self.duplicates.find(project_id, title, body, meaning, model)
             if repeated is not None:
+                person_wrote = repeated.source is Source.USER  # only its age changes: text, files and origin stay
+                same_run = new.source_run_id is not None and new.source_run_id == repeated.source_run_id
                 self.store.memories.confirm(
                     repeated.id,
-                    files=files,
-                    source_run_id=new.source_run_id,
+                    files=() if person_wrote else files,
+                    source_run_id=None if person_wrote else new.source_run_id,
                     confidence_step=CONFIDENCE_STEP,
                     now=self.clock(),
+                    new_evidence=not same_run,  # a later pass of one run saying it again is not new evidence
                 )
                 self.audit(str(source), "memory.repeat", repeated.id, project_id)
                 confirmed = self.store.memories.get(repeated.id)

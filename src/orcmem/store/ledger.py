@@ -143,12 +143,17 @@ class RunRepository:
         now: int,
         pending: TurnState = NO_PENDING_TURN,
         from_offset: int | None = None,
+        from_pending: TurnState | None = None,
     ) -> bool:
         """Store new events (redacted), move the transcript offset from `from_offset` and keep the turn count and
-        the prompts still unanswered; False (nothing written) when another ingest moved the offset first."""
+        the prompts still unanswered; False (nothing written) when another ingest changed either first."""
         with self.db.transaction():
-            row = self.db.query_one("SELECT transcript_offset FROM runs WHERE id = ?", (run_id,))
+            row = self.db.query_one(
+                "SELECT transcript_offset, pending_prompts, pending_sidechain_prompts FROM runs WHERE id = ?", (run_id,)
+            )
             if row is None or (from_offset is not None and int(row[0]) != from_offset):
+                return False
+            if from_pending is not None and TurnState(int(row[1]), int(row[2])) != from_pending:
                 return False
             last = self.max_seq(run_id)
             for seq, event in enumerate(events, start=last + 1):

@@ -240,13 +240,16 @@ class MemoryRepository:
         source_run_id: str | None,
         confidence_step: float,
         now: int,
+        new_evidence: bool = True,
     ) -> None:
-        """A repeat of a memory: its text stays; more confidence and evidence, its age reset, the new files added."""
+        """A repeat of a memory: its text stays and its age resets; with `new_evidence`, more confidence and
+        evidence; the new files and the run are added (both empty for a memory the person wrote)."""
+        step, count = (confidence_step, 1) if new_evidence else (0.0, 0)
         with self.db.transaction():
             self.db.query(
-                "UPDATE memories SET confidence = MIN(1.0, confidence + ?), evidence_count = evidence_count + 1, "
+                "UPDATE memories SET confidence = MIN(1.0, confidence + ?), evidence_count = evidence_count + ?, "
                 "updated_at = ?, last_confirmed_at = ?, source_run_id = COALESCE(?, source_run_id) WHERE id = ?",
-                (confidence_step, now, now, source_run_id, memory_id),
+                (step, count, now, now, source_run_id, memory_id),
             )
             if files:
                 current = self.get(memory_id)
