@@ -136,3 +136,23 @@ def test_console_script_runs_as_a_program(project_dir: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["enabled"] is False
+
+
+def test_grants_are_listed_and_revoked_from_the_command_line(run, project_dir: Path, orcmem_home: Path) -> None:
+    from orcmem.service import MemoryService
+    from orcmem.service.agent_tools import AgentTools
+    from orcmem.workspace import locate
+
+    assert "No grants" in run("grants").stdout
+    run("memory", "on")
+    service = MemoryService.open(orcmem_home)
+    project = service.project(locate(project_dir))
+    tools = AgentTools(service, project, mode="review", headless=False, auto_approve=False, session_id="s")
+    tools.asking(lambda _question: "workspace").record("lesson", "A lesson", "details")
+    service.close()
+    listed = run("grants").stdout
+    assert listed.startswith("1  workspace  memory_write  ") and str(project_dir.resolve()) in listed
+    assert json.loads(run("grants", "--json").stdout)[0]["scope"] == "workspace"
+    assert run("grants", "revoke", "1").stdout == "revoked grant 1 (workspace)\n"
+    missing = run("grants", "revoke", "1", ok=False)
+    assert missing.exit_code == 1 and "No grant 1" in missing.stderr

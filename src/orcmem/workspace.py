@@ -47,17 +47,55 @@ def _read_first_line(path: str) -> str | None:
         return None
 
 
+def _core_worktree(git_dir: str) -> str | None:
+    """The `worktree` set under `[core]` in a git dir's config (resolved), or None when it sets none."""
+    import re
+
+    try:
+        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as handle:
+            config = handle.read(65536)
+    except OSError:
+        return None
+    section = ""
+    for line in config.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip().lower()
+            continue
+        found = re.match(r"worktree\s*=\s*(.+)$", stripped, re.IGNORECASE)
+        if section == "core" and found:
+            return os.path.realpath(os.path.join(git_dir, found.group(1).strip().strip('"')))
+    return None
+
+
 def _git_common_dir(dot_git: str) -> str | None:
-    """The common git dir behind a `.git` folder or a worktree's `.git` file, or None if unreadable."""
+    """The common git dir behind a `.git` folder or a worktree's `.git` file, when git itself would accept this
+    folder as that repository's working tree; else None.
+
+    A `.git` file or link can name any repository on the machine: it is accepted only when that repository says
+    this folder is one of its working trees (a linked worktree's `gitdir` record, a submodule's `core.worktree`),
+    so a folder cannot borrow another project's memory by pointing at its git dir.
+    """
+    worktree = os.path.dirname(dot_git)
     if os.path.isdir(dot_git):
-        return os.path.realpath(dot_git)
+        real = os.path.realpath(dot_git)
+        if not os.path.islink(dot_git):
+            return real
+        claimed = _core_worktree(real) or os.path.dirname(real)
+        return real if claimed == os.path.realpath(worktree) else None
     first_line = _read_first_line(dot_git)
     if not first_line or not first_line.startswith("gitdir:"):
         return None
-    git_dir = os.path.realpath(os.path.join(os.path.dirname(dot_git), first_line.removeprefix("gitdir:").strip()))
+    git_dir = os.path.realpath(os.path.join(worktree, first_line.removeprefix("gitdir:").strip()))
     common = _read_first_line(os.path.join(git_dir, "commondir"))
-    if common is None:
-        return git_dir  # a submodule or a plain gitdir link: the linked dir is the repository
+    if common is None:  # a submodule or a separate git dir: it must not be another working tree's own .git
+        claimed = _core_worktree(git_dir)
+        if claimed is None and os.path.basename(git_dir) == ".git":
+            claimed = os.path.dirname(git_dir)
+        return git_dir if claimed in (None, os.path.realpath(worktree)) else None
+    record = _read_first_line(os.path.join(git_dir, "gitdir"))  # a linked worktree's way back to its .git file
+    if record is None or os.path.realpath(os.path.join(git_dir, record)) != os.path.realpath(dot_git):
+        return None
     return os.path.realpath(os.path.join(git_dir, common))
 
 
@@ -69,9 +107,10 @@ def locate(folder: str | os.PathLike[str]) -> Location:
         dot_git = os.path.join(candidate, ".git")
         if os.path.lexists(dot_git):
             common = _git_common_dir(dot_git)
-            if common is not None:
-                main_tree = os.path.dirname(common) if os.path.basename(common) == ".git" else candidate
-                return Location(common, candidate, os.path.basename(main_tree) or main_tree)
+            if common is None:
+                break  # a .git git itself would refuse: this folder is a project of its own
+            main_tree = os.path.dirname(common) if os.path.basename(common) == ".git" else candidate
+            return Location(common, candidate, os.path.basename(main_tree) or main_tree)
         parent = os.path.dirname(candidate)
         if parent == candidate:
             break

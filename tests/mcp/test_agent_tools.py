@@ -112,3 +112,40 @@ def test_update_needs_something_to_change_and_keeps_the_topic_key(
         tools.manage("forget", None, "project", stored.id)
     changed = tools.manage("update", "decision", "workspace", stored.id, topic_key="a/b")
     assert changed["changed"] == ["kind"] and changed["kind"] == "decision"
+
+
+def test_a_workspace_grant_never_widens_headless_sessions_or_global_scope(
+    service: MemoryService, make_tools: MakeTools
+) -> None:
+    make_tools("review", ask=lambda _question: "workspace").record("lesson", "A lesson", "details")
+    assert [grant.scope for grant, _project in service.grants()] == ["workspace"]
+    assert make_tools("review").record("lesson", "Second", "more")["recorded"] is True  # the grant answers
+    with pytest.raises(PermissionDenied) as caught:
+        make_tools("review", headless=True).record("lesson", "Third", "still more")
+    assert str(caught.value) == HEADLESS_REFUSAL  # a grant is no --auto-approve
+    asked: list[str] = []
+    tools = make_tools("review", ask=lambda question: asked.append(question) or "workspace")
+    tools.manage("create", scope="global", kind="fact", title="Every project", body="reaches all projects")
+    assert len(asked) == 1  # a global memory is asked for, grant or not
+    assert [grant.scope for grant, _project in service.grants()] == ["workspace"]  # and grants nothing
+
+
+def test_an_answer_from_an_http_client_allows_one_call_and_is_the_clients(
+    service: MemoryService, make_tools: MakeTools
+) -> None:
+    tools = make_tools("review", ask=lambda _question: "workspace", answers_from_person=False)
+    tools.record("lesson", "A lesson", "details")
+    assert service.grants() == []
+    [row] = [r for r in service.store.audit.recent(10) if r["action"] == "permission.allow"]
+    assert row["metadata"]["policy"] == "client"
+
+
+def test_grants_are_listed_and_revoked(service: MemoryService, make_tools: MakeTools) -> None:
+    from orcmem.errors import NotFoundError
+
+    make_tools("review", ask=lambda _question: "session").record("lesson", "A lesson", "details")
+    [(grant, project)] = service.grants()
+    assert grant.scope == "session" and grant.session_id == "session-1" and project is not None
+    assert service.revoke_grant(grant.pk) == grant and service.grants() == []
+    with pytest.raises(NotFoundError, match="orcmem grants"):
+        service.revoke_grant(grant.pk)

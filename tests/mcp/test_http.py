@@ -1,4 +1,5 @@
-"""`orcmem mcp --http` as a real uvicorn server on 127.0.0.1: it refuses a foreign Host or Origin with 403."""
+"""`orcmem mcp --http` as a real uvicorn server on 127.0.0.1: it refuses a foreign Host or Origin with 403, and any
+request without this launch's key with 401."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from orcmem.mcp_server.http import LoopbackGuard
+from orcmem.mcp_server.http import ADDRESS_FILE, LoopbackGuard
 from orcmem.service import MemoryService
 
 SERVER = (
@@ -34,7 +35,10 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 
 @pytest.fixture
 def port(service: MemoryService, orcmem_home: Path, project_dir: Path, tmp_path: Path) -> Iterator[int]:
-    """A running server's port; the process is ended after the test (and would end by itself anyway)."""
+    """A running server's port; the process is ended after the test (and would end by itself anyway).
+
+    Its launch key is put in HEADERS for the test's requests.
+    """
     ready = tmp_path / "port"
     command = [sys.executable, "-c", SERVER, str(orcmem_home), str(project_dir), str(ready), str(LIFETIME_S)]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -45,8 +49,11 @@ def port(service: MemoryService, orcmem_home: Path, project_dir: Path, tmp_path:
                 assert proc.stderr is not None
                 pytest.fail(f"the HTTP server did not start: {proc.stderr.read().decode()}")
             time.sleep(0.05)
+        address = json.loads((orcmem_home / ADDRESS_FILE).read_text())
+        HEADERS["Authorization"] = address["headers"]["Authorization"]
         yield int(ready.read_text())
     finally:
+        HEADERS.pop("Authorization", None)
         proc.terminate()
         try:
             proc.wait(10)
@@ -87,9 +94,23 @@ def test_the_http_server_serves_its_own_origin_and_refuses_others(port: int) -> 
         assert refused.text == "refused"
 
 
+def test_a_request_without_the_launch_key_is_refused(port: int, orcmem_home: Path) -> None:
+    address = orcmem_home / ADDRESS_FILE
+    assert address.stat().st_mode & 0o777 == 0o600
+    assert json.loads(address.read_text())["url"] == f"http://127.0.0.1:{port}/mcp"
+    for value in ("", "Bearer ", "Bearer not-the-key", HEADERS["Authorization"] + "x", "Basic abc"):
+        refused = post(port, Authorization=value)
+        assert refused.status_code == 401, value
+    assert post(port).status_code == 200
+
+
 @pytest.mark.anyio
 async def test_the_sdk_client_works_over_http(port: int) -> None:
-    async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as c:
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    keyed = create_mcp_http_client(headers={"Authorization": HEADERS["Authorization"]})
+    async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=keyed), mode="legacy") as c:
         names = {tool.name for tool in (await c.list_tools()).tools}
         assert "memory_search" in names
         result = await c.call_tool("memory_search", {"query": "anything"})

@@ -125,10 +125,12 @@ async def test_task_context_gives_the_task_and_only_the_task_while_memory_is_off
     service.record(project, user_memory("Use the forks pool for vitest", "vitest --pool=forks"))
     async with client(make_tools()) as c:
         text = await ok(c, "task_context")
-        assert text.startswith("Task: Fix the flaky vitest run\nSpec: Make CI green\nStatus: in_progress")
-        assert "Relevant memory:" in text and "forks" in text
+        task_lines = "- [task · in_progress] Fix the flaky vitest run\n- [spec] Make CI green"
+        assert text.startswith('<orcmem-context kind="task">\nProject memory saved earlier') and task_lines in text
+        assert "] Use the forks pool for vitest: vitest --pool=forks" in text
         service.set_enabled(False)
-        assert await ok(c, "task_context") == "Task: Fix the flaky vitest run\nSpec: Make CI green\nStatus: in_progress"
+        off = await ok(c, "task_context")
+        assert task_lines in off and "forks" not in off
 
 
 async def test_record_merges_by_topic_key(service: MemoryService, project: Project, make_tools: MakeTools):

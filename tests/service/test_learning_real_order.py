@@ -173,7 +173,7 @@ def test_runs_join_the_task_in_progress_or_the_one_they_were_started_for(learnin
     distil(learning, generator)
     assert "Project task: Speed up CI" in generator.prompts[0]
     assert "Spec: cut the suite under 5 minutes" in generator.prompts[0]
-    assert "Earlier runs on this task:" in tasks.context(project, started)
+    assert "- [earlier run on this task] tests pass: Switched vitest to forks" in tasks.context(project, started)
     # A discussion of the task in progress, named by kind alone.
     chat = project_dir / "c.jsonl"
     write(chat, user_line("how should we split the suite?", "u1"), answer_line("by marker", "b1", "m1"))

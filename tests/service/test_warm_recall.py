@@ -42,7 +42,7 @@ def test_a_prompt_in_other_words_is_answered_by_meaning(warm) -> None:
     text = svc.recall(project.canonical_root, PARAPHRASE, meaning=True)
     assert text.startswith(f'<{CONTEXT_TAG} kind="recall">\n{RECALL_HEADER}\n')
     [line] = text.splitlines()[2:-1]
-    assert line.startswith(f"- [lesson] {CAR[0]} (today, from the user): ")
+    assert line.startswith(f"- [lesson · today · from the user] {CAR[0]}: ")
 
 
 def test_the_threshold_decides(warm) -> None:

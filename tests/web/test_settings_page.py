@@ -167,3 +167,17 @@ def test_search_section_says_why_meaning_is_missing(client: TestClient, service:
     assert "orcmem model install" in text or "vector extension is not available" in text
     service.set_enabled(False)
     assert "Paused while memory is off" in client.get("/settings").text
+
+
+def test_grants_are_shown_and_revoked_on_the_settings_page(client: TestClient, service: MemoryService) -> None:
+    from orcmem.service.agent_tools import AgentTools
+    from orcmem.workspace import locate
+
+    project = service.project(locate("/tmp"))
+    tools = AgentTools(service, project, mode="review", headless=False, auto_approve=False, session_id="s")
+    tools.asking(lambda _question: "workspace").record("lesson", "A lesson", "details")
+    [(grant, _project)] = service.grants()
+    assert "workspace · /tmp" in client.get("/settings").text
+    response = client.post("/settings/grants/revoke", data=form(grant=str(grant.pk)), follow_redirects=False)
+    assert notice(client, response).startswith("ok: Revoked the workspace grant")
+    assert service.grants() == [] and "No grants" in client.get("/settings").text

@@ -52,6 +52,7 @@ def open_tools(
     headless: bool = False,
     session_id: str | None = None,
     allow_download: bool = True,
+    answers_from_person: bool = True,
 ) -> AgentTools:
     """Open the profile's service with its embedder and bind the tools to the project.
 
@@ -72,6 +73,7 @@ def open_tools(
         headless=headless,
         auto_approve=auto_approve,
         session_id=session_id or uuid.uuid4().hex,
+        answers_from_person=answers_from_person,
     )
 
 
@@ -134,11 +136,23 @@ def embedder_attacher(home: Path, *, allow_download: bool = True) -> Callable[[A
 
 
 def _box(
-    home: Path, project_dir: Path, mode: str, auto_approve: bool, headless: bool, allow_download: bool
+    home: Path,
+    project_dir: Path,
+    mode: str,
+    auto_approve: bool,
+    headless: bool,
+    allow_download: bool,
+    answers_from_person: bool = True,
 ) -> ToolsBox:
     return ToolsBox(
         lambda: open_tools(
-            home, project_dir, mode=mode, auto_approve=auto_approve, headless=headless, allow_download=allow_download
+            home,
+            project_dir,
+            mode=mode,
+            auto_approve=auto_approve,
+            headless=headless,
+            allow_download=allow_download,
+            answers_from_person=answers_from_person,
         ),
         embedder_attacher(home, allow_download=allow_download),
     )
@@ -194,18 +208,21 @@ def run_http(
 ) -> int:
     """Serve MCP over streamable HTTP on 127.0.0.1:`port` (0 picks a free port) at /mcp.
 
-    Requests whose Host is not 127.0.0.1:<port> or localhost:<port>, or that carry an Origin other than those,
-    are refused with 403. `stop_after` seconds ends the server by itself; `on_ready` gets the bound port.
+    Every request must carry this launch's key (`Authorization: Bearer <key>`), written with the address to
+    `$ORCMEM_HOME/mcp-http.json` (0600) for the person's clients; others get 401. Requests whose Host is not
+    127.0.0.1:<port> or localhost:<port>, or that carry an Origin other than those, are refused with 403. Any
+    client holding the key could answer an approval question, so such an answer allows one call and grants
+    nothing. `stop_after` seconds ends the server by itself; `on_ready` gets the bound port.
     """
     from orcmem.mcp_server.http import serve_http
 
     _check_mode(mode)
-    box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
+    box = _box(home, project_dir, mode, auto_approve, headless, allow_download, answers_from_person=False)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
-        return serve_http(server, port, stop_after=stop_after, on_ready=on_ready)
+        return serve_http(server, home, port, stop_after=stop_after, on_ready=on_ready)
     finally:
         box.close()
 

@@ -156,5 +156,5 @@ DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
 DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 2  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 3  # the newest migration (store/migrations.py); the prompt hook reads only this
 HOME_ENV_VAR: Final = "ORCMEM_HOME"

@@ -62,6 +62,7 @@ class _Write:
     review_text: str = ""  # what auto review reads for secrets and instructions
     duplicate_of: tuple[str, str] | None = None  # (title, body) to check for near-duplicates in auto mode
     exclude_id: str | None = None  # the memory being changed is not its own duplicate
+    global_scope: bool = False  # it writes a memory every project sees: no grant of one project covers it
 
 
 def scope_name(scope: Scope) -> str:
@@ -114,6 +115,7 @@ class AgentTools:
         session_id: str,
         ask: Ask | None = None,
         grants: GrantRepository | None = None,
+        answers_from_person: bool = True,
     ) -> None:
         """Bind the tools to a service and the project derived from the host's working folder.
 
@@ -126,6 +128,8 @@ class AgentTools:
             session_id: this session's id; "allow for this session" grants are tied to it.
             ask: asks the user and returns once, session, workspace or deny; None when no one can be asked.
             grants: where grants live (default: the service's database).
+            answers_from_person: whether `ask` reaches the person (a local agent's UI); over HTTP any client holding
+                the key could answer, so its answers allow one call and are audited as the client's.
         """
         self.memory = memory
         self.project = project
@@ -135,6 +139,7 @@ class AgentTools:
         self.session_id = session_id
         self.ask = ask
         self.grants = grants or getattr(memory.store, "grants", None) or GrantRepository(memory.store.db)
+        self.answers_from_person = answers_from_person
 
     def asking(self, ask: Ask | None) -> AgentTools:
         """The same tools with another way of asking (a host that gets one answer per call)."""
@@ -147,6 +152,7 @@ class AgentTools:
             session_id=self.session_id,
             ask=ask,
             grants=self.grants,
+            answers_from_person=self.answers_from_person,
         )
 
     def is_enabled(self) -> bool:
@@ -354,6 +360,7 @@ class AgentTools:
                 tool="memory_manage",
                 reason=f'Forget the {actual} memory "{memory.title}"',
                 memory_id=memory.id,
+                global_scope=memory.scope is Scope.GLOBAL,
             )
             return _ManagePlan("forget", actual, write, memory=memory)
         return self._plan_update(memory, actual, kind, title, body, topic_key)
@@ -383,6 +390,7 @@ class AgentTools:
             detail=f"[{memory_kind}] {redact(clean_title)}\n{redact(clean_body)}",
             review_text=f"{clean_title}\n{clean_body}",
             duplicate_of=(clean_title, clean_body),
+            global_scope=scope is Scope.GLOBAL,
         )
         new = NewMemory(
             type=memory_kind, title=clean_title, body=clean_body, source=Source.AGENT, topic_key=key, scope=scope
@@ -426,6 +434,7 @@ class AgentTools:
             review_text=f"{new_title or ''}\n{new_body or ''}".strip(),
             duplicate_of=(new_title or memory.title, new_body or memory.body),
             exclude_id=memory.id,
+            global_scope=memory.scope is Scope.GLOBAL,
         )
         return _ManagePlan(
             "update",
@@ -469,9 +478,16 @@ class AgentTools:
             write=True,
             headless=self.headless or not can_ask,
             auto_approve=self.auto_approve,
-            granted=self.grants.covers(WRITE_ACTION, self.project.id, self.session_id),
+            granted=self._granted(write),
             review=review,
         )
+
+    def _granted(self, write: _Write) -> bool:
+        """Whether an earlier grant answers for this write: only in a session someone could be asked in (a grant
+        never stands in for --auto-approve), and only for this project's memory (never one every project sees)."""
+        if self.headless or write.global_scope:
+            return False
+        return self.grants.covers(WRITE_ACTION, self.project.id, self.session_id)
 
     def _authorize(self, write: _Write) -> None:
         """Allow the write or raise PermissionDenied; the decision is audited either way."""
@@ -486,10 +502,13 @@ class AgentTools:
             elif answer == "deny":
                 verdict = PolicyVerdict(Decision.DENY, DECLINED, "user")
             else:
-                if answer != "once":
+                if answer != "once" and not self.answers_from_person:
+                    answer = "once"  # a client's own answer is no grant: only the person's can last
+                if answer != "once" and not write.global_scope:
                     self.grants.add(WRITE_ACTION, self.project.id, answer, self.session_id, self.memory.clock())
-                label = "once" if answer == "once" else f"for this {answer}"
-                verdict = PolicyVerdict(Decision.ALLOW, f"Allowed by the user ({label}).", "user")
+                label = "once" if answer == "once" or write.global_scope else f"for this {answer}"
+                who, policy = ("the user", "user") if self.answers_from_person else ("the HTTP client", "client")
+                verdict = PolicyVerdict(Decision.ALLOW, f"Allowed by {who} ({label}).", policy)
         metadata: dict[str, object] = {
             "tool": write.tool,
             "mode": str(self.mode),

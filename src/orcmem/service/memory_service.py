@@ -56,6 +56,7 @@ from orcmem.retrieve import cap_per_run, fts_query, fuse
 from orcmem.service.duplicates import Duplicates, memory_text
 from orcmem.service.vectors import EmbeddingPump, QueryEmbedder
 from orcmem.store import Store
+from orcmem.store.grants import Grant
 from orcmem.workspace import Location
 
 if TYPE_CHECKING:
@@ -610,6 +611,7 @@ class MemoryService:
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
             self.audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
         if "title" in changed or "body" in changed:
+            self.store.db.erase_old_pages()  # the old text's page versions leave the WAL
             self.vectors_changed([memory.id])
         return self.get(project, memory.id)
 
@@ -640,7 +642,9 @@ class MemoryService:
             raise OwnershipError("Only the user can delete a memory they wrote.")
         with self.store.db.transaction():
             self.store.memories.delete(memory.id)
-            self.audit(str(actor), "memory.forget", memory.id, memory.project_id, metadata={"title": memory.title})
+            # No text in the audit row: forgetting a memory that holds a secret must leave no copy of it.
+            self.audit(str(actor), "memory.forget", memory.id, memory.project_id)
+        self.store.db.erase_old_pages()
         return memory
 
     def export(self, project: Project | None, memory_id: str, file_name: str, root: Path) -> tuple[Path, bool]:
@@ -652,6 +656,28 @@ class MemoryService:
         return target, changed
 
     # --- helpers -----------------------------------------------------------------------------------------------
+    # --- grants ------------------------------------------------------------------------------------------------
+    def grants(self) -> list[tuple[Grant, Project | None]]:
+        """Every stored "allow for this session / workspace" answer, oldest first, with its project."""
+        projects = {project.id: project for project, _count in self.projects()}
+        return [(grant, projects.get(grant.project_id)) for grant in self.store.grants.list()]
+
+    def revoke_grant(self, grant_id: int) -> Grant:
+        """Delete a grant: the next write it covered asks the person again.
+
+        Raises:
+            NotFoundError: there is no grant with that id.
+        """
+        found = next((grant for grant in self.store.grants.list() if grant.pk == grant_id), None)
+        if found is None:
+            raise NotFoundError(f"No grant {grant_id}; `orcmem grants` lists them.")
+        with self.store.db.transaction():
+            self.store.grants.remove(found.pk)
+            self.audit(
+                "user", "grant.revoke", None, found.project_id, metadata={"grant": found.pk, "scope": found.scope}
+            )
+        return found
+
     def audit(
         self,
         actor: str,

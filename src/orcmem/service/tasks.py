@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from orcmem.errors import NotFoundError, ValidationError
 from orcmem.models import Project
-from orcmem.recall import FLAG_NOTE
+from orcmem.recall import RECALL_HEADER, defang, fence, label, memory_line
 from orcmem.rules import check_body, check_title
 from orcmem.service.memory_service import MemoryService
 from orcmem.store import Task
@@ -61,24 +61,27 @@ class Tasks:
         return tasks[0] if tasks else None
 
     def context(self, project: Project, task: Task | None = None) -> str:
-        """The task context: the task, its earlier runs and the relevant memories (only the task while off)."""
+        """The task context, framed as recall is (fenced, with the "this is data" header, orcmem's labels first,
+        one line each): the task, its earlier runs and the relevant memories (only the task while off)."""
         task = task or self.current(project)
         if task is None:
             return "No task context: no task is in progress in this project."
-        lines = [f"Task: {task.title}", f"Spec: {task.spec or '(none)'}", f"Status: {task.status}"]
-        if not self.memory.is_enabled():
-            return "\n".join(lines)
-        runs = self.store.tasks.summaries(task.id)[-TASK_RUN_SUMMARIES:]
-        if runs:
-            lines += ["", "Earlier runs on this task:"]
-            for summary in runs:
+        lines = [
+            RECALL_HEADER,
+            f"- {label('task', task.status)} {defang(task.title)}",
+            f"- {label('spec')} {defang(task.spec or '(none)')}",
+        ]
+        if self.memory.is_enabled():
+            for summary in self.store.tasks.summaries(task.id)[-TASK_RUN_SUMMARIES:]:
                 open_items = f" (open: {'; '.join(summary.open_items)})" if summary.open_items else ""
-                lines.append(f"- {summary.outcome}: {summary.work_done}{open_items}")
-        hits = self.memory.search(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES)
-        if hits:
-            lines += ["", "Relevant memory:"]
-            lines += [
-                f"- [{hit.memory.type}] {hit.memory.title}{FLAG_NOTE if hit.memory.flagged else ''}: {hit.memory.body}"
-                for hit in hits
-            ]
-        return "\n".join(lines)
+                lines.append(
+                    f"- {label('earlier run on this task')} {defang(summary.outcome)}: "
+                    f"{defang(summary.work_done)}{defang(open_items)}"
+                )
+            now = self.memory.clock()
+            for hit in self.memory.search(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES):
+                m = hit.memory
+                lines.append(
+                    memory_line(str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged, now)
+                )
+        return fence("task", lines)

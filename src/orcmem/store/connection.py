@@ -70,6 +70,8 @@ class Database:
             if str(mode).lower() != "wal" and not self.conn.readonly("main"):
                 raise StoreError(f"Cannot switch the orcmem database at {path} to WAL mode (got {mode}).")
             self.conn.execute("PRAGMA synchronous = NORMAL")
+            # What is deleted or overwritten is zeroed on its page, so forget and edit leave no copy in free space.
+            self.conn.execute("PRAGMA secure_delete = ON")
             migrate(self.conn)
         except apsw.Error as exc:
             errno_seen = self.conn.system_errno
@@ -141,6 +143,18 @@ class Database:
                 except _FILE_ERRORS as exc:  # e.g. the disk filled up while writing the WAL
                     self._rollback()
                     raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
+
+    def erase_old_pages(self) -> bool:
+        """Copy the WAL into the file and empty it, so no older page version (a forgotten text) stays in the WAL.
+
+        Best effort: a reader in another process can hold part of the WAL back; False when it did.
+        """
+        with self._lock:
+            try:
+                busy, _log, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+            except apsw.Error:
+                return False
+        return not busy
 
     def _rollback(self) -> None:
         # SQLite may already have rolled back by itself (a full disk, an I/O error): then there is nothing to undo,

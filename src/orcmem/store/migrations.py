@@ -208,7 +208,13 @@ UPDATE runs SET distilled_seq = COALESCE(
   (SELECT through_seq FROM extraction_jobs j WHERE j.run_id = runs.id AND j.state = 'done'), 0);
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1), (2, MIGRATION_2))
+# Erasing: a deleted or changed memory's words leave the full-text index at once (FTS5's secure-delete), instead of
+# staying in older index segments until a merge.
+MIGRATION_3 = """
+INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1);
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1), (2, MIGRATION_2), (3, MIGRATION_3))
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.
 assert LATEST_VERSION == SCHEMA_VERSION, "set SCHEMA_VERSION in models/constants.py to the newest migration"

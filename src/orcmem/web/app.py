@@ -159,6 +159,7 @@ def create_app(
             Route("/settings/memory", routes.set_memory, methods=["POST"], name="set_memory"),
             Route("/settings/provider", routes.set_provider, methods=["POST"], name="set_provider"),
             Route("/settings/api-key", routes.set_api_key, methods=["POST"], name="set_api_key"),
+            Route("/settings/grants/revoke", routes.revoke_grant, methods=["POST"], name="revoke_grant"),
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ],
         middleware=[

@@ -397,6 +397,7 @@ def _load_settings(state: WebState) -> dict[str, Any]:
         "semantic_ready": service.semantic_ready,
         "model_harness": views.MODEL_HARNESS,
         "model_defaults": views.MODEL_DEFAULT_LABELS,
+        "grants": service.grants(),
     }
 
 
@@ -489,6 +490,17 @@ async def set_api_key(request: Request) -> Response:
     return _settings_answer(
         request, True, "Removed the API key." if remove else "Saved the API key in your OS keychain."
     )
+
+
+async def revoke_grant(request: Request) -> Response:
+    """POST /settings/grants/revoke: delete one "allow for this session / workspace" answer."""
+    form = await request.form()
+    _require_token(request, form)
+    try:
+        grant = await _call(_state(request).service.revoke_grant, int(_form_text(form, "grant")))
+    except (OrcmemError, ValueError) as exc:
+        return _settings_answer(request, False, f"Could not revoke the grant. {exc}")
+    return _settings_answer(request, True, f"Revoked the {grant.scope} grant; the next write it covered asks first.")
 
 
 # --- errors -------------------------------------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""Forget and edit erase: no byte of the old text stays in the database file or its WAL."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+
+from orcmem.models import Project
+from orcmem.service import MemoryService
+from tests.conftest import user_memory
+
+
+def marker() -> str:
+    """A word no other text holds (letters only, so the full-text index keeps it as one token)."""
+    return "zq" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxy") for _ in range(22))
+
+
+def on_disk(home: Path) -> bytes:
+    """The database file and its WAL, lowercased (the full-text index stores its tokens in lowercase)."""
+    data = b""
+    for name in ("orcmem.db", "orcmem.db-wal"):
+        path = home / name
+        if path.exists():
+            data += path.read_bytes()
+    return data.lower()
+
+
+@pytest.fixture
+def written(service: MemoryService, project: Project, orcmem_home: Path) -> tuple[str, str, str]:
+    """A memory whose title and body hold two markers, stored and checkpointed into the file."""
+    title_word, body_word = marker(), marker()
+    memory = service.record(project, user_memory(f"Deploy key {title_word}", f"The key is {body_word} for prod"))
+    service.record(project, user_memory("Unrelated", "other text that stays"))  # the page keeps other rows
+    service.store.db.erase_old_pages()
+    assert title_word.encode() in on_disk(orcmem_home)
+    return memory.memory.id, title_word, body_word
+
+
+def test_forget_leaves_no_byte_of_the_text(service, project, orcmem_home: Path, written) -> None:
+    memory_id, title_word, body_word = written
+    service.forget(project, memory_id)
+    data = on_disk(orcmem_home)
+    assert title_word.encode() not in data and body_word.encode() not in data
+    assert service.search(project, "unrelated")  # the rest is intact
+
+
+def test_an_edit_leaves_no_byte_of_the_old_text(service, project, orcmem_home: Path, written) -> None:
+    memory_id, title_word, body_word = written
+    new_word = marker()
+    service.edit(project, memory_id, title="Deploy key rotated", body=f"Now {new_word}")
+    data = on_disk(orcmem_home)
+    assert title_word.encode() not in data and body_word.encode() not in data
+    assert new_word.encode() in data
+    assert [hit.memory.id for hit in service.search(project, new_word)] == [memory_id]
