@@ -156,3 +156,16 @@ def test_grants_are_listed_and_revoked_from_the_command_line(run, project_dir: P
     assert run("grants", "revoke", "1").stdout == "revoked grant 1 (workspace)\n"
     missing = run("grants", "revoke", "1", ok=False)
     assert missing.exit_code == 1 and "No grant 1" in missing.stderr
+
+
+def test_stored_escape_codes_are_shown_never_sent_to_the_terminal(run, project_dir: Path) -> None:
+    run("memory", "on")
+    added = run("add", "--type", "lesson", "--title", "Clear\x1b[2J\x1b]0;pwned\x07 title", "--body", "a\u202eb").stdout
+    memory_id = added.strip()
+    for command in (("show", memory_id), ("list",), ("search", "clear title")):
+        shown = run(*command).stdout
+        assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown, command
+        assert "Clear^[[2J^[]0;pwned^G title" in shown, command
+    assert "a<U+202E>b" in run("show", memory_id).stdout
+    listed = run("list", "--json").stdout
+    assert "\\u001b" in listed and "\x1b" not in listed  # JSON escapes them

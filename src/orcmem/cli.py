@@ -1019,9 +1019,7 @@ def _asdict(value: Any) -> dict[str, Any]:
 @pass_app
 def memory_idle(app: AppContext, minutes: float) -> None:
     """Distil a session left open after MINUTES without a turn (default 10)."""
-    from orcmem.models.constants import SETTING_IDLE_MINUTES
-
-    app.service().store.settings.set(SETTING_IDLE_MINUTES, f"{minutes:g}")
+    minutes = app.service().set_idle_minutes(minutes)
     echo(f"sessions left open are distilled after {minutes:g} idle minutes")
 
 

@@ -41,7 +41,9 @@ def _log(home: str, event: str, message: str) -> None:
         logs = os.path.join(home, "logs")
         os.makedirs(logs, mode=0o700, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(os.path.join(logs, LOG_NAME), "a", encoding="utf-8") as handle:
+        # Created 0600 whatever the umask: the log can name the person's paths and sessions.
+        descriptor = os.open(os.path.join(logs, LOG_NAME), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
             handle.write(f"{stamp} {event}: {redact(message)}\n")
     except OSError:
         pass

@@ -93,7 +93,8 @@ def check_topic_key(value: str | None) -> str | None:
     if value is None or not str(value).strip():
         return None
     # Redacted after the check, then kept within the limit: a marker can be longer than the secret it replaced.
-    return redact(check_text("topic key", str(value), TOPIC_KEY_MAX_CHARS))[:TOPIC_KEY_MAX_CHARS]
+    # Lowercase: "Test/Pool" is the same topic as "test/pool", so an agent cannot shadow a key by its case.
+    return redact(check_text("topic key", str(value), TOPIC_KEY_MAX_CHARS))[:TOPIC_KEY_MAX_CHARS].lower()
 
 
 def clamp_confidence(value: float | None) -> float:
@@ -140,3 +141,36 @@ def _preview(value: object, limit: int = 60) -> str:
     # Error messages reach logs and agents: never quote a secret, nor cut one in half before redacting it.
     text = redact(str(value))
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]{0,99}")
+IDLE_MINUTES_MAX = 24 * 60
+
+
+def check_model_name(value: str) -> str:
+    """A model name as the agent CLIs take it (`claude-haiku-4-5`, `gpt-5-mini`); never a pasted key.
+
+    Raises:
+        ValidationError: it holds spaces or other characters no model name has, or it reads as a secret.
+    """
+    name = str(value).strip()
+    if redact(name) != name:
+        raise ValidationError("That looks like a key, not a model name; keys go in the API key field, never here.")
+    if not _MODEL_NAME.fullmatch(name):
+        raise ValidationError(f"{_preview(name)!r} is not a model name (letters, digits and . _ : / @ - only).")
+    return name
+
+
+def check_idle_minutes(value: float) -> float:
+    """Minutes from 0 to a day, finite.
+
+    Raises:
+        ValidationError: NaN, infinite, negative or over a day.
+    """
+    try:
+        minutes = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{value!r} is not a number of minutes.") from exc
+    if not math.isfinite(minutes) or not 0 <= minutes <= IDLE_MINUTES_MAX:
+        raise ValidationError(f"Idle minutes must be a number from 0 to {IDLE_MINUTES_MAX}, not {value!r}.")
+    return minutes

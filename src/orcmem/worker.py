@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -100,7 +101,7 @@ def spawn_worker(home: Path) -> None:
     """Start `orcmem worker` in the background, detached from the caller (a hook returns at once)."""
     logs = home / "logs"
     logs.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(logs / LOG_NAME, "ab") as out:
+    with os.fdopen(os.open(logs / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         subprocess.Popen(
             [sys.executable, "-m", "orcmem", "worker"],
             stdin=subprocess.DEVNULL,
@@ -119,7 +120,9 @@ def idle_ms(service: MemoryService) -> int:
         minutes = float(raw) if raw is not None else IDLE_MINUTES_DEFAULT
     except ValueError:
         minutes = IDLE_MINUTES_DEFAULT
-    return int(max(0.0, minutes) * 60_000)
+    if not math.isfinite(minutes) or minutes < 0:  # a value stored by an older orcmem: "nan" meant "at once"
+        minutes = IDLE_MINUTES_DEFAULT
+    return int(minutes * 60_000)
 
 
 def drain(learning: Learning, generators: GeneratorFactory, *, pid: int | None = None) -> list[JobOutcome]:

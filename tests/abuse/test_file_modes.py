@@ -124,3 +124,17 @@ def test_an_export_leaves_the_profile_private_and_the_file_mode_as_it_was(
     assert_private(orcmem_home)
     assert mode(target) == (existing if existing is not None else 0o644)  # a project file, meant to be shared
     assert sorted(p.name for p in project_dir.iterdir()) == ["CLAUDE.md"]  # no temporary file left behind
+
+
+def test_the_logs_and_the_model_folder_are_private_under_umask_000(tmp_path: Path, project_dir: Path) -> None:
+    home = tmp_path / "wide"
+    run_umask(["memory", "on"], home, 0)
+    payload = json.dumps({"session_id": "s", "transcript_path": str(tmp_path / "gone.jsonl"), "cwd": str(project_dir)})
+    run_umask(["hook", "stop"], home, 0, stdin=payload)  # logs "no transcript", and nothing else
+    assert mode(home / "logs") == 0o700 and mode(home / "logs" / "hooks.log") == 0o600
+    code = (
+        "import sys; from pathlib import Path; from orcmem.embed.staging import staging_dir\n"
+        "with staging_dir(Path(sys.argv[1]), 'm'): pass\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(home / "models")], check=True, umask=0, timeout=60)
+    assert mode(home / "models") == 0o700

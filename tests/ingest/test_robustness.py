@@ -323,3 +323,33 @@ def test_a_5000_event_transcript_parses_correctly() -> None:
     ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
     halves = parse_claude(data[: ends[2499]]), parse_claude(data, ends[2499])
     assert halves[0].events + halves[1].events == chunk.events  # cut between two turns: no difference
+
+
+def test_a_transcript_is_read_a_slice_at_a_time_and_a_giant_line_is_skipped(tmp_path) -> None:
+    import json as _json
+
+    from orcmem.ingest import parse_transcript
+    from orcmem.models import Agent
+
+    lines = [
+        {"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": f"prompt {i} " + "x" * 300}}
+        for i in range(40)
+    ]
+    path = tmp_path / "session.jsonl"
+    with path.open("w") as handle:
+        for index, line in enumerate(lines):
+            handle.write(_json.dumps(line) + "\n")
+            if index == 20:  # one line far longer than a slice
+                handle.write(_json.dumps({"type": "user", "message": {"content": "y" * 50_000}}) + "\n")
+    whole = parse_transcript(path, 0, Agent.CLAUDE, max_bytes=10**9)
+    offset, events, skipped, slices = 0, [], 0, 0
+    while True:
+        chunk = parse_transcript(path, offset, Agent.CLAUDE, max_bytes=4096)
+        events += chunk.events
+        skipped += chunk.skipped_lines
+        offset, slices = chunk.end_offset, slices + 1
+        if not chunk.more:
+            break
+    assert slices >= 5 and offset == path.stat().st_size
+    assert [e.text for e in events] == [e.text for e in whole.events if len(e.text) < 1000]
+    assert skipped == 1  # the giant line, counted and never held whole

@@ -164,3 +164,27 @@ def test_a_bad_mode_in_the_environment_is_a_usage_error(project_dir: Path) -> No
     result = subprocess.run(command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
     assert result.returncode == 2
     assert "ORCMEM_MCP_MODE='careful' is not a mode" in result.stderr
+
+
+def test_every_request_is_answered_even_a_lone_surrogate_or_an_oversized_line(
+    service: MemoryService, orcmem_home: Path, project_dir: Path
+) -> None:
+    from orcmem.mcp_server.wire import MAX_LINE_BYTES
+
+    surrogate = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search","arguments":'
+    surrogate += b'{"query":"pool \\ud800 crash"}}}\n'
+    huge = rpc("tools/call", {"name": "memory_record", "arguments": {"title": "x" * (MAX_LINE_BYTES * 4)}}, id=3)
+    started = time.perf_counter()
+    answers, _stderr, _times = talk(
+        server_command(orcmem_home, project_dir),
+        initialize(),
+        rpc("notifications/initialized"),
+        surrogate,
+        huge,
+        rpc("tools/list", id=4),
+    )
+    assert [answer["id"] for answer in answers] == [1, 2, 3, 4]
+    assert "result" in answers[1]  # searched, the lone surrogate replaced
+    assert answers[2]["error"]["code"] == -32600 and "too large" in answers[2]["error"]["message"]
+    assert {tool["name"] for tool in answers[3]["result"]["tools"]} >= {"memory_search"}
+    assert time.perf_counter() - started < 30  # refused without reading the megabytes into memory

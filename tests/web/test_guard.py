@@ -169,3 +169,22 @@ def test_reads_can_be_left_open_when_asked(service: MemoryService, fake_keyring:
     with TestClient(app, base_url=BASE) as client:
         assert client.get("/").status_code == 200
         assert client.post("/settings/memory", data={"enabled": "false"}).status_code == 403
+
+
+def test_a_change_states_its_length_and_stays_small(client) -> None:
+    from orcmem.web.security import MAX_BODY_BYTES
+
+    huge = client.post(
+        "/settings/memory",
+        content=b"enabled=false&pad=" + b"x" * MAX_BODY_BYTES,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert huge.status_code == 413 and "64 KiB" in huge.text
+
+    def chunks():
+        yield b"enabled=false"
+
+    unsized = client.post(
+        "/settings/memory", content=chunks(), headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert unsized.status_code == 413

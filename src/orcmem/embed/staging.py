@@ -24,7 +24,8 @@ def _trash_prefix(name: str) -> str:
 @contextmanager
 def install_lock(models_dir: Path, name: str) -> Iterator[None]:
     """Hold an exclusive lock for installing the model `name`, so two processes never build it at once."""
-    models_dir.mkdir(parents=True, exist_ok=True)
+    models_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    models_dir.chmod(0o700)  # private: an older orcmem (or a wide umask) may have made it readable by others
     # The lock file stays (it is empty): deleting a lock file while others wait on it would break the lock.
     with open(models_dir / f".{name}.lock", "a+b") as handle:
         _lock(handle)
@@ -37,7 +38,8 @@ def install_lock(models_dir: Path, name: str) -> Iterator[None]:
 @contextmanager
 def staging_dir(models_dir: Path, name: str) -> Iterator[Path]:
     """A fresh hidden folder next to the model folder (same file system, so a rename is atomic); always removed."""
-    models_dir.mkdir(parents=True, exist_ok=True)
+    models_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    models_dir.chmod(0o700)  # private: an older orcmem (or a wide umask) may have made it readable by others
     work = Path(tempfile.mkdtemp(prefix=staging_prefix(name), dir=models_dir))
     try:
         yield work

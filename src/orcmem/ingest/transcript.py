@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import BinaryIO
 
 from orcmem.errors import NotFoundError
 from orcmem.ingest import claude, codex
@@ -12,6 +13,7 @@ from orcmem.ingest.common import complete_lines, load_record
 from orcmem.models import Agent, TranscriptChunk
 
 DETECT_BYTES = 64 * 1024  # enough for a few records; a first line cut short is matched by its opening
+READ_BYTES = 8 * 1024 * 1024  # a transcript is read this much at a time, so a huge one never fills the memory
 _HEADER_LIMIT = 1024 * 1024  # a Codex session_meta line carries the base instructions: tens of KiB
 _DETECT_LINES = 20
 
@@ -64,12 +66,16 @@ def detect_agent(first_bytes: bytes) -> Agent | None:
     return None
 
 
-def parse_transcript(path: Path | str, start_offset: int = 0, agent: Agent | None = None) -> TranscriptChunk:
-    """Ledger events of a transcript file's complete lines from start_offset; the agent is detected when not given.
+def parse_transcript(
+    path: Path | str, start_offset: int = 0, agent: Agent | None = None, max_bytes: int = READ_BYTES
+) -> TranscriptChunk:
+    """Ledger events of a transcript file's complete lines from start_offset, at most `max_bytes` of them (the
+    chunk says when `more` follow); the agent is detected when not given.
 
-    A file matching neither format is read as Claude Code's unless it is named like a Codex rollout
-    (`rollout-*`); its lines then count as skipped. Raises NotFoundError when the file does not exist or cannot
-    be read (a folder, a symlink loop, no permission).
+    A line longer than `max_bytes` is skipped whole (counted, never held in memory). A file matching neither
+    format is read as Claude Code's unless it is named like a Codex rollout (`rollout-*`); its lines then count as
+    skipped. Raises NotFoundError when the file does not exist or cannot be read (a folder, a symlink loop, no
+    permission).
     """
     path = Path(path)
     start = max(start_offset, 0)
@@ -86,13 +92,35 @@ def parse_transcript(path: Path | str, start_offset: int = 0, agent: Agent | Non
                 if first.endswith(b"\n") and len(first) <= start:
                     header = first
             file.seek(start)
-            data = file.read()
+            data = file.read(max_bytes)
+            giant = len(data) == max_bytes and b"\n" not in data
+            if giant:  # one line longer than a slice: skip to its end without keeping it
+                skipped_to = _end_of_line(file, start + len(data), max_bytes)
+            more = len(data) == max_bytes and file.read(1) != b""
     except FileNotFoundError as error:
         raise NotFoundError(f"transcript not found: {os.fspath(path)}") from error
     except OSError as error:  # a folder, a symlink loop, no permission: nothing to read there either
         raise NotFoundError(f"transcript cannot be read: {os.fspath(path)} ({error.strerror or error})") from error
+    if giant:
+        if skipped_to < 0:  # its end is not written yet: it is skipped once it is
+            return TranscriptChunk(agent=agent, end_offset=start)
+        return TranscriptChunk(agent=agent, end_offset=skipped_to, skipped_lines=1, more=True)
     lines, consumed = complete_lines(data, 0)
     end_offset = start + consumed
-    if agent is Agent.CODEX:
-        return codex.parse_lines(lines, end_offset, header)
-    return claude.parse_lines(lines, end_offset)
+    chunk = (
+        codex.parse_lines(lines, end_offset, header) if agent is Agent.CODEX else claude.parse_lines(lines, end_offset)
+    )
+    chunk.more = more
+    return chunk
+
+
+def _end_of_line(file: BinaryIO, position: int, step: int) -> int:
+    """The offset just after the newline that ends the line running through `position`, or -1 when the line is
+    not finished yet."""
+    file.seek(position)
+    while block := file.read(step):
+        newline = block.find(b"\n")
+        if newline >= 0:
+            return position + newline + 1
+        position += len(block)
+    return -1

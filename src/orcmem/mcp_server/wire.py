@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import sys
 import threading
 from typing import Any
@@ -18,6 +19,12 @@ from typing import Any
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mcp.server import MCPServer
+
+# No request of orcmem's tools comes near this (a body is 800 characters at most): a longer line is answered with
+# an error at once, read no further than the cap, so a huge or endless line costs neither memory nor time.
+MAX_LINE_BYTES = 256 * 1024
+TOO_LARGE = -32600  # JSON-RPC "invalid request"
+_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 
 # mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS of the pinned SDK (a test keeps them equal).
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -27,6 +34,33 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     "resources": {"listChanged": False, "subscribe": False},
     "tools": {"listChanged": False},
 }
+
+
+def _well_formed(line: bytes) -> bytes:
+    """The line with any lone-surrogate escape (`\\ud800`) replaced, so the SDK can answer it instead of dropping
+    it; lines without one pass unchanged."""
+    if b"\\u" not in line.lower():
+        return line
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return line  # the SDK answers a parse error itself
+    clean = _replace_surrogates(message)
+    return line if clean == message else (json.dumps(clean, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(key): _replace_surrogates(item) for key, item in value.items()}
+    return value
 
 
 def initialize_result(message: object, *, name: str, version: str, instructions: str | None) -> dict[str, Any] | None:
@@ -91,7 +125,11 @@ class StdioWire:
         stream = os.fdopen(self._in_fd, "rb", closefd=False)
         first = True
         try:
-            for line in stream:
+            while line := stream.readline(MAX_LINE_BYTES + 1):
+                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    self._refuse_too_large(line, stream)
+                    continue
+                line = _well_formed(line)
                 if first and early_initialize:
                     self._answer_initialize(line)
                 first = False
@@ -100,6 +138,19 @@ class StdioWire:
             pass  # stdin closed or broken: the same as end of input
         finally:
             self.lines.put(None)
+
+    def _refuse_too_large(self, head: bytes, stream: Any) -> None:
+        """Answer an oversized request with an error (its id, when its first or last bytes name one) and skip the
+        rest of it, holding no more than a chunk of it at a time."""
+        tail = head[-4096:]
+        while more := stream.readline(MAX_LINE_BYTES):
+            tail = (tail + more)[-4096:]
+            if more.endswith(b"\n"):
+                break
+        found = _ID.search(head[:4096]) or _ID.search(tail)
+        request_id = json.loads(found.group(1)) if found else None
+        message = f"request too large: orcmem takes messages of up to {MAX_LINE_BYTES // 1024} KiB"
+        self.write({"jsonrpc": "2.0", "id": request_id, "error": {"code": TOO_LARGE, "message": message}})
 
     def _answer_initialize(self, line: bytes) -> None:
         try:

@@ -66,3 +66,4 @@ class TranscriptChunk:
     turns: int = 0  # user turns that got an answer in this chunk
     end_offset: int = 0  # byte offset after the last complete line read
     skipped_lines: int = 0  # malformed or unknown lines, counted and skipped
+    more: bool = False  # the file holds more complete lines after end_offset (it is read a slice at a time)

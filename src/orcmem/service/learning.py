@@ -126,37 +126,69 @@ class Learning:
         return IngestResult(updated, new_events, new_turns, skipped)
 
     def _catch_up(self, run_id: str, transcript: Path, agent: Agent, *, answered: bool = False) -> tuple[int, int, int]:
-        """Read the transcript from where the run left off; (events, turns, skipped lines) added.
+        """Read the transcript from where the run left off, a slice at a time; (events, turns, skipped lines) added.
 
         Two ingests of one session may race (a `Stop` and a `SessionEnd` a moment apart): the one that finds the
-        offset moved under it reads again from the new offset, so no line is stored twice.
+        offset or the waiting prompts changed under it reads again from the new offset, so no line is stored twice.
         """
+        totals = [0, 0, 0]
+        more, conflicts = True, 0
+        while more and conflicts < 3:
+            stored, more, added = self._catch_up_slice(run_id, transcript, agent)
+            if not stored:
+                conflicts += 1
+                more = True
+                continue
+            totals = [total + part for total, part in zip(totals, added, strict=True)]
+        if answered:
+            totals[1] += self._answer_waiting(run_id)
+        return totals[0], totals[1], totals[2]
+
+    def _catch_up_slice(self, run_id: str, transcript: Path, agent: Agent) -> tuple[bool, bool, tuple[int, int, int]]:
+        """Read and store one slice: (stored, more to read, (events, turns, skipped lines))."""
         from orcmem.ingest import advance_turns, parse_transcript
 
-        for _attempt in range(3):
-            run = self.store.runs.get(run_id)
-            if run is None:
-                return 0, 0, 0
-            chunk = parse_transcript(transcript, run.transcript_offset, agent)
-            turns, pending = advance_turns(chunk.events, run.turn_state)
-            if answered and pending.pending:
-                turns, pending = turns + pending.pending, TurnState(0, pending.pending_sidechain)
-            stored = self.store.runs.append(
-                run.id,
-                chunk.events,
-                from_offset=run.transcript_offset,
-                offset=chunk.end_offset,
-                turns=turns,
-                pending=pending,
-                from_pending=run.turn_state,
-                skipped=chunk.skipped_lines,
-                model=chunk.model,
-                title=chunk.title,
-                now=self.memory.clock(),
-            )
-            if stored:
-                return len(chunk.events), turns, chunk.skipped_lines
-        return 0, 0, 0
+        run = self.store.runs.get(run_id)
+        if run is None:
+            return True, False, (0, 0, 0)
+        chunk = parse_transcript(transcript, run.transcript_offset, agent)
+        turns, pending = advance_turns(chunk.events, run.turn_state)
+        stored = self.store.runs.append(
+            run.id,
+            chunk.events,
+            from_offset=run.transcript_offset,
+            offset=chunk.end_offset,
+            turns=turns,
+            pending=pending,
+            from_pending=run.turn_state,
+            skipped=chunk.skipped_lines,
+            model=chunk.model,
+            title=chunk.title,
+            now=self.memory.clock(),
+        )
+        return stored, chunk.more, (len(chunk.events), turns, chunk.skipped_lines)
+
+    def _answer_waiting(self, run_id: str) -> int:
+        """Count the main-chain prompts still waiting as answered (the agent reported the turn's answer)."""
+        run = self.store.runs.get(run_id)
+        if run is None or not run.pending_prompts:
+            return 0
+        waiting = run.pending_prompts
+        answered_state = TurnState(0, run.pending_sidechain_prompts)
+        stored = self.store.runs.append(
+            run.id,
+            [],
+            from_offset=run.transcript_offset,
+            offset=run.transcript_offset,
+            turns=waiting,
+            pending=answered_state,
+            from_pending=run.turn_state,
+            skipped=0,
+            model=None,
+            title=None,
+            now=self.memory.clock(),
+        )
+        return waiting if stored else 0
 
     def catch_up(self, run: Run) -> Run:
         """Read what the run's transcript gained since the last hook (the worker does this before distilling)."""

@@ -46,6 +46,7 @@ from orcmem.models.constants import (
     SETTING_EMBEDDING_MODEL,
     SETTING_EXTRACTION_MODEL_PREFIX,
     SETTING_EXTRACTION_PROVIDER,
+    SETTING_IDLE_MINUTES,
     SETTING_MEMORY_ENABLED,
     SETTING_POLICY_REVISION,
     TITLE_MAX_CHARS,
@@ -212,7 +213,7 @@ class MemoryService:
             self.store.settings.set(SETTING_EXTRACTION_PROVIDER, name)
             if model is not None:
                 self._set_model(name, model)
-            self.audit("user", "settings.provider", metadata={"provider": name, "model": model})
+            self.audit("user", "settings.provider", metadata={"provider": name, "model": model and model.strip()})
         return self.settings()
 
     def _set_model(self, provider: str, model: str) -> None:
@@ -221,9 +222,21 @@ class MemoryService:
             raise ValidationError("Choose a provider (claude, codex or apikey) before choosing a model.")
         key = SETTING_EXTRACTION_MODEL_PREFIX + harness
         if model.strip():
-            self.store.settings.set(key, model.strip())
+            self.store.settings.set(key, rules.check_model_name(model))
         else:
             self.store.settings.delete(key)
+
+    def set_idle_minutes(self, minutes: float) -> float:
+        """How long a session left open waits before it is distilled (0 to a day, a finite number), audited.
+
+        Raises:
+            ValidationError: not a finite number from 0 to 1,440.
+        """
+        value = rules.check_idle_minutes(minutes)
+        with self.store.db.transaction():
+            self.store.settings.set(SETTING_IDLE_MINUTES, f"{value:g}")
+            self.audit("user", "settings.idle", metadata={"minutes": value})
+        return value
 
     def embedding_model(self) -> str:
         """The id of the model whose vectors search uses."""

@@ -106,7 +106,7 @@ class MemoryRepository:
         """The active memory holding `topic_key` in a project's pool (or the global pool when None)."""
         row = self.db.query_one(
             f"SELECT {_COLUMNS} FROM memories m WHERE COALESCE(m.project_id, '') = ? "
-            "AND m.topic_key = ? AND m.status = 'active'",
+            "AND lower(m.topic_key) = lower(?) AND m.status = 'active'",
             (project_id or "", topic_key),
         )
         return _to_memory(row) if row else None

@@ -64,6 +64,20 @@ def _split_host(value: str) -> tuple[str, int | None] | None:
     return parts.hostname.lower(), port
 
 
+MAX_BODY_BYTES = 64 * 1024  # the largest form (a memory's 120-character title and 800-character body) is far smaller
+TOO_LARGE = (
+    f"Refused: a request to the Memory page carries at most {MAX_BODY_BYTES // 1024} KiB, with its length stated."
+)
+
+
+def _body_fits(headers: Headers) -> bool:
+    """Whether a change request states its length and stays within MAX_BODY_BYTES (checked before any is read)."""
+    lengths = headers.getlist("content-length")
+    if len(lengths) != 1 or not lengths[0].strip().isdigit():
+        return False
+    return int(lengths[0]) <= MAX_BODY_BYTES
+
+
 class Guard:
     """ASGI middleware: refuse foreign Host and Origin, require the launch cookie for reads, add security headers.
 
@@ -123,6 +137,9 @@ class Guard:
             await _plain(send, 403, REFUSED_ORIGIN)
             return
         method = scope["method"]
+        if method not in SAFE_METHODS and not _body_fits(headers):
+            await _plain(send, 413, TOO_LARGE)
+            return
         fetch_site = headers.get("sec-fetch-site")
         if method not in SAFE_METHODS and fetch_site not in (None, "same-origin", "none"):
             await _plain(send, 403, REFUSED_ORIGIN)
