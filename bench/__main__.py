@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import agents, costs, duplicates, learning, load, locomo, peers, precision, search
+from bench import agents, costs, duplicates, learning, load, locomo, peers, precision, redaction, search
 from bench.common import machine
 from orcmem.models.constants import RRF_K, SEED_RRF_K
 
@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     learned = learning.run()
     print("learning each thing once...", flush=True)
     once = duplicates.run()
+    print("redaction...", flush=True)
+    redacted = redaction.run()
     print("the MCP server...", flush=True)
     served = agents.run()
     print("forget and server memory...", flush=True)
@@ -71,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     sections = [
         render(command, results, rates, learned, served, quality),
         "\n".join(duplicates.render(once)),
+        "\n".join(redaction.render(redacted)),
         *([] if compared is None else ["\n".join(peers.render(compared))]),
         "\n".join(precision.render(precise)),
         "\n".join(costs.render(spent)),

@@ -728,6 +728,17 @@ def ui(app: AppContext, port: int, no_open: bool) -> None:
     serve(home_dir(), port=port, open_browser=not no_open, echo=click.echo, location=app.location())
 
 
+@cli.command(name="forget-run")
+@click.argument("run_id")
+@pass_app
+def forget_run(app: AppContext, run_id: str) -> None:
+    """Delete a run's ledger (its transcript events, job and summary); the memories it taught stay."""
+    from orcmem.service.learning import Learning
+
+    run = Learning(app.service()).delete_run(run_id)
+    echo(f"deleted run {run.id} and its events")
+
+
 # --- grants ----------------------------------------------------------------------------------------------------
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from orcmem.secret_formats import FORMATS
 
 MARKER = "[redacted:"
 
@@ -24,16 +27,26 @@ _SECRET_ASSIGNMENT = (
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One named pattern; with capture groups only the captured secret is replaced."""
+    """One named pattern; with capture groups only the captured secret (the group named `secret`, else the first
+    group that matched) is replaced, and only when `accept` (if any) says the captured value is one."""
 
     name: str
     pattern: re.Pattern[str]
-    cues: tuple[str, ...]  # lowercase text that every match contains
+    cues: tuple[str, ...]  # lowercase text that every match contains (none: `long_token` alone decides)
+    accept: Callable[[str], bool] | None = None
+    long_token: bool = False  # every match holds a run of LONG_RUN letters and digits
 
 
-def _rule(name: str, pattern: str, cues: tuple[str, ...], flags: int = 0) -> Rule:
+def _rule(
+    name: str,
+    pattern: str,
+    cues: tuple[str, ...],
+    flags: int = 0,
+    accept: Callable[[str], bool] | None = None,
+    long_token: bool = False,
+) -> Rule:
     # JavaScript's \w, \b and \s are ASCII-only; re.ASCII keeps the same meaning here.
-    return Rule(name, re.compile(pattern, flags | re.ASCII), cues)
+    return Rule(name, re.compile(pattern, flags | re.ASCII), cues, accept, long_token)
 
 
 RULES: tuple[Rule, ...] = (
@@ -128,9 +141,58 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-_CUES = re.compile(
-    "|".join(re.escape(cue) for cue in sorted({c for rule in RULES for c in rule.cues}, key=len, reverse=True))
-)
+# The formats run before the classic catch-all assignment rule, which would otherwise take an Authorization
+# header's scheme name ("GenieKey") for its secret and leave the key itself.
+RULES = (*RULES[:-1], *(_rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS))
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """A pattern matching the longest of `words` at a position, nested by character so each position costs a few
+    steps whatever the number of words (one alternation of hundreds of words costs hundreds)."""
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def render(node: dict[str, dict]) -> str:
+        branches = [re.escape(char) + render(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return render(trie)
+
+
+class _Cues:
+    """Finds which of a set of cues a lowered text holds, overlapping ones included, in one scan."""
+
+    def __init__(self, cues: set[str]) -> None:
+        words = sorted(cues, key=len, reverse=True)
+        self.pattern = re.compile(_trie_pattern(words))
+        # A found cue brings the shorter cues that are its prefixes.
+        self.with_prefixes = {cue: frozenset(c for c in words if cue.startswith(c)) for cue in words}
+
+    def found(self, lowered: str) -> set[str]:
+        """Every cue in the lowered text (one that starts inside another found one too: the scan moves past)."""
+        present: set[str] = set()
+        for match in self.pattern.finditer(lowered):
+            present |= self.with_prefixes[match.group()]
+            for inside in range(match.start() + 1, match.end()):
+                found = self.pattern.match(lowered, inside)
+                if found is not None:
+                    present |= self.with_prefixes[found.group()]
+        return present
+
+
+# Most text holds no long run of letters and digits, and then the many token formats need no look at all: only the
+# cues of the formats that can be short (passwords, assignments, flags, headers) are looked for.
+LONG_RUN = 12
+_LONG_RUN = re.compile(rf"[A-Za-z0-9]{{{LONG_RUN}}}")
+_CONTEXT_CUES = _Cues({cue for rule in RULES if not rule.long_token for cue in rule.cues})
+_TOKEN_CUES = _Cues({cue for rule in RULES if rule.long_token for cue in rule.cues})
 
 _SECRET_FIELD = re.compile(rf"^(?:{_SECRET_NAME}|cookie|set-cookie)$", re.IGNORECASE | re.ASCII)
 
@@ -154,12 +216,18 @@ def _apply(rule: Rule, text: str, fired: list[str]) -> str:
         if MARKER in whole:
             return whole
         marker = f"[redacted:{rule.name}]"
-        for index in range(1, (match.re.groups or 0) + 1):
+        named = match.re.groupindex.get("secret")
+        groups = [named] if named is not None else range(1, (match.re.groups or 0) + 1)
+        for index in groups:
             if match.group(index) is not None:
+                if rule.accept is not None and not rule.accept(match.group(index)):
+                    return whole
                 start = match.start(index) - match.start(0)
                 end = match.end(index) - match.start(0)
                 fired.append(rule.name)
                 return whole[:start] + marker + whole[end:]
+        if rule.accept is not None and not rule.accept(whole):
+            return whole
         fired.append(rule.name)
         return marker
 
@@ -169,13 +237,19 @@ def _apply(rule: Rule, text: str, fired: list[str]) -> str:
 def redact_text(text: str) -> Redaction:
     """Replace every secret in `text` with `[redacted:<rule>]`; running it twice changes nothing more."""
     # A rule runs only when one of its literal cues is present: most text holds no secret, and one scan for
-    # every cue costs far less than eighteen regular expressions.
-    present = set(_CUES.findall(text.lower()))
-    if not present:
+    # every cue costs far less than a hundred regular expressions.
+    lowered = text.lower()
+    present = _CONTEXT_CUES.found(lowered)
+    long_run = _LONG_RUN.search(text) is not None
+    if long_run:
+        present |= _TOKEN_CUES.found(lowered)
+    if not present and not long_run:
         return Redaction(text, ())
     fired: list[str] = []
     for rule in RULES:
-        if present.intersection(rule.cues):
+        if rule.long_token and not long_run:
+            continue
+        if present.intersection(rule.cues) if rule.cues else long_run:
             text = _apply(rule, text, fired)
     return Redaction(text, tuple(dict.fromkeys(fired)))
 

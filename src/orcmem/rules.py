@@ -117,10 +117,13 @@ def check_files(values: Iterable[str]) -> tuple[str, ...]:
         path = str(value).strip()
         if not path:
             continue
-        if len(path) > FILE_PATH_MAX_CHARS or "\x00" in path or not _is_utf8(path):
+        if "\x00" in path or not _is_utf8(path):
+            raise ValidationError(f"The file path {_preview(path)!r} is not a path.")
+        # A path can hold a token (a pasted URL with credentials, a key file named by its key): redacted before its
+        # length is judged, so a long token does not make an otherwise fine path too long.
+        path = redact(path)
+        if len(path) > FILE_PATH_MAX_CHARS:
             raise ValidationError(f"The file path {_preview(path)!r} is too long or not a path.")
-        # A path can hold a token (a pasted URL with credentials, a key file named by its key).
-        path = redact(path)[:FILE_PATH_MAX_CHARS]
         if path not in files:
             files.append(path)
     if len(files) > FILES_MAX_COUNT:

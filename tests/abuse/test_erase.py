@@ -54,3 +54,24 @@ def test_an_edit_leaves_no_byte_of_the_old_text(service, project, orcmem_home: P
     assert title_word.encode() not in data and body_word.encode() not in data
     assert new_word.encode() in data
     assert [hit.memory.id for hit in service.search(project, new_word)] == [memory_id]
+
+
+def test_forget_run_erases_the_transcript_events(service, project, orcmem_home: Path, project_dir: Path, run) -> None:
+    import json
+
+    from orcmem.service.learning import Learning
+
+    service.set_enabled(True)
+    word = marker()
+    transcript = project_dir / "session.jsonl"
+    lines = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": f"the deploy word is {word}"}},
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": "noted"}},
+    ]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    ingested = Learning(service).ingest(project, transcript, session_id="s", ended=True)
+    service.store.db.erase_old_pages()
+    assert word.encode() in on_disk(orcmem_home)
+    assert run("forget-run", ingested.run.id).stdout == f"deleted run {ingested.run.id} and its events\n"
+    assert word.encode() not in on_disk(orcmem_home)
+    assert "No run" in run("forget-run", ingested.run.id, ok=False).stderr

@@ -271,6 +271,22 @@ class Learning:
         self.store.jobs.enqueue(run.id, policy_revision=self.memory.policy_revision(), now=self.memory.clock())
         return run
 
+    def delete_run(self, run_id: str) -> Run:
+        """Delete a run's ledger: its events (the transcript as read, a secret no rule knew included), job and summary;
+        the memories it taught stay. Erased from the file and its WAL as a forgotten memory is.
+
+        Raises:
+            NotFoundError: no such run.
+        """
+        run = self.store.runs.get(run_id.strip())
+        if run is None:
+            raise NotFoundError(f"No run {run_id}; `orcmem jobs` lists them.")
+        with self.store.db.transaction():
+            self.store.runs.delete(run.id)
+            self.memory.audit("user", "run.delete", None, run.project_id, metadata={"run": run.id})
+        self.store.db.erase_old_pages()
+        return run
+
     # --- run jobs ----------------------------------------------------------------------------------------------
     def claim(self, worker_pid: int, is_alive: Callable[[int], bool]) -> Job | None:
         """Take the next queued job, if fewer than two run across every process (none once cancelled)."""
