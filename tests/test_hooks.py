@@ -59,7 +59,7 @@ def test_prompt_adds_matching_memories(remembered, project_dir: Path) -> None:
     out = json.loads(run_hook("prompt", payload("UserPromptSubmit", project_dir)))
     context = out["hookSpecificOutput"]
     assert context["hookEventName"] == "UserPromptSubmit"
-    assert "- [lesson] Factorial must be iterative" in context["additionalContext"]
+    assert "- [lesson · today · from the user] Factorial must be iterative" in context["additionalContext"]
 
 
 def test_prompt_without_a_match_prints_nothing(remembered, project_dir: Path) -> None:

@@ -16,6 +16,7 @@ LAYERS = {
     "orcmem.store": 1,
     "orcmem.redact": 1,
     "orcmem.textsafe": 1,
+    "orcmem.secret_formats": 1,
     "orcmem.embed": 1,
     "orcmem.workspace": 1,
     "orcmem.loopback": 1,

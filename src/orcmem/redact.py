@@ -25,28 +25,43 @@ _SECRET_ASSIGNMENT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
 class Rule:
     """One named pattern; with capture groups only the captured secret (the group named `secret`, else the first
-    group that matched) is replaced, and only when `accept` (if any) says the captured value is one."""
+    group that matched) is replaced, and only when `accept` (if any) says the captured value is one.
 
-    name: str
-    pattern: re.Pattern[str]
-    cues: tuple[str, ...]  # lowercase text that every match contains (none: `long_token` alone decides)
-    accept: Callable[[str], bool] | None = None
-    long_token: bool = False  # every match holds a run of LONG_RUN letters and digits
+    The pattern is compiled the first time its cues are seen: a hook redacts a handful of texts, and compiling a
+    hundred patterns it will not use would cost it more than all of its redaction.
+    """
+
+    __slots__ = ("name", "source", "flags", "cues", "accept", "long_token", "_compiled")
+
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        cues: tuple[str, ...],
+        flags: int = 0,
+        accept: Callable[[str], bool] | None = None,
+        long_token: bool = False,
+    ) -> None:
+        """A rule named `name` for the pattern `source`; see the class for the rest."""
+        self.name = name
+        self.source = source
+        self.flags = flags | re.ASCII  # JavaScript's \w, \b and \s are ASCII-only; re.ASCII keeps that meaning
+        self.cues = cues  # lowercase text that every match contains (none: `long_token` alone decides)
+        self.accept = accept
+        self.long_token = long_token  # every match holds a run of LONG_RUN letters and digits
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled on first use)."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
 
 
-def _rule(
-    name: str,
-    pattern: str,
-    cues: tuple[str, ...],
-    flags: int = 0,
-    accept: Callable[[str], bool] | None = None,
-    long_token: bool = False,
-) -> Rule:
-    # JavaScript's \w, \b and \s are ASCII-only; re.ASCII keeps the same meaning here.
-    return Rule(name, re.compile(pattern, flags | re.ASCII), cues, accept, long_token)
+_rule = Rule
 
 
 RULES: tuple[Rule, ...] = (
@@ -143,7 +158,7 @@ RULES: tuple[Rule, ...] = (
 
 # The formats run before the classic catch-all assignment rule, which would otherwise take an Authorization
 # header's scheme name ("GenieKey") for its secret and leave the key itself.
-RULES = (*RULES[:-1], *(_rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS))
+RULES = (*RULES[:-1], *(Rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS))
 
 
 def _trie_pattern(words: list[str]) -> str:
@@ -170,13 +185,22 @@ class _Cues:
     """Finds which of a set of cues a lowered text holds, overlapping ones included, in one scan."""
 
     def __init__(self, cues: set[str]) -> None:
-        words = sorted(cues, key=len, reverse=True)
-        self.pattern = re.compile(_trie_pattern(words))
+        """Look for `cues`; the scan is built on first use."""
+        self.words = sorted(cues, key=len, reverse=True)
+        self.pattern: re.Pattern[str] = re.compile("(?!)")
+        self.with_prefixes: dict[str, frozenset[str]] = {}
+        self.built = False
+
+    def _build(self) -> None:
+        self.pattern = re.compile(_trie_pattern(self.words))
         # A found cue brings the shorter cues that are its prefixes.
-        self.with_prefixes = {cue: frozenset(c for c in words if cue.startswith(c)) for cue in words}
+        self.with_prefixes = {cue: frozenset(c for c in self.words if cue.startswith(c)) for cue in self.words}
+        self.built = True
 
     def found(self, lowered: str) -> set[str]:
         """Every cue in the lowered text (one that starts inside another found one too: the scan moves past)."""
+        if not self.built:
+            self._build()
         present: set[str] = set()
         for match in self.pattern.finditer(lowered):
             present |= self.with_prefixes[match.group()]

@@ -37,7 +37,7 @@ _PLACEHOLDER = re.compile(
     r"your[-_ ]|example|placeholder|dummy|redacted|none$|null$|true$|false$|undefined$|required$|optional$)",
     re.IGNORECASE,
 )
-_CODE_CALL = re.compile(r"^[A-Za-z_][\w.]*\(")
+_CODE_CALL = re.compile(r"^[A-Za-z_][\w.]+\((?:[\"')]|$)")  # os.getenv("X"), get_secret(): code, not a value
 _MEMBER_PATH = re.compile(r"^[A-Za-z_]\w*(?:\??\.[A-Za-z_]\w*)+!?$")  # config.db.password: a reference, not a value
 # A plain word, or an environment variable's name (capitals, with underscores between its words).
 _WORDS_ONLY = re.compile(r"^[a-z][a-z_-]*$|^[A-Z]+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
