@@ -6,6 +6,7 @@ import contextlib
 import errno
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,7 @@ class Database:
         try:
             self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
             self.conn.execute("PRAGMA foreign_keys = ON")
-            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+            mode = self._switch_to_wal()
             if str(mode).lower() != "wal" and not self.conn.readonly("main"):
                 raise StoreError(f"Cannot switch the orcmem database at {path} to WAL mode (got {mode}).")
             self.conn.execute("PRAGMA synchronous = NORMAL")
@@ -89,6 +90,18 @@ class Database:
                     self.conn.execute(_VECTOR_TABLE)
                 except apsw.Error as exc:
                     self.vector_error = f"the vector table could not be created ({exc})"
+
+    def _switch_to_wal(self) -> str:
+        """Switch a new file to WAL. SQLite answers "locked" at once, without waiting, while another process
+        migrates the same new file: try again until the busy timeout has passed."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                return str(self.conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0])
+            except apsw.BusyError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     @property
     def has_vectors(self) -> bool:
