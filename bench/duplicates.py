@@ -331,8 +331,9 @@ def render(r: DuplicatesResult) -> list[str]:
         f"**The repeat rule** on `bench/data/duplicate_pairs.jsonl`: {r.positives} pairs of coding memories that say",
         f"the same thing in other words, and {r.negatives} that share words and tools but differ (another flag, port,",
         "version or path, or the opposite advice). Two memories are kept as one when their normalised words are the",
-        "same, or when their cosine similarity (int8 MiniLM, title and body) reaches the threshold and neither states",
-        "a look-alike fact the other lacks (`orcmem/repeats.py`).",
+        "same, or when their cosine similarity (int8 MiniLM, title and body) reaches the threshold and nothing in them",
+        "differs: a look-alike fact only one states, a negation on one side, a few words swapped, the same words",
+        "reordered (`orcmem/repeats.py`).",
         "",
         "| threshold | false merges (different lessons made one) | missed merges (one lesson kept twice) |",
         "|---:|---:|---:|",
@@ -348,7 +349,7 @@ def render(r: DuplicatesResult) -> list[str]:
         "- Two-fold check (threshold picked on one half of the pairs, measured on the other): "
         + "; ".join(f"picked {t:.2f}, {f.false_merge:.1%} false / {f.missed_merge:.1%} missed" for t, f in r.folds)
         + ".",
-        "- Without the fact check, no threshold reaches 2 % false merges with fewer than 90 % missed: MiniLM puts",
+        "- Without these checks, no threshold reaches 2 % false merges with fewer than 90 % missed: MiniLM puts",
         "  `port 5432` and `port 5433` within 0.98 of each other.",
         "",
         f"**Repeats left after re-distillation**: {r.sessions} growing sessions, each distilled three times by the",
