@@ -23,7 +23,7 @@ LAYERS = {
     "orcmem.export": 1,
     "orcmem.keystore": 1,
     "orcmem.rules": 2,
-    "orcmem.repeats": 2,
+    "orcmem.repeats": 1,
     "orcmem.retrieve": 2,
     "orcmem.extract": 2,
     "orcmem.ingest": 2,

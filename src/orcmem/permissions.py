@@ -72,12 +72,27 @@ _INSTRUCTION_PATTERNS = [
     r"<\s*/?\s*(?:system|instructions?)\s*>",
 ]
 _INSTRUCTIONS = re.compile("|".join(_INSTRUCTION_PATTERNS), re.IGNORECASE)
+# A word each pattern above spells out: a text holding none of them skips the expression, which tries every
+# pattern at every position (most of the cost of a write).
+_INSTRUCTION_CUES = (
+    "ignore",
+    "forget",
+    "override",
+    "disregard",
+    "you",
+    "prompt",
+    "not",
+    "exfiltrat",
+    "instruction",
+    "<",
+)
 
 
 def looks_like_instructions(text: str) -> bool:
     """Whether text reads as orders to the agent (it is flagged on write and fenced on recall), however it is
     spelled: zero-width characters, look-alike letters and width variants are folded first."""
-    return bool(_INSTRUCTIONS.search(skeleton(text)))
+    folded = skeleton(text)
+    return any(cue in folded for cue in _INSTRUCTION_CUES) and _INSTRUCTIONS.search(folded) is not None
 
 
 def auto_review(text: str, *, near_duplicate_of: str | None = None) -> Verdict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from orcmem.secret_formats import FORMATS
@@ -161,62 +162,49 @@ RULES: tuple[Rule, ...] = (
 RULES = (*RULES[:-1], *(Rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS))
 
 
-def _trie_pattern(words: list[str]) -> str:
-    """A pattern matching the longest of `words` at a position, nested by character so each position costs a few
-    steps whatever the number of words (one alternation of hundreds of words costs hundreds)."""
-    trie: dict[str, dict] = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def render(node: dict[str, dict]) -> str:
-        branches = [re.escape(char) + render(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return render(trie)
-
-
 class _Cues:
-    """Finds which of a set of cues a lowered text holds, overlapping ones included, in one scan."""
+    """Finds which cues a lowered text holds, overlapping ones included, in one Aho-Corasick pass.
 
-    def __init__(self, cues: set[str]) -> None:
-        """Look for `cues`; the scan is built on first use."""
-        self.words = sorted(cues, key=len, reverse=True)
-        self.pattern: re.Pattern[str] = re.compile("(?!)")
-        self.with_prefixes: dict[str, frozenset[str]] = {}
-        self.built = False
+    A regular expression of all the cues tries a match at every letter of the text; the automaton reads each
+    character once: a third of the time on the benchmark's synthetic transcript (25 ms against 9 when chosen).
+    """
 
-    def _build(self) -> None:
-        self.pattern = re.compile(_trie_pattern(self.words))
-        # A found cue brings the shorter cues that are its prefixes.
-        self.with_prefixes = {cue: frozenset(c for c in self.words if cue.startswith(c)) for cue in self.words}
-        self.built = True
+    def __init__(self, context: set[str], token: set[str]) -> None:
+        """Look for `context` cues always and `token` cues only in text holding a long run (built on first use)."""
+        self.context = frozenset(context)
+        self.token = frozenset(token)
+        self._automaton: Any = None
 
-    def found(self, lowered: str) -> set[str]:
-        """Every cue in the lowered text (one that starts inside another found one too: the scan moves past)."""
-        if not self.built:
-            self._build()
-        present: set[str] = set()
-        for match in self.pattern.finditer(lowered):
-            present |= self.with_prefixes[match.group()]
-            for inside in range(match.start() + 1, match.end()):
-                found = self.pattern.match(lowered, inside)
-                if found is not None:
-                    present |= self.with_prefixes[found.group()]
-        return present
+    def _build(self) -> Any:
+        import ahocorasick
+
+        automaton = ahocorasick.Automaton()
+        for cue in self.context | self.token:
+            automaton.add_word(cue, (cue, cue in self.context))
+        automaton.make_automaton()
+        self._automaton = automaton
+        return automaton
+
+    def found(self, lowered: str, tokens: bool) -> set[str]:
+        """Every context cue in the lowered text, and every token cue too when `tokens`."""
+        automaton = self._automaton or self._build()
+        return {cue for _, (cue, context) in automaton.iter(lowered) if context or tokens}
 
 
 # Most text holds no long run of letters and digits, and then the many token formats need no look at all: only the
 # cues of the formats that can be short (passwords, assignments, flags, headers) are looked for.
 LONG_RUN = 12
 _LONG_RUN = re.compile(rf"[A-Za-z0-9]{{{LONG_RUN}}}")
-_CONTEXT_CUES = _Cues({cue for rule in RULES if not rule.long_token for cue in rule.cues})
-_TOKEN_CUES = _Cues({cue for rule in RULES if rule.long_token for cue in rule.cues})
+_CUES = _Cues(
+    {cue for rule in RULES if not rule.long_token for cue in rule.cues},
+    {cue for rule in RULES if rule.long_token for cue in rule.cues},
+)
+
+_RULES_BY_CUE: dict[str, tuple[int, ...]] = {
+    cue: tuple(index for index, rule in enumerate(RULES) if cue in rule.cues)
+    for cue in {cue for rule in RULES for cue in rule.cues}
+}
+_RULES_WITHOUT_CUES = tuple(index for index, rule in enumerate(RULES) if not rule.cues)
 
 _SECRET_FIELD = re.compile(rf"^(?:{_SECRET_NAME}|cookie|set-cookie)$", re.IGNORECASE | re.ASCII)
 
@@ -262,18 +250,17 @@ def redact_text(text: str) -> Redaction:
     """Replace every secret in `text` with `[redacted:<rule>]`; running it twice changes nothing more."""
     # A rule runs only when one of its literal cues is present: most text holds no secret, and one scan for
     # every cue costs far less than a hundred regular expressions.
-    lowered = text.lower()
-    present = _CONTEXT_CUES.found(lowered)
     long_run = _LONG_RUN.search(text) is not None
-    if long_run:
-        present |= _TOKEN_CUES.found(lowered)
+    present = _CUES.found(text.lower(), tokens=long_run)
     if not present and not long_run:
         return Redaction(text, ())
+    chosen = {index for cue in present for index in _RULES_BY_CUE[cue]}
+    if long_run:
+        chosen.update(_RULES_WITHOUT_CUES)
     fired: list[str] = []
-    for rule in RULES:
-        if rule.long_token and not long_run:
-            continue
-        if present.intersection(rule.cues) if rule.cues else long_run:
+    for index in sorted(chosen):  # in the order of RULES: the formats before the catch-all assignment
+        rule = RULES[index]
+        if long_run or not rule.long_token:
             text = _apply(rule, text, fired)
     return Redaction(text, tuple(dict.fromkeys(fired)))
 
@@ -281,6 +268,12 @@ def redact_text(text: str) -> Redaction:
 def redact(text: str) -> str:
     """Shorthand for the redacted text alone."""
     return redact_text(text).text
+
+
+@lru_cache(maxsize=1024)
+def redact_label(label: str) -> str:
+    """`redact` for short labels that repeat (tool names): a transcript names the same few thousands of times."""
+    return redact(label)
 
 
 def redact_value(value: Any) -> Any:

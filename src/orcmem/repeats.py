@@ -18,9 +18,11 @@ Measured on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicat
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 _SPACING = re.compile(r"[\s,;:.!?]+")  # what two writes of the same words may differ in; signs and operators stay
 _QUOTED = re.compile(r"`([^`]+)`|'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"")
@@ -52,6 +54,14 @@ def same_text_key(title: str, body: str) -> str:
         return _SPACING.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
     return fold(title) + "\n" + fold(body)
+
+
+@lru_cache(maxsize=256)  # a write looks its text up, then stores it: the second call is free
+def same_text_digest(title: str, body: str) -> int:
+    """`same_text_key` as a 64-bit digest, stored with each memory so a repeat is found by a small index (a match
+    is then compared by its key: two texts sharing a digest are not taken for one)."""
+    digest = hashlib.blake2b(same_text_key(title, body).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def facts(text: str) -> set[str]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from enum import StrEnum
+from functools import cache
+from typing import TypeVar
 
 from orcmem.errors import ValidationError
 from orcmem.models import MemoryType, Scope, Source, Status, Verdict
@@ -34,36 +37,47 @@ def check_memory_id(value: str) -> str:
     return candidate
 
 
-def _choice(kind: str, value: str, allowed: Iterable[str]) -> str:
-    options = list(allowed)
-    if value not in options:
-        raise ValidationError(f"Unknown {kind} {_preview(value)!r}; choose one of: {', '.join(options)}.")
-    return value
+_E = TypeVar("_E", bound=StrEnum)
+
+
+@cache
+def _members(vocabulary: type[_E]) -> dict[str, _E]:
+    """A vocabulary's members by value: a write checks three, and a walk over enum members costs a tenth of it."""
+    return {member.value: member for member in vocabulary}
+
+
+def _choice(kind: str, value: object, vocabulary: type[_E]) -> _E:
+    """The member of `vocabulary` named by `value` (spaces and case ignored)."""
+    member = _members(vocabulary).get(str(value).strip().lower())
+    if member is None:
+        options = ", ".join(m.value for m in vocabulary)
+        raise ValidationError(f"Unknown {kind} {_preview(str(value))!r}; choose one of: {options}.")
+    return member
 
 
 def check_type(value: str) -> MemoryType:
     """A known memory type."""
-    return MemoryType(_choice("type", str(value).strip().lower(), (t.value for t in MemoryType)))
+    return _choice("type", value, MemoryType)
 
 
 def check_scope(value: str) -> Scope:
     """`project` or `global`."""
-    return Scope(_choice("scope", str(value).strip().lower(), (s.value for s in Scope)))
+    return _choice("scope", value, Scope)
 
 
 def check_source(value: str) -> Source:
     """A known source."""
-    return Source(_choice("source", str(value).strip().lower(), (s.value for s in Source)))
+    return _choice("source", value, Source)
 
 
 def check_status(value: str) -> Status:
     """A known status."""
-    return Status(_choice("status", str(value).strip().lower(), (s.value for s in Status)))
+    return _choice("status", value, Status)
 
 
 def check_verdict(value: str) -> Verdict:
     """helpful, wrong or stale."""
-    return Verdict(_choice("verdict", str(value).strip().lower(), (v.value for v in Verdict)))
+    return _choice("verdict", value, Verdict)
 
 
 def check_text(field: str, value: str, max_chars: int) -> str:

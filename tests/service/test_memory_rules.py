@@ -116,6 +116,15 @@ def test_the_same_words_without_a_topic_key_confirm_one_memory(service: MemorySe
     assert not other.merged and service.count(project) == 2
 
 
+def test_an_edited_memory_is_repeated_by_its_new_words_only(service: MemoryService, project) -> None:
+    first = service.record(project, agent_memory("Use the forks pool", "vitest threads crash; forks works")).memory
+    service.edit(project, first.id, title="Use the vmThreads pool", body="vitest threads crash; vmThreads works")
+    old_words = service.record(project, agent_memory("Use the forks pool", "vitest threads crash; forks works"))
+    assert not old_words.merged
+    new_words = service.record(project, agent_memory("use the vmthreads pool", "Vitest threads crash, vmThreads works"))
+    assert new_words.merged and new_words.memory.id == first.id
+
+
 def test_a_repeat_never_changes_what_the_user_wrote(service: MemoryService, project) -> None:
     person = agent_memory("Pin node 20", "node 22 breaks the build", source=Source.USER, files=("package.json",))
     mine = service.record(project, person).memory

@@ -85,6 +85,29 @@ def test_a_first_version_database_keeps_its_runs_and_how_far_they_were_distilled
     db.close()
 
 
+def test_memories_written_before_the_digest_column_are_found_as_repeats(tmp_path: Path) -> None:
+    from orcmem.store.migrations import MIGRATIONS
+
+    conn = apsw.Connection(str(tmp_path / "orcmem.db"))
+    for version, sql in MIGRATIONS[:3]:
+        conn.execute(sql)
+        conn.execute(f"PRAGMA user_version = {version}")
+    conn.execute("INSERT INTO projects VALUES ('prj_1', '/p', '/p', 'p', 0, 0)")
+    conn.execute(
+        "INSERT INTO memories (id, scope, project_id, type, title, body, confidence, status, source, "
+        "created_at, updated_at, last_confirmed_at) "
+        "VALUES ('mem_1', 'project', 'prj_1', 'lesson', 'Use the forks pool', 'threads crash', 0.6, 'active', "
+        "'agent', 0, 0, 0)"
+    )
+    conn.close()
+    db = Database(tmp_path / "orcmem.db")
+    from orcmem.store.memories import MemoryRepository
+
+    found = MemoryRepository(db).with_same_text("prj_1", "use the FORKS pool.", "Threads crash")
+    assert found is not None and found.id == "mem_1"
+    db.close()
+
+
 def test_many_processes_opening_a_new_file_at_once(tmp_path: Path) -> None:
     path = tmp_path / "orcmem.db"
     code = f"from orcmem.store import Database; Database(__import__('pathlib').Path({str(path)!r})).close()"

@@ -130,7 +130,6 @@ RECALL_MIN_SIMILARITY: Final = 0.4
 # no differing fact (orcmem/repeats.py), is the same lesson: it confirms that one. The lowest threshold whose
 # false-merge rate stays within 2 % on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicates.py).
 DUPLICATE_MIN_SIMILARITY: Final = 0.76
-DUPLICATE_CANDIDATES: Final = 20  # word matches compared by normalised text before any vector is used
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing --------------------------------------------------------------------------------------------------
@@ -156,5 +155,5 @@ DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
 DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 3  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 4  # the newest migration (store/migrations.py); the prompt hook reads only this
 HOME_ENV_VAR: Final = "ORCMEM_HOME"

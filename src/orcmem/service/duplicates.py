@@ -6,9 +6,8 @@ import logging
 from collections.abc import Sequence
 
 from orcmem.models import Memory
-from orcmem.models.constants import DUPLICATE_CANDIDATES, DUPLICATE_MIN_SIMILARITY, QUERY_EMBED_TIMEOUT_S
-from orcmem.repeats import differing_facts, same_text_key
-from orcmem.retrieve import fts_query
+from orcmem.models.constants import DUPLICATE_MIN_SIMILARITY, QUERY_EMBED_TIMEOUT_S
+from orcmem.repeats import differing_facts
 from orcmem.service.vectors import DocumentEmbedder, QueryEmbedder
 from orcmem.store import Store
 
@@ -63,15 +62,7 @@ class Duplicates:
         )
 
     def _same_words(self, project_id: str | None, title: str, body: str) -> Memory | None:
-        match = fts_query(f"{title} {body}")
-        if match is None:
-            return None
-        key = same_text_key(title, body)
-        for hit in self.store.memories.search_words(match, project_id, DUPLICATE_CANDIDATES):
-            memory = hit.memory
-            if memory.project_id == project_id and same_text_key(memory.title, memory.body) == key:
-                return memory
-        return None
+        return self.store.memories.with_same_text(project_id, title, body)
 
     def _same_meaning(
         self, project_id: str | None, text: str, vector: Vector | None, model: str | None

@@ -7,7 +7,7 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,49 +113,52 @@ class Database:
         with self._lock:
             try:
                 return self.conn.execute(sql, params).fetchall()
-            except apsw.BusyError as exc:
-                raise StoreError(f"The orcmem database stayed busy for over {BUSY_TIMEOUT_MS} ms.") from exc
-            except _FILE_ERRORS as exc:  # damage, a full disk or a read-only file found mid-command: one line
-                raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
+            except (apsw.BusyError, *_FILE_ERRORS) as exc:
+                raise self._one_line(exc) from exc
+
+    def query_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each row of parameters (one prepared statement: a bulk insert)."""
+        with self._lock:
+            try:
+                self.conn.executemany(sql, rows)
+            except (apsw.BusyError, *_FILE_ERRORS) as exc:
+                raise self._one_line(exc) from exc
+
+    def _one_line(self, exc: Exception) -> StoreError:
+        """A busy, damaged, full or read-only database (found mid-command) as one line."""
+        if isinstance(exc, apsw.BusyError):
+            return StoreError(f"The orcmem database stayed busy for over {BUSY_TIMEOUT_MS} ms.")
+        return StoreError(_explain(self.path, exc, self.conn.system_errno))
 
     def query_one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None:
         """Run a statement and return its first row, or None."""
         rows = self.query(sql, params)
         return rows[0] if rows else None
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> _Transaction:
         """A write transaction; nested calls join the outer one.
 
         BEGIN IMMEDIATE takes the write lock up front, so the busy timeout applies and two processes never
         deadlock upgrading a read lock.
         """
-        with self._lock:
-            depth = getattr(self._local, "depth", 0)
-            if depth == 0:
-                try:
-                    self.conn.execute("BEGIN IMMEDIATE")
-                except apsw.BusyError as exc:
-                    raise StoreError(
-                        f"The orcmem database stayed locked by another process for over {BUSY_TIMEOUT_MS} ms."
-                    ) from exc
-                except _FILE_ERRORS as exc:
-                    raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
-            self._local.depth = depth + 1
-            try:
-                yield
-            except BaseException:
-                self._local.depth = depth
-                if depth == 0:
-                    self._rollback()
-                raise
-            self._local.depth = depth
-            if depth == 0:
-                try:
-                    self.conn.execute("COMMIT")
-                except _FILE_ERRORS as exc:  # e.g. the disk filled up while writing the WAL
-                    self._rollback()
-                    raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
+        return _Transaction(self)
+
+    def _begin(self) -> None:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError as exc:
+            raise StoreError(
+                f"The orcmem database stayed locked by another process for over {BUSY_TIMEOUT_MS} ms."
+            ) from exc
+        except _FILE_ERRORS as exc:
+            raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
+
+    def _commit(self) -> None:
+        try:
+            self.conn.execute("COMMIT")
+        except _FILE_ERRORS as exc:  # e.g. the disk filled up while writing the WAL
+            self._rollback()
+            raise StoreError(_explain(self.path, exc, self.conn.system_errno)) from exc
 
     def erase_old_pages(self) -> bool:
         """Copy the WAL into the file and empty it, so no older page version (a forgotten text) stays in the WAL.
@@ -226,3 +229,40 @@ def _explain(path: Path, exc: apsw.Error, system_errno: int = 0) -> str:
     if isinstance(exc, apsw.BusyError):
         return f"The orcmem database at {path} stayed locked by another process. Try again."
     return f"The orcmem database at {path} failed: {exc}"
+
+
+class _Transaction:
+    """`Database.transaction()`: a class, not a generator, as every write enters one or more of them."""
+
+    __slots__ = ("db", "depth")
+
+    def __init__(self, db: Database) -> None:
+        """Join or begin a transaction on `db` when entered."""
+        self.db = db
+        self.depth = 0
+
+    def __enter__(self) -> None:
+        """Take the lock; begin at the outermost level."""
+        db = self.db
+        db._lock.acquire()
+        try:
+            self.depth = getattr(db._local, "depth", 0)
+            if self.depth == 0:
+                db._begin()
+        except BaseException:
+            db._lock.release()
+            raise
+        db._local.depth = self.depth + 1
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        """Commit at the outermost level (roll back on an error), and release the lock."""
+        db = self.db
+        try:
+            db._local.depth = self.depth
+            if self.depth == 0:
+                if kind is None:
+                    db._commit()
+                else:
+                    db._rollback()
+        finally:
+            db._lock.release()

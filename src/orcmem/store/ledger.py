@@ -11,7 +11,7 @@ from typing import Any
 from orcmem.models import EventKind, LedgerEvent
 from orcmem.models.constants import GENERATOR_TIMEOUT_S, OPENING_REQUEST_SCAN
 from orcmem.models.ledger import NO_PENDING_TURN, TurnState
-from orcmem.redact import redact_text
+from orcmem.redact import redact_label, redact_text
 from orcmem.store.connection import Database
 
 JOB_STATES = ("queued", "running", "done", "failed", "skipped")
@@ -156,25 +156,11 @@ class RunRepository:
             if from_pending is not None and TurnState(int(row[1]), int(row[2])) != from_pending:
                 return False
             last = self.max_seq(run_id)
-            for seq, event in enumerate(events, start=last + 1):
-                cleaned = redact_text(event.text)
-                self.db.query(
-                    "INSERT INTO events (run_id, seq, kind, role, message_id, tool_call_id, name, text, is_error, "
-                    "redacted, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        run_id,
-                        seq,
-                        str(event.kind),
-                        event.role,
-                        event.message_id,
-                        event.tool_call_id,
-                        redact_text(event.name).text if event.name else None,
-                        cleaned.text,
-                        int(event.is_error),
-                        int(cleaned.changed),
-                        event.at or now,
-                    ),
-                )
+            self.db.query_many(
+                "INSERT INTO events (run_id, seq, kind, role, message_id, tool_call_id, name, text, is_error, "
+                "redacted, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (_event_row(run_id, seq, event, now) for seq, event in enumerate(events, start=last + 1)),
+            )
             self.db.query(
                 "UPDATE runs SET transcript_offset = ?, turns = turns + ?, skipped_lines = skipped_lines + ?, "
                 "pending_prompts = ?, pending_sidechain_prompts = ?, "
@@ -299,6 +285,24 @@ class RunRepository:
         """Delete a run and its events, job and summary (its memories stay, unlinked)."""
         with self.db.transaction():
             self.db.query("DELETE FROM runs WHERE id = ?", (run_id,))
+
+
+def _event_row(run_id: str, seq: int, event: LedgerEvent, now: int) -> tuple[Any, ...]:
+    """An event's row in `events`, its text and tool name redacted."""
+    cleaned = redact_text(event.text)
+    return (
+        run_id,
+        seq,
+        str(event.kind),
+        event.role,
+        event.message_id,
+        event.tool_call_id,
+        redact_label(event.name) if event.name else None,
+        cleaned.text,
+        int(event.is_error),
+        int(cleaned.changed),
+        event.at or now,
+    )
 
 
 def _event(row: Sequence[Any]) -> LedgerEvent:

@@ -9,6 +9,7 @@ from typing import Any
 
 from orcmem.models import Memory, MemoryFilter, MemoryType, Scope, Source, Status
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
+from orcmem.repeats import same_text_digest, same_text_key
 from orcmem.store.connection import Database
 
 # How many BM25-best matches per wanted memory are read before every match is joined (see `search_words`).
@@ -178,6 +179,18 @@ class MemoryRepository:
             )
         return [WordHit(_to_memory(row[:-2]), float(row[-2])) for row in rows]
 
+    def with_same_text(self, project_id: str | None, title: str, body: str) -> Memory | None:
+        """The active memory of `project_id` (global when None) whose words, once normalised, are these."""
+        rows = self.db.query(  # ids alone: most writes repeat nothing, and reading every column costs a write
+            "SELECT id FROM memories WHERE text_digest = ? AND status = 'active' AND project_id IS ? ORDER BY pk",
+            (same_text_digest(title, body), project_id),
+        )
+        for (memory_id,) in rows:
+            memory = self.get(memory_id)
+            if memory is not None and same_text_key(memory.title, memory.body) == same_text_key(title, body):
+                return memory
+        return None
+
     # --- writes ------------------------------------------------------------------------------------------------
     def insert(self, memory: Memory) -> None:
         """Insert a new memory and its files."""
@@ -185,8 +198,8 @@ class MemoryRepository:
             self.db.query(
                 "INSERT INTO memories (id, scope, project_id, origin_root, type, topic_key, title, body, "
                 "confidence, status, source, source_run_id, source_task_id, evidence_count, flagged, "
-                "created_at, updated_at, last_confirmed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, updated_at, last_confirmed_at, text_digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory.id,
                     str(memory.scope),
@@ -206,6 +219,7 @@ class MemoryRepository:
                     memory.created_at,
                     memory.updated_at,
                     memory.last_confirmed_at,
+                    same_text_digest(memory.title, memory.body),
                 ),
             )
             self._replace_files(memory.id, memory.files)
@@ -225,10 +239,20 @@ class MemoryRepository:
         """Fold a newer write into an existing memory: new text and files, more confidence and evidence."""
         with self.db.transaction():
             self.db.query(
-                "UPDATE memories SET title = ?, body = ?, confidence = MIN(1.0, confidence + ?), "
+                "UPDATE memories SET title = ?, body = ?, text_digest = ?, confidence = MIN(1.0, confidence + ?), "
                 "evidence_count = evidence_count + 1, updated_at = ?, last_confirmed_at = ?, "
                 "source_run_id = COALESCE(?, source_run_id), flagged = ? WHERE id = ?",
-                (title, body, confidence_step, now, now, source_run_id, int(flagged), memory_id),
+                (
+                    title,
+                    body,
+                    same_text_digest(title, body),
+                    confidence_step,
+                    now,
+                    now,
+                    source_run_id,
+                    int(flagged),
+                    memory_id,
+                ),
             )
             self._replace_files(memory_id, files)
 
@@ -276,6 +300,12 @@ class MemoryRepository:
         assignments = ", ".join(f"{column} = :{column}" for column in fields)
         with self.db.transaction():
             self.db.query(f"UPDATE memories SET {assignments} WHERE id = :id", {**fields, "id": memory_id})
+            if "title" in fields or "body" in fields:
+                row = self.db.query_one("SELECT title, body FROM memories WHERE id = ?", (memory_id,))
+                if row is not None:
+                    self.db.query(
+                        "UPDATE memories SET text_digest = ? WHERE id = ?", (same_text_digest(*row), memory_id)
+                    )
 
     def mark_helpful(self, memory_id: str, *, confidence_step: float, now: int) -> None:
         """Raise confidence one step (up to 1) and reset the memory's age."""
