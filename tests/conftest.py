@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.models import NewMemory, Project, Source
+from orcmem.models import Project
 from orcmem.service import MemoryService
+from orcmem.service.agent_tools import AgentTools
 from orcmem.workspace import locate
-from tests.web.support import FakeKeyring
+from tests.helpers import Clock, FakeKeyring, MakeTools
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -58,19 +59,6 @@ def project_dir(tmp_path: Path) -> Path:
     return folder
 
 
-class Clock:
-    """A settable clock in milliseconds."""
-
-    def __init__(self, start: int = 1_800_000_000_000) -> None:
-        self.now = start
-
-    def __call__(self) -> int:
-        return self.now
-
-    def advance_days(self, days: float) -> None:
-        self.now += int(days * 86_400_000)
-
-
 @pytest.fixture
 def clock() -> Clock:
     """A clock tests can move."""
@@ -93,11 +81,6 @@ def project(service: MemoryService, project_dir: Path) -> Project:
     found = service.project(locate(project_dir))
     assert found is not None
     return found
-
-
-def user_memory(title: str = "Use the forks pool", body: str = "vitest --pool=forks avoids crashes", **kw) -> NewMemory:
-    """A memory as the user would add it."""
-    return NewMemory(type=kw.pop("type", "lesson"), title=title, body=body, source=kw.pop("source", Source.USER), **kw)
 
 
 @pytest.fixture(scope="session")
@@ -149,3 +132,15 @@ def fake_keyring(monkeypatch: pytest.MonkeyPatch) -> FakeKeyring:
     fake = FakeKeyring()
     monkeypatch.setattr(keystore, "_keyring", lambda: fake)
     return fake
+
+
+@pytest.fixture
+def make_tools(service: MemoryService, project: Project) -> MakeTools:
+    """AgentTools for the test project; keywords override mode, headless, auto_approve, session_id and ask."""
+
+    def make(mode: str = "review", **kw: object) -> AgentTools:
+        options: dict[str, object] = {"headless": False, "auto_approve": False, "session_id": "session-1"}
+        options.update(kw)
+        return AgentTools(service, project, mode=mode, **options)  # type: ignore[arg-type]
+
+    return make

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from orcmem.embed import HashingEmbedder
+from tests.embedders import HashingEmbedder
 
 SYNONYMS = {"automobile": "car", "vehicle": "car", "sedan": "car", "fix": "repair", "mend": "repair"}
 

@@ -8,7 +8,7 @@ from orcmem.models import NewMemory, Project, Scope, Source
 from orcmem.service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.store import Summary
-from tests.conftest import Clock, user_memory
+from tests.helpers import Clock, user_memory
 
 
 def add(service: MemoryService, project: Project, type_: str, title: str, body: str = "b", **kw) -> str:
@@ -304,9 +304,10 @@ def test_no_letter_case_of_the_fence_tag_survives_in_recalled_text() -> None:
 
 def test_merge_recall_puts_a_memory_both_lists_found_first_and_shows_it_once() -> None:
     from orcmem.recall import merge_recall
+    from orcmem.store.recall import RecallRow
 
-    def row(title: str) -> tuple[str, str, str, str, int, bool]:
-        return ("lesson", title, f"{title} body", "user", 0, False)
+    def row(title: str) -> RecallRow:
+        return RecallRow("lesson", title, f"{title} body", "user", 0, False)
 
     words = [row("a"), row("b"), row("c")]
     meaning = [row("d"), row("c")]

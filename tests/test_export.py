@@ -11,7 +11,7 @@ from orcmem.errors import ExportError, ValidationError
 from orcmem.models import Project
 from orcmem.models.constants import EXPORT_HEADING
 from orcmem.service import MemoryService
-from tests.conftest import user_memory
+from tests.helpers import user_memory
 
 
 def test_creates_the_file_with_heading(service: MemoryService, project: Project, project_dir: Path) -> None:

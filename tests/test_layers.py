@@ -37,7 +37,6 @@ LAYERS = {
     "orcmem.setup_agents": 4,
     "orcmem.mcp_server": 4,
     "orcmem.cli": 4,
-    "orcmem.mcp": 4,
     "orcmem.hooks": 4,
     "orcmem.agent_process": 4,
     "orcmem.web": 4,
@@ -109,3 +108,31 @@ def test_all_sql_stays_in_the_store() -> None:
         if any(word in text for word in ("SELECT ", "INSERT INTO", "UPDATE memories", "DELETE FROM")):
             offenders.append(module_name(path))
     assert offenders == []
+
+
+def store_reach_ins(path: Path) -> list[str]:
+    """Every `<something>.store` attribute read in a module, as `line: source`."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    return [
+        f"{node.lineno}: {ast.get_source_segment(source, node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "store"
+    ]
+
+
+def test_only_the_service_reaches_the_store() -> None:
+    """Entry points and domain modules go through the service: none reads a `.store` attribute."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        name = module_name(path)
+        if name.startswith(("orcmem.service", "orcmem.store")):
+            continue
+        offenders += [f"{name}:{where}" for where in store_reach_ins(path)]
+    assert offenders == []
+
+
+def test_the_reach_in_checker_sees_one(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(service):\n    return service.store.jobs.counts()\n")
+    assert store_reach_ins(bad) == ["2: service.store"]

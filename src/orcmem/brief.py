@@ -1,7 +1,8 @@
-"""The project brief a session starts with: the first seed's rules, in orcmem's words."""
+"""The project brief a session starts with (docs/agents.md says what it holds and in which order)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from orcmem.models import Memory
@@ -11,6 +12,7 @@ from orcmem.models.constants import (
     BRIEF_OPEN_ITEMS,
     BRIEF_SECTIONS,
     BRIEF_TASKS,
+    MS_PER_DAY,
 )
 from orcmem.recall import FLAG_NOTE, SOURCE_LABELS, age_label, defang, fence, label
 from orcmem.repeats import same_text_key
@@ -24,12 +26,11 @@ USING_MEMORY = (
     "Before changing an unfamiliar area, call task_context or memory_search. After a failed approach, call "
     "memory_record with type=lesson so the next run does not repeat it."
 )
-MS_PER_DAY = 86_400_000
 
 
 def _weight(memory: Memory, now: int) -> float:
     days = max(0.0, (now - memory.last_confirmed_at) / MS_PER_DAY)
-    return memory.confidence * 0.5 ** (days / BRIEF_HALF_LIFE_DAYS)
+    return memory.confidence * math.pow(0.5, days / BRIEF_HALF_LIFE_DAYS)
 
 
 def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_items: Sequence[str], now: int) -> str:

@@ -25,10 +25,19 @@ from orcmem.models import (
     Source,
     Status,
 )
-from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, LIST_MAX_LIMIT
+from orcmem.models.constants import (
+    EXPORT_FILES,
+    EXTRACTION_PROVIDERS,
+    IDLE_MINUTES_DEFAULT,
+    LIST_MAX_LIMIT,
+    SEARCH_DEFAULT_LIMIT,
+    SEARCH_MAX_LIMIT,
+)
+from orcmem.models.vocabulary import HookName, TaskStatus, values
 from orcmem.profile import home_dir
 from orcmem.runtime import open_service
 from orcmem.service import MemoryService
+from orcmem.service.learning import Learning
 from orcmem.textsafe import printable
 from orcmem.workspace import Location, locate
 
@@ -46,7 +55,7 @@ SOURCE_LABELS = {
 class OrcmemGroup(click.Group):
     """A group whose errors are one line on stderr, never a traceback or a usage dump."""
 
-    def main(self, args: Sequence[str] | None = None, *posargs: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(self, args: Sequence[str] | None = None, *posargs: Any, **kwargs: Any) -> Any:
         """Run the command; orcmem and usage errors print `orcmem: <message>` and exit non-zero."""
         kwargs["standalone_mode"] = False
         try:
@@ -280,17 +289,16 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("text")
-@click.option("--limit", type=click.IntRange(1, 50), default=8, show_default=True)
+@click.option("--limit", type=click.IntRange(1, SEARCH_MAX_LIMIT), default=SEARCH_DEFAULT_LIMIT, show_default=True)
 @click.option("--explain", is_flag=True, help="Show each part of each score.")
 @json_option
 @pass_app
 def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool) -> None:
     """Search this project's active memories (and global ones) for TEXT."""
     service = app.service()
-    embedder = service.embedder
-    if embedder is not None and hasattr(embedder, "wait_ready"):
+    if service.embedder is not None:
         # A one-shot command pays the model's load once; the query itself still gets 500 ms.
-        embedder.wait_ready(MODEL_LOAD_WAIT_S)
+        service.embedder.wait_ready(MODEL_LOAD_WAIT_S)
     hits = service.search(app.project(), text, limit=limit)
     if as_json:
         _echo_json([_hit_dict(hit) for hit in hits])
@@ -541,7 +549,7 @@ def _reindex(app: AppContext, *, announce: bool = True) -> None:
     if not service.is_enabled():
         echo("memory is off: nothing is embedded until `orcmem memory on`")
         return
-    if service.embedder is None or not service.store.vectors.available:
+    if not service.semantic_ready:
         raise click.ClickException("search by meaning is unavailable here; `orcmem doctor` says why")
     progress, finish = _progress_bar("Embedding memories")
     try:
@@ -581,13 +589,14 @@ def doctor(app: AppContext, as_json: bool) -> None:
         check("database", False, str(exc), "Move the file aside or fix its permissions, then run orcmem again.")
         service = None
     if service is not None:
-        check("database", True, str(service.store.db.path))
+        check("database", True, str(service.database_path))
         check("memory", True, "on" if service.is_enabled() else "off (turn it on with `orcmem memory on`)")
-        db = service.store.db
+        status = service.vector_status()
+        has_vectors = bool(status["vectors_available"])
         check(
             "vector extension",
-            db.has_vectors,
-            "sqlite-vec loaded" if db.has_vectors else str(db.vector_error),
+            has_vectors,
+            "sqlite-vec loaded" if has_vectors else str(status["vector_error"]),
             "Reinstall orcmem (pip install --force-reinstall sqlite-vec); search keeps working on words.",
         )
         source = active_source(service)
@@ -605,8 +614,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
             check("fastembed", True, "importable")
         except ImportError as exc:
             check("fastembed", False, str(exc), "pip install 'fastembed>=0.9.1,<0.10'")
-        if db.has_vectors and problem is None:
-            status = service.vector_status()
+        if has_vectors and problem is None:
             check(
                 "vectors",
                 status["missing"] == 0,
@@ -667,7 +675,7 @@ def task_add(app: AppContext, title: str, spec: str | None) -> None:
 
 
 @task.command(name="list")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(["open", "in_progress", "review", "done"]))
+@click.option("--status", "statuses", multiple=True, type=click.Choice(values(TaskStatus)))
 @json_option
 @pass_app
 def task_list(app: AppContext, statuses: tuple[str, ...], as_json: bool) -> None:
@@ -701,7 +709,7 @@ def task_start(app: AppContext, task_id: str) -> None:
 
 @task.command(name="status")
 @click.argument("task_id")
-@click.argument("status", type=click.Choice(["open", "in_progress", "review", "done"]))
+@click.argument("status", type=click.Choice(values(TaskStatus)))
 @pass_app
 def task_status(app: AppContext, task_id: str, status: str) -> None:
     """Move a task to open, in_progress, review or done."""
@@ -733,7 +741,6 @@ def ui(app: AppContext, port: int, no_open: bool) -> None:
 @pass_app
 def forget_run(app: AppContext, run_id: str) -> None:
     """Delete a run's ledger (its transcript events, job and summary); the memories it taught stay."""
-    from orcmem.service.learning import Learning
 
     run = Learning(app.service()).delete_run(run_id)
     echo(f"deleted run {run.id} and its events")
@@ -775,26 +782,19 @@ def grants_revoke(app: AppContext, grant_id: int) -> None:
 # --- the MCP server ------------------------------------------------------------------------------------------
 
 
-@cli.command(name="mcp")
-@click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, help="HTTP port (default: a free one).")
-@click.option(
-    "--mode",
-    type=click.Choice(["plan", "review", "accept-edits", "autonomous", "auto", "yolo"]),
-    default=None,
-    help="Permission mode for writes (default: $ORCMEM_MCP_MODE, else review).",
+@cli.command(
+    name="mcp",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
 )
-@click.option("--auto-approve", is_flag=True, help="Allow writes when no one can be asked (headless use).")
-@click.option("--headless", is_flag=True, help="Never ask the user (no elicitation).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @pass_app
-def mcp_command(app: AppContext, http: bool, port: int, mode: str | None, auto_approve: bool, headless: bool) -> None:
-    """Serve orcmem's memory tools over MCP for the project of the current folder."""
+def mcp_command(app: AppContext, args: tuple[str, ...]) -> None:
+    """Serve orcmem's memory tools over MCP for the project of the current folder (`orcmem mcp --help`)."""
     from orcmem.mcp_server import main as mcp_main
 
-    args = ["--project", str(app.project_path), "--port", str(port)]
-    args += ["--http"] * http + ["--auto-approve"] * auto_approve + ["--headless"] * headless
-    args += ["--mode", mode] if mode else []
-    sys.exit(mcp_main(args))
+    # One parser for `orcmem mcp`: the server's own, which `orcmem mcp ...` reaches without click.
+    sys.exit(mcp_main(["--project", str(app.project_path), *args]))
 
 
 # --- hooking orcmem into agents ------------------------------------------------------------------------------
@@ -875,7 +875,7 @@ def setup_codex_command(remove: bool, dry_run: bool, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("name", type=click.Choice(["session-start", "prompt", "pre-tool-use", "stop", "session-end"]))
+@click.argument("name", type=click.Choice(values(HookName)))
 def hook(name: str) -> None:
     """Run an agent hook (reads the hook's JSON on stdin; never fails the agent)."""
     from orcmem import hooks
@@ -889,7 +889,6 @@ def hook(name: str) -> None:
 @pass_app
 def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
     """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
-    from orcmem.service.learning import Learning
     from orcmem.worker import interrupt_on_sigterm, run, stop_workers, worker_lock
     from orcmem.worker import stop as stop_learning
 
@@ -923,7 +922,6 @@ def _outcome_line(outcome: Any) -> str:
 @pass_app
 def ingest(app: AppContext, path: Path, ended: bool) -> None:
     """Read a Claude Code or Codex transcript into the run ledger (only what is new since the last time)."""
-    from orcmem.service.learning import Learning
 
     service = app.service()
     learning = Learning(service)
@@ -941,7 +939,6 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
 @pass_app
 def extract(app: AppContext, target: str) -> None:
     """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
-    from orcmem.service.learning import Learning
     from orcmem.worker import drain, interrupt_on_sigterm, stop
 
     service = app.service()
@@ -960,13 +957,13 @@ def extract(app: AppContext, target: str) -> None:
         raise click.ClickException(f"{run_id} is already being distilled by another worker")
     outcome = outcomes[-1]
     echo(_outcome_line(outcome))
-    summary = service.store.summaries.get(run_id)
+    summary = learning.summary(run_id)
     if summary is not None and outcome.state == "done":
         echo(f"  asked: {summary.request}\n  done: {summary.work_done}\n  outcome: {summary.outcome}")
         for item in summary.open_items:
             echo(f"  open: {item}")
     now = service.clock()
-    for memory in service.store.memories.get_many(outcome.memory_ids):
+    for memory in service.memories_by_id(outcome.memory_ids):
         echo(_line(memory, now))
     if outcome.state == "failed":
         sys.exit(1)
@@ -980,7 +977,7 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
     """List extraction jobs of this project, newest first, with their state and error."""
     service = app.service()
     project = app.project()
-    rows = service.store.jobs.list(project.id if project else "", limit)
+    rows = Learning(service).jobs(project, limit)
     if as_json:
         _echo_json([{**_asdict(job), "agent": run.agent} for job, run in rows])
         return
@@ -1004,7 +1001,7 @@ def summaries(app: AppContext, limit: int, as_json: bool) -> None:
     """List run summaries of this project: what was asked, done, how it ended, what is left open."""
     service = app.service()
     project = app.project()
-    rows = service.store.summaries.recent(project.id, limit) if project else []
+    rows = Learning(service).summaries(project, limit)
     if as_json:
         _echo_json([{**_asdict(summary), "open_items": list(summary.open_items)} for summary in rows])
         return
@@ -1025,11 +1022,14 @@ def _asdict(value: Any) -> dict[str, Any]:
     return asdict(value)
 
 
-@memory.command(name="idle")
+@memory.command(
+    name="idle",
+    help=f"Distil a session left open after MINUTES without a turn (0 to 1440; default {IDLE_MINUTES_DEFAULT}).",
+)
 @click.argument("minutes", type=click.FloatRange(0, 24 * 60))
 @pass_app
 def memory_idle(app: AppContext, minutes: float) -> None:
-    """Distil a session left open after MINUTES without a turn (default 10)."""
+    """Set the idle minutes (the help text above is the command's own)."""
     minutes = app.service().set_idle_minutes(minutes)
     echo(f"sessions left open are distilled after {minutes:g} idle minutes")
 

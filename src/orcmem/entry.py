@@ -11,7 +11,7 @@ def main() -> None:
         from orcmem import hooks
 
         sys.exit(hooks.main(sys.argv[2:]))
-    if len(sys.argv) > 1 and sys.argv[1] == "mcp" and not {"-h", "--help"} & set(sys.argv[2:]):
+    if len(sys.argv) > 1 and sys.argv[1] == "mcp":
         # An agent waits only a second or two for its MCP servers: skip click, answer `initialize` at once.
         from orcmem.mcp_server import main as mcp_main
 

@@ -29,3 +29,15 @@ class StoreError(OrcmemError):
 
 class ExportError(OrcmemError):
     """A memory could not be added to CLAUDE.md or AGENTS.md; the file was left as it was."""
+
+
+class ModelError(OrcmemError):
+    """The embedding model could not be downloaded, unpacked, verified or loaded; nothing half-done was kept."""
+
+
+class KeyStoreError(OrcmemError):
+    """The OS secret store could not be used."""
+
+
+class PermissionDenied(OrcmemError):
+    """The mode, the automatic review or the user refused a change to memory; nothing changed."""

@@ -10,7 +10,8 @@ import os
 import sys
 import time
 
-from orcmem.models.constants import DB_FILENAME, DISTILLING_ENV_VAR, HOOK_OUTPUT_MAX_CHARS, RECALL_MAX_MEMORIES
+from orcmem.models.constants import DB_FILENAME, DISTILLING_ENV_VAR, HOOK_OUTPUT_MAX_CHARS
+from orcmem.models.vocabulary import HookName
 from orcmem.profile import home_dir_str
 
 TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 MAX_STDIN_BYTES = 1 << 20
-BARE_ENV_VAR = "ORCMEM_BARE"  # skip recall, the brief and tool checks (the second seed's --bare)
+BARE_ENV_VAR = "ORCMEM_BARE"  # skip recall, the brief and tool checks (docs/agents.md, --bare)
 LOG_NAME = "hooks.log"
 TASK_ENV_VAR = "ORCMEM_TASK"  # set by whatever starts an agent on a task: the run belongs to that task
 RUN_KIND_ENV_VAR = "ORCMEM_RUN_KIND"  # "discussion": the run only talks about the task and is never distilled
@@ -165,17 +166,13 @@ def prompt(payload: dict[str, Any], home: str) -> str:
 
     The fast path of every prompt: one read-only query, no service, no model.
     """
-    from orcmem.recall import format_recall, recall_match
-    from orcmem.store.recall import recall_rows
+    from orcmem.recall import format_recall, recall_by_words
     from orcmem.workspace import locate
 
     text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
     if text is None or cwd is None:
         return ""
-    match = recall_match(text)
-    if match is None:
-        return ""
-    rows = recall_rows(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, match, RECALL_MAX_MEMORIES)
+    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, text)
     if not rows:
         return ""
     return _context("UserPromptSubmit", format_recall(rows, int(time.time() * 1000)))
@@ -186,13 +183,15 @@ WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})
 
 def pre_tool_use(payload: dict[str, Any], home: str) -> str:
     """PreToolUse on orcmem's MCP tools: map the session's permission mode to orcmem's policy, and audit it."""
-    from orcmem.permissions import CLAUDE_MODES, Decision, Mode, auto_review, decide
+    from orcmem.models.vocabulary import Mode
+    from orcmem.permissions import CLAUDE_MODES, Decision, auto_review, decide
 
     tool = (_text(payload, "tool_name") or "").rsplit("__", 1)[-1]
     if tool not in WRITE_TOOLS:
         return ""  # reads are always allowed; other tools are none of orcmem's business
     mode = CLAUDE_MODES.get(_text(payload, "permission_mode") or "default", Mode.REVIEW)
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    given = payload.get("tool_input")
+    tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
     review = None
     if mode is Mode.AUTO:
         words = " ".join(str(tool_input.get(key, "")) for key in ("title", "body"))
@@ -237,14 +236,14 @@ def _audit_decision(home: str, tool: str, mode: object, verdict: Any, payload: d
 
 
 HOOKS: dict[str, Callable[[dict[str, Any], str], str]] = {
-    "session-start": session_start,
-    "prompt": prompt,
-    "pre-tool-use": pre_tool_use,
-    "stop": stop,
-    "session-end": session_end,
+    HookName.SESSION_START: session_start,
+    HookName.PROMPT: prompt,
+    HookName.PRE_TOOL_USE: pre_tool_use,
+    HookName.STOP: stop,
+    HookName.SESSION_END: session_end,
 }
 # Hooks that add context or tools, which --bare (ORCMEM_BARE=1) turns off; learning hooks still record.
-CONTEXT_HOOKS = frozenset({"session-start", "prompt", "pre-tool-use"})
+CONTEXT_HOOKS = frozenset({HookName.SESSION_START, HookName.PROMPT, HookName.PRE_TOOL_USE})
 
 
 def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:

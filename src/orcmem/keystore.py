@@ -5,17 +5,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from orcmem.errors import OrcmemError
+from orcmem.errors import KeyStoreError
 
 SERVICE = "orcmem"
 ACCOUNT = "anthropic-api-key"
 ENV_VAR = "ANTHROPIC_API_KEY"
 STORAGE_ERROR = "Cannot access protected memory storage. Unlock your OS keychain or secret service and retry."
-
-
-class KeyStoreError(OrcmemError):
-    """The OS secret store could not be used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +24,8 @@ class KeyLookup:
     source: str | None = None  # "keyring" or "environment"
 
 
-def _keyring():  # noqa: ANN202 - the keyring module, imported only when a key is needed
+def _keyring() -> Any:
+    """The keyring module, imported only when a key is needed (it has no type information)."""
     import keyring
 
     return keyring

@@ -6,19 +6,11 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from orcmem.errors import OwnershipError
+from orcmem.models import Source
+from orcmem.models.vocabulary import Mode
 from orcmem.redact import redact_text
 from orcmem.textsafe import skeleton
-
-
-class Mode(StrEnum):
-    """How much an agent may change memory on its own."""
-
-    PLAN = "plan"  # writes refused: the finding belongs in the plan
-    REVIEW = "review"  # ask the user first
-    ACCEPT_EDITS = "accept-edits"  # allowed
-    AUTONOMOUS = "autonomous"  # allowed
-    AUTO = "auto"  # an automatic review decides
-    YOLO = "yolo"  # no checks at all (ownership rules still hold)
 
 
 class Decision(StrEnum):
@@ -36,6 +28,17 @@ class Verdict:
     decision: Decision
     reason: str
     policy: str
+
+
+def may_change(owner: Source, actor: Source) -> bool:
+    """The ownership rule: only the person changes, retracts or deletes what the person wrote."""
+    return owner is not Source.USER or actor is Source.USER
+
+
+def require_may_change(owner: Source, actor: Source, refusal: str) -> None:
+    """Raise OwnershipError(`refusal`) when `actor` may not change a memory `owner` wrote."""
+    if not may_change(owner, actor):
+        raise OwnershipError(refusal)
 
 
 # Claude Code's permission_mode (hook input) -> orcmem's mode.

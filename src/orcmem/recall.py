@@ -5,12 +5,14 @@ Kept free of dataclasses and of the rest of orcmem, because the prompt hook impo
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 
-from orcmem.models.constants import RECALL_MAX_CHARS, RECALL_MAX_MEMORIES, RRF_K
+from orcmem.models.constants import MS_PER_DAY, RECALL_MAX_CHARS, RECALL_MAX_MEMORIES, RRF_K
 from orcmem.retrieve.query import fts_query
-from orcmem.store.recall import RecallRow
+from orcmem.retrieve.rrf import reciprocal_rank
+from orcmem.store.recall import RecallRow, recall_rows
 from orcmem.textsafe import neutralize, visible
 
 CONTEXT_TAG = "orcmem-context"  # ingest strips blocks fenced with it, so recalled text never flows back in
@@ -29,7 +31,6 @@ SOURCE_LABELS = {
     "tool": "saved by a tool",
     "extraction": "from a run summary",
 }
-MS_PER_DAY = 86_400_000
 
 
 def age_label(ms: int, now: int) -> str:
@@ -45,11 +46,21 @@ def age_label(ms: int, now: int) -> str:
 
 
 def recall_match(prompt: str) -> str | None:
-    """The FTS5 expression for a prompt: up to 12 distinct words, function words dropped when better ones exist.
+    """The FTS5 expression for a prompt: its distinct words (a bounded number), function words dropped when better ones
+    exist.
 
     `recall_rows` injects its matches only when one of them holds enough of these words (the relevance gate).
     """
     return fts_query(prompt)
+
+
+def recall_by_words(db_path: str | os.PathLike[str], canonical_root: str, prompt: str) -> list[RecallRow] | None:
+    """The memories whose words match the prompt, past the relevance gate, best first: the one word pipeline of
+    recall (the prompt hook's, and the service's before it adds meaning). None when memory is off."""
+    match = recall_match(prompt)
+    if match is None:
+        return []
+    return recall_rows(db_path, canonical_root, match, RECALL_MAX_MEMORIES)
 
 
 def defang(text: str) -> str:
@@ -77,27 +88,31 @@ def fence(kind: str, lines: Iterable[str]) -> str:
 
 
 def merge_recall(by_words: Sequence[RecallRow], by_meaning: Sequence[RecallRow], k: int = RRF_K) -> list[RecallRow]:
-    """Both lists fused by reciprocal rank (1/(k+n) each, as search fuses), a memory found by both first.
+    """Both lists fused by reciprocal rank (as search fuses them), a memory found by both first.
 
     A memory is known by its title and body, all a recalled line shows of it; two memories that read the same
     stay two (the n-th of them in one list meets the n-th in the other).
     """
-    scores: dict[tuple[str, str, int], float] = {}
     rows: dict[tuple[str, str, int], RecallRow] = {}
+    keyed: list[list[tuple[str, str, int]]] = []
     for ranked in (by_words, by_meaning):
         seen: dict[tuple[str, str], int] = {}
-        for position, row in enumerate(ranked, start=1):
-            text = (row[1], row[2])
+        keys = []
+        for row in ranked:
+            text = (row.title, row.body)
             seen[text] = seen.get(text, 0) + 1
             key = (*text, seen[text])
             rows.setdefault(key, row)
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
+            keys.append(key)
+        keyed.append(keys)
+    scores = reciprocal_rank(keyed, k)
     # sorted() is stable: on equal scores the words' order comes first
     return [rows[key] for key in sorted(rows, key=lambda key: -scores[key])]
 
 
 def format_recall(rows: Sequence[RecallRow], now: int) -> str:
-    """At most 8 memories and 4,096 characters of them, fenced; empty when nothing was found.
+    """At most RECALL_MAX_MEMORIES memories and RECALL_MAX_CHARS characters of them, fenced; empty when nothing was
+    found.
 
     Each row is (type, title, body, source, last_confirmed_at, flagged), best match first.
     """

@@ -48,7 +48,7 @@ def _members(vocabulary: type[_E]) -> dict[str, _E]:
 
 def _choice(kind: str, value: object, vocabulary: type[_E]) -> _E:
     """The member of `vocabulary` named by `value` (spaces and case ignored)."""
-    member = _members(vocabulary).get(str(value).strip().lower())
+    member: _E | None = _members(vocabulary).get(str(value).strip().lower())
     if member is None:
         options = ", ".join(m.value for m in vocabulary)
         raise ValidationError(f"Unknown {kind} {_preview(str(value))!r}; choose one of: {options}.")
@@ -93,17 +93,18 @@ def check_text(field: str, value: str, max_chars: int) -> str:
 
 
 def check_title(value: str) -> str:
-    """A title of 1-120 characters."""
+    """A title of 1 to TITLE_MAX_CHARS characters."""
     return check_text("title", value, TITLE_MAX_CHARS)
 
 
 def check_body(value: str) -> str:
-    """A body of 1-800 characters."""
+    """A body of 1 to BODY_MAX_CHARS characters."""
     return check_text("body", value, BODY_MAX_CHARS)
 
 
 def check_topic_key(value: str | None) -> str | None:
-    """A topic key of up to 80 characters (secrets redacted, like the title and body), or None when blank."""
+    """A topic key of up to TOPIC_KEY_MAX_CHARS characters (secrets redacted, like the title and body), or None when
+    blank."""
     if value is None or not str(value).strip():
         return None
     # Redacted after the check, then kept within the limit: a marker can be longer than the secret it replaced.
@@ -112,7 +113,7 @@ def check_topic_key(value: str | None) -> str | None:
 
 
 def clamp_confidence(value: float | None) -> float:
-    """Confidence clamped to 0.1-1; missing or not a finite number gives 0.6."""
+    """Confidence clamped to CONFIDENCE_MIN..CONFIDENCE_MAX; missing or not a finite number gives the default."""
     if value is None or isinstance(value, bool):
         return CONFIDENCE_DEFAULT
     try:
@@ -125,7 +126,8 @@ def clamp_confidence(value: float | None) -> float:
 
 
 def check_files(values: Iterable[str]) -> tuple[str, ...]:
-    """Paths or globs: trimmed, distinct, non-empty, each of bounded length, at most 50; secrets redacted."""
+    """Paths or globs: trimmed, distinct, non-empty, each of bounded length, at most FILES_MAX_COUNT; secrets
+    redacted."""
     files: list[str] = []
     for value in values:
         path = str(value).strip()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 CLAUDE_BIN_ENV = "ORCMEM_CLAUDE_BIN"  # the claude command to run for distillation (default: `claude` on PATH)
 CODEX_BIN_ENV = "ORCMEM_CODEX_BIN"
-TIMEOUT_ENV = "ORCMEM_DISTILL_TIMEOUT"  # seconds one distillation call may take (default: the seed's 180)
+TIMEOUT_ENV = "ORCMEM_DISTILL_TIMEOUT"  # seconds one distillation call may take (default: GENERATOR_TIMEOUT_S)
 
 
 def _timeout(env: Mapping[str, str]) -> float:
@@ -80,7 +80,7 @@ def agent_probe(service: MemoryService, env: Mapping[str, str]) -> AgentCli:
     """Asks the agent CLIs about sign-in and models, caching the answers beside the profile database."""
     from orcmem.extract.agent_cli import AgentCli
 
-    return AgentCli(Path(service.store.db.path).parent / AGENT_CLI_CACHE, env)
+    return AgentCli(service.home / AGENT_CLI_CACHE, env)
 
 
 def _found_running(run: Run) -> list[str]:

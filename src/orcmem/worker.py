@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import logging
-import math
 import os
 import signal
 import subprocess
@@ -16,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from orcmem.extract.runner import stop_all_processes
-from orcmem.models.constants import IDLE_MINUTES_DEFAULT, MAX_CONCURRENT_EXTRACTIONS, SETTING_IDLE_MINUTES
+from orcmem.models.constants import MAX_CONCURRENT_EXTRACTIONS
 from orcmem.service import MemoryService
 from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
 
@@ -113,18 +112,6 @@ def spawn_worker(home: Path) -> None:
         )
 
 
-def idle_ms(service: MemoryService) -> int:
-    """How long a session must be idle before it is distilled, in milliseconds."""
-    raw = service.store.settings.get(SETTING_IDLE_MINUTES)
-    try:
-        minutes = float(raw) if raw is not None else IDLE_MINUTES_DEFAULT
-    except ValueError:
-        minutes = IDLE_MINUTES_DEFAULT
-    if not math.isfinite(minutes) or minutes < 0:  # a value stored by an older orcmem: "nan" meant "at once"
-        minutes = IDLE_MINUTES_DEFAULT
-    return int(minutes * 60_000)
-
-
 def drain(learning: Learning, generators: GeneratorFactory, *, pid: int | None = None) -> list[JobOutcome]:
     """Run queued jobs, two at a time at most (across processes), until none is left to claim."""
     me = pid or os.getpid()
@@ -185,7 +172,7 @@ def run(
     learning = learning or Learning(service)
     outcomes: list[JobOutcome] = []
     while True:
-        wait = idle_ms(service)
+        wait = learning.idle_ms()
         learning.sweep_idle(wait)
         done = drain(learning, generators)
         outcomes.extend(done)
@@ -195,25 +182,19 @@ def run(
         if deadline is None or learning.extraction_allowed() is not None:
             if service.pump is not None:
                 service.pump.wait(EMBED_WAIT_S)  # the vectors of what this worker saved, before it exits
-            if _jobs_left(service):
+            if learning.untaken_jobs():
                 continue  # queued while this worker ran: their hooks saw it running and started no other worker
             break
-        _wait_for_work(service, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
+        _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
     return outcomes
 
 
-def _wait_for_work(service: MemoryService, seconds: float, clock_sleep: Callable[[float], None]) -> None:
+def _wait_for_work(learning: Learning, seconds: float, clock_sleep: Callable[[float], None]) -> None:
     """Sleep up to `seconds`, waking as soon as another process queues a job (a session ended meanwhile)."""
     waited = 0.0
     while waited < seconds:
         step = min(WAKE_POLL_S, seconds - waited)
         clock_sleep(step)
         waited += step
-        if _jobs_left(service):
+        if learning.untaken_jobs():
             return
-
-
-def _jobs_left(service: MemoryService) -> bool:
-    """Queued jobs that no running job's worker will take next (fewer than the maximum run)."""
-    counts = service.store.jobs.counts()
-    return counts.get("queued", 0) > 0 and counts.get("running", 0) < MAX_CONCURRENT_EXTRACTIONS

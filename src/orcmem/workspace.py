@@ -89,10 +89,10 @@ def _git_common_dir(dot_git: str) -> str | None:
     git_dir = os.path.realpath(os.path.join(worktree, first_line.removeprefix("gitdir:").strip()))
     common = _read_first_line(os.path.join(git_dir, "commondir"))
     if common is None:  # a submodule or a separate git dir: it must not be another working tree's own .git
-        claimed = _core_worktree(git_dir)
-        if claimed is None and os.path.basename(git_dir) == ".git":
-            claimed = os.path.dirname(git_dir)
-        return git_dir if claimed in (None, os.path.realpath(worktree)) else None
+        owner = _core_worktree(git_dir)
+        if owner is None and os.path.basename(git_dir) == ".git":
+            owner = os.path.dirname(git_dir)
+        return git_dir if owner in (None, os.path.realpath(worktree)) else None
     record = _read_first_line(os.path.join(git_dir, "gitdir"))  # a linked worktree's way back to its .git file
     if record is None or os.path.realpath(os.path.join(git_dir, record)) != os.path.realpath(dot_git):
         return None

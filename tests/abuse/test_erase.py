@@ -9,7 +9,7 @@ import pytest
 
 from orcmem.models import Project
 from orcmem.service import MemoryService
-from tests.conftest import user_memory
+from tests.helpers import user_memory
 
 
 def marker() -> str:

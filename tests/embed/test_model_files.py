@@ -19,7 +19,6 @@ from orcmem.embed import (
     ensure_model,
     install_from,
     model_dir_problem,
-    verify_model_dir,
 )
 from orcmem.embed.staging import staging_prefix
 from tests.embed.support import (
@@ -81,7 +80,7 @@ def test_a_good_archive_installs_and_verifies(tmp_path: Path, server: Server, fa
     seen: list[tuple[int, int]] = []
     folder = ensure_model(models, source, progress=lambda d, t: seen.append((d, t)))
     assert folder == models / "fake-model"
-    assert verify_model_dir(folder, fake_pins)
+    assert model_dir_problem(folder, fake_pins) is None
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == FAKE_FILES
     # The archive is deleted once unpacked: the verified folder is the steady state.
     assert leftovers(models) == ["fake-model"]
@@ -100,7 +99,7 @@ def test_only_pinned_files_are_kept(tmp_path: Path, server: Server, fake_pins: M
 def test_an_archive_with_files_at_its_root_installs(tmp_path: Path, server: Server, fake_pins: ModelPins) -> None:
     data = tar_gz(list(FAKE_FILES.items()))
     folder = ensure_model(tmp_path, archive_source(fake_pins, server, data))
-    assert verify_model_dir(folder, fake_pins)
+    assert model_dir_problem(folder, fake_pins) is None
 
 
 def test_a_wrong_archive_hash_is_refused_and_nothing_is_left(
@@ -183,7 +182,7 @@ def test_a_corrupted_model_folder_is_deleted_and_replaced(tmp_path: Path, server
     assert model_dir_problem(folder, fake_pins) == "model.onnx does not match its pinned SHA-256"
 
     assert ensure_model(tmp_path, source) == folder
-    assert verify_model_dir(folder, fake_pins)
+    assert model_dir_problem(folder, fake_pins) is None
     assert not (folder / "stray-file").exists()
     assert server.requests == ["/model.tar.gz", "/model.tar.gz"]
     assert leftovers(tmp_path) == ["fake-model"]
@@ -271,7 +270,7 @@ def test_install_from_a_local_archive(tmp_path: Path, fake_pins: ModelPins) -> N
     archive.write_bytes(fake_model_archive())
     models = tmp_path / "models"
     folder = install_from(archive, models, fake_pins)
-    assert verify_model_dir(folder, fake_pins)
+    assert model_dir_problem(folder, fake_pins) is None
     assert archive.exists()  # the user's own file is left alone
     assert leftovers(models) == ["fake-model"]
 
@@ -282,7 +281,7 @@ def test_install_from_an_unpacked_folder(tmp_path: Path, fake_pins: ModelPins) -
     for name, data in FAKE_FILES.items():
         (source / name).write_bytes(data)
     folder = install_from(source, tmp_path / "models", fake_pins)
-    assert verify_model_dir(folder, fake_pins)
+    assert model_dir_problem(folder, fake_pins) is None
     assert sorted(p.name for p in source.iterdir()) == sorted(FAKE_FILES)  # copied, not moved
 
 
@@ -297,7 +296,7 @@ def test_install_from_refuses_altered_files_and_keeps_the_good_folder(tmp_path: 
         (bad / name).write_bytes(data + b"!")
     with pytest.raises(ModelError, match="does not match its pinned SHA-256"):
         install_from(bad, models, fake_pins)
-    assert verify_model_dir(folder, fake_pins)
+    assert model_dir_problem(folder, fake_pins) is None
     assert leftovers(models) == ["fake-model"]
 
 

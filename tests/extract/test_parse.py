@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orcmem.extract import ExtractedMemory, ExtractedSummary, Extraction, parse_extraction
-from orcmem.extract.constants import EXTRACTION_TYPES
+from orcmem.models.constants import EXTRACTION_TYPES
 
 
 def memory(**fields: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from orcmem.extract import OUTPUT_SCHEMA, SYSTEM, build_prompt, output_schema
-from orcmem.extract.constants import EXTRACTION_TYPES
+from orcmem.models.constants import EXTRACTION_TYPES
 
 SEED_SYSTEM = (
     "You distill a finished coding-agent run into durable memory for future runs on the same project.\n"

@@ -22,7 +22,6 @@ from orcmem.embed import (
     load_embedder,
     model_dir,
     model_dir_problem,
-    verify_model_dir,
 )
 from orcmem.embed.model_files import sha256_file
 from tests.faults.support import ARCHIVE_PATH, ArchiveServer, orcmem
@@ -109,5 +108,5 @@ def test_the_cli_repairs_a_tampered_model_from_its_source_before_searching(
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)
     assert hits[0]["id"] == memory_id and hits[0]["explain"]["meaning_rank"] == 1
-    assert verify_model_dir(folder, MINILM_INT8_PINS)
+    assert model_dir_problem(folder, MINILM_INT8_PINS) is None
     assert json.loads(orcmem(project_dir, "model", "status", "--json").stdout)["installed"] is True

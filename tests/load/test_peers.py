@@ -63,7 +63,7 @@ def test_plain_bm25_ranks_the_matching_document_first_and_drops_non_matches() ->
 def test_mem0_stores_raw_memories_and_searches_them_with_the_given_embedder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.embed import HashingEmbedder
+    from tests.embedders import HashingEmbedder
 
     for name, value in peers_offline.OFFLINE_ENV.items():
         monkeypatch.setenv(name, value)

@@ -9,7 +9,7 @@ from orcmem.errors import StoreError
 from orcmem.mcp_server import ToolsBox, build_server
 from orcmem.service import MemoryService
 from orcmem.service.agent_tools import AgentTools
-from tests.mcp.conftest import MakeTools
+from tests.helpers import MakeTools
 
 
 @pytest.mark.anyio

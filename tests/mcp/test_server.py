@@ -15,8 +15,8 @@ from orcmem.service import MemoryService
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.tasks import Tasks
 from orcmem.store.grants import GrantRepository
-from tests.conftest import user_memory
-from tests.mcp.conftest import Elicitor, MakeTools, answer
+from tests.helpers import MakeTools, user_memory
+from tests.mcp.support import Elicitor, answer
 
 pytestmark = pytest.mark.anyio
 

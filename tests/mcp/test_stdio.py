@@ -16,7 +16,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from orcmem.mcp_server.wire import HANDSHAKE_VERSIONS, StdioWire, initialize_result
 from orcmem.service import MemoryService
-from tests.mcp.conftest import Elicitor, answer
+from tests.mcp.support import Elicitor, answer
 
 SERVER = (
     "import sys; from pathlib import Path; from orcmem.mcp_server import run_stdio; "

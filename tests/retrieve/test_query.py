@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from orcmem.models import Project
 from orcmem.retrieve import fts_query, query_terms
 from orcmem.service import MemoryService
-from tests.conftest import user_memory
+from tests.helpers import user_memory
 
 
 def test_reference_example() -> None:

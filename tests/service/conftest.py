@@ -11,7 +11,7 @@ from orcmem.models import Project
 from orcmem.service import MemoryService
 from orcmem.store import Store
 from orcmem.workspace import locate
-from tests.conftest import Clock, user_memory
+from tests.helpers import Clock, user_memory
 
 Embedded = tuple[MemoryService, Project, list[str]]
 

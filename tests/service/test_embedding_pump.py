@@ -9,8 +9,8 @@ import pytest
 from orcmem.service import MemoryService
 from orcmem.store import Store
 from orcmem.workspace import locate
-from tests.conftest import Clock, user_memory
 from tests.fakes import SynonymEmbedder
+from tests.helpers import Clock, user_memory
 
 
 @pytest.fixture

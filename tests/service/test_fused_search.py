@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import FailingEmbedder, StalledEmbedder, WorkerEmbedder
+from orcmem.embed import WorkerEmbedder
 from orcmem.models import NewMemory, Source
 from orcmem.models.constants import RRF_K
 from orcmem.service import MemoryService
 from orcmem.store import Store
 from orcmem.workspace import locate
-from tests.conftest import Clock, user_memory
+from tests.embedders import FailingEmbedder, StalledEmbedder
 from tests.fakes import SynonymEmbedder
+from tests.helpers import Clock, user_memory
 
 
 def make_service(home: Path, clock: Clock, embedder) -> MemoryService:

@@ -13,8 +13,8 @@ from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
 from orcmem.service.tasks import Tasks
 from orcmem.store import Run
-from orcmem.store.ledger import JOB_LEASE_MS
-from tests.conftest import user_memory
+from orcmem.store.jobs import JOB_LEASE_MS
+from tests.helpers import user_memory
 
 ANSWER = {
     "summary": {

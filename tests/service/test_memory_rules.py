@@ -11,7 +11,7 @@ from orcmem.errors import MemoryOffError, NotFoundError, OwnershipError, Validat
 from orcmem.models import MemoryFilter, NewMemory, Scope, Source, Status
 from orcmem.service import MemoryService
 from orcmem.workspace import locate
-from tests.conftest import Clock, user_memory
+from tests.helpers import Clock, user_memory
 
 
 def agent_memory(title: str = "Agent finding", body: str = "details", **kw) -> NewMemory:
@@ -242,20 +242,15 @@ def test_forget_removes_row_search_entry_and_files(service: MemoryService, proje
 
 
 def test_deleting_runs_and_tasks_never_deletes_memories(service: MemoryService, project) -> None:
-    db = service.store.db
-    with db.transaction():
-        db.query(
-            "INSERT INTO tasks (id, project_id, title, created_at, updated_at) VALUES ('t1', ?, 'T', 0, 0)",
-            (project.id,),
-        )
-        db.query(
-            "INSERT INTO runs (id, project_id, task_id, agent, started_at) VALUES ('r1', ?, 't1', 'claude', 0)",
-            (project.id,),
-        )
-    memory = service.record(project, agent_memory(source_run_id="r1", source_task_id="t1")).memory
-    with db.transaction():
-        db.query("DELETE FROM runs WHERE id = 'r1'")
-        db.query("DELETE FROM tasks WHERE id = 't1'")
+    task = service.store.tasks.add(project.id, "T", None, now=0)
+    run = service.store.runs.for_session(
+        project_id=project.id, agent="claude", session_id="s1", transcript_path=None, cwd=None, now=0
+    )
+    service.store.runs.link_task(run.id, task.id, "task")
+    memory = service.record(project, agent_memory(source_run_id=run.id, source_task_id=task.id)).memory
+    service.store.runs.delete(run.id)
+    with service.store.db.transaction():  # tasks are never deleted by orcmem itself; a person may, with SQL
+        service.store.db.query("DELETE FROM tasks WHERE id = ?", (task.id,))
     kept = service.get(project, memory.id)
     assert kept.source_run_id is None and kept.source_task_id is None
 

@@ -8,7 +8,7 @@ import pytest
 
 from orcmem.retrieve import query_terms
 from orcmem.workspace import locate
-from tests.conftest import user_memory
+from tests.helpers import user_memory
 
 MEMORIES = [
     ("The car will not start in winter", "The battery drains overnight when it is freezing outside."),

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from orcmem.embed.fakes import HashingEmbedder
 from orcmem.mcp_server import build_server
 from orcmem.models import Scope
 from orcmem.recall import CONTEXT_TAG, RECALL_HEADER
@@ -17,7 +16,8 @@ from orcmem.service import MemoryService
 from orcmem.service.agent_tools import AgentTools
 from orcmem.store import Store
 from orcmem.workspace import locate
-from tests.conftest import Clock, user_memory
+from tests.embedders import HashingEmbedder
+from tests.helpers import Clock, user_memory
 
 CAR = ("The car will not start in winter", "The battery drains overnight when it is freezing outside.")
 MEMORIES = [

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.errors import ValidationError
 from orcmem.models import Project
 from orcmem.service import MemoryService
 from orcmem.workspace import locate
-from tests.conftest import user_memory
+from tests.helpers import user_memory
 
 DIMS = 384
 
@@ -101,5 +102,5 @@ def test_vectors_of_another_model_are_never_mixed(service: MemoryService, projec
 
 
 def test_a_wrong_dimension_is_refused(service: MemoryService, project: Project, stored: list[str]) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValidationError):
         service.store.vectors.put(stored[0], [0.1] * 10, "model-a", 0)

@@ -10,6 +10,7 @@ from typing import Any
 
 from orcmem.models import NewMemory, Project, Source
 from orcmem.service import MemoryService
+from tests.helpers import FakeKeyring  # noqa: F401  (the web tests' fakes live here)
 
 TOKEN = "test-launch-token-0123456789"
 BASE = "http://127.0.0.1:8765"
@@ -50,36 +51,6 @@ def seed(service: MemoryService, project: Project, count: int, *, days: float = 
 def form(**fields: str) -> dict[str, str]:
     """Form fields of a change, with the launch token."""
     return {"token": TOKEN, **fields}
-
-
-class FakeKeyring:
-    """An in-memory stand-in for the keyring module; `broken` makes every call fail like a locked keychain."""
-
-    class errors:  # noqa: N801 - mirrors keyring.errors
-        class PasswordDeleteError(Exception):
-            """Nothing was stored under that name."""
-
-    def __init__(self) -> None:
-        self.secrets: dict[tuple[str, str], str] = {}
-        self.broken = False
-
-    def _check(self) -> None:
-        if self.broken:
-            raise RuntimeError("the secret service is locked")
-
-    def get_password(self, service: str, account: str) -> str | None:
-        self._check()
-        return self.secrets.get((service, account))
-
-    def set_password(self, service: str, account: str, value: str) -> None:
-        self._check()
-        self.secrets[(service, account)] = value
-
-    def delete_password(self, service: str, account: str) -> None:
-        self._check()
-        if (service, account) not in self.secrets:
-            raise self.errors.PasswordDeleteError("nothing stored")
-        del self.secrets[(service, account)]
 
 
 @dataclass

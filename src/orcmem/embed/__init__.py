@@ -6,9 +6,7 @@ urllib/tarfile only when a model is downloaded or unpacked.
 
 from orcmem.embed.archive import safe_extract
 from orcmem.embed.download import Progress, download_archive
-from orcmem.embed.embedder import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS, Embedder, FastEmbedEmbedder, load_embedder
-from orcmem.embed.errors import ModelError
-from orcmem.embed.fakes import FailingEmbedder, HashingEmbedder, StalledEmbedder
+from orcmem.embed.embedder import Embedder, FastEmbedEmbedder, load_embedder
 from orcmem.embed.model_files import (
     MINILM_ARCHIVE,
     MINILM_PINS,
@@ -19,11 +17,12 @@ from orcmem.embed.model_files import (
     install_from,
     model_dir,
     model_dir_problem,
-    verify_model_dir,
 )
 from orcmem.embed.pypi_source import MINILM_INT8_PINS, MINILM_INT8_PYPI, PackageFile, PackageSource
-from orcmem.embed.sources import MODEL_SOURCES, source_for
+from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.embed.worker import WorkerEmbedder, worker_embedder
+from orcmem.errors import ModelError
+from orcmem.models.constants import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS
 
 __all__ = [
     "EMBEDDING_DIMENSIONS",
@@ -35,16 +34,13 @@ __all__ = [
     "MODEL_SOURCES",
     "ArchiveSource",
     "Embedder",
-    "FailingEmbedder",
     "FastEmbedEmbedder",
-    "HashingEmbedder",
     "ModelError",
     "ModelPins",
     "ModelSource",
     "PackageFile",
     "PackageSource",
     "Progress",
-    "StalledEmbedder",
     "WorkerEmbedder",
     "download_archive",
     "ensure_model",
@@ -53,7 +49,5 @@ __all__ = [
     "model_dir",
     "model_dir_problem",
     "safe_extract",
-    "source_for",
-    "verify_model_dir",
     "worker_embedder",
 ]

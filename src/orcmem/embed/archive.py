@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from orcmem.embed.errors import ModelError
+from orcmem.errors import ModelError
 from orcmem.models.constants import (
     MODEL_ARCHIVE_MAX_ENTRIES,
     MODEL_ARCHIVE_MAX_ENTRY_BYTES,

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from orcmem.embed.download import Progress
-from orcmem.embed.errors import ModelError
 from orcmem.embed.model_files import MINILM_ARCHIVE, ModelPins, ModelSource, ensure_model, model_dir, model_dir_problem
+from orcmem.errors import ModelError
 from orcmem.models.constants import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS
 from orcmem.models.constants import EMBED_MAX_TOKENS as MAX_TOKENS
 
@@ -38,6 +38,27 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str, timeout: float | None = None) -> list[float] | None:
         """The vector of a search query, or None if it is not ready within `timeout` seconds (if the embedder waits)."""
+        ...
+
+    def embed_query_here(self, text: str) -> list[float] | None:
+        """The query's vector computed on the calling thread, or None when that cannot be done now."""
+        ...
+
+    @property
+    def ready(self) -> bool:
+        """Whether the model has loaded (a query is answered without waiting for a load)."""
+        ...
+
+    def start(self) -> None:
+        """Begin loading the model in the background (nothing when it is loaded)."""
+        ...
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait up to `timeout` seconds for the model; whether it loaded."""
+        ...
+
+    def close(self) -> None:
+        """Release the model; later calls may answer None."""
         ...
 
 
@@ -106,6 +127,25 @@ class FastEmbedEmbedder:
     def embed_query(self, text: str, timeout: float | None = None) -> list[float]:
         """The unit vector of one query, embedded like a document (no prefix); runs inline, so `timeout` is unused."""
         return self.embed_documents([text])[0]
+
+    def embed_query_here(self, text: str) -> list[float]:
+        """`embed_query` (it always runs on the calling thread)."""
+        return self.embed_query(text)
+
+    @property
+    def ready(self) -> bool:
+        """Always: the model loaded when this object was made."""
+        return True
+
+    def start(self) -> None:
+        """Nothing to do: the model is loaded."""
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Ready at once."""
+        return True
+
+    def close(self) -> None:
+        """Nothing to stop: the model is freed with this object."""
 
 
 def load_embedder(

@@ -18,8 +18,8 @@ from typing import Protocol
 
 from orcmem.embed.archive import safe_extract
 from orcmem.embed.download import Progress, download_archive
-from orcmem.embed.errors import ModelError
 from orcmem.embed.staging import commit_dir, discard_dir, install_lock, remove_leftovers, staging_dir
+from orcmem.errors import ModelError
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -130,11 +130,6 @@ def model_dir_problem(folder: Path, pins: ModelPins = MINILM_PINS) -> str | None
         if sha256_file(folder / relative) != expected:
             return f"{relative} does not match its pinned SHA-256"
     return None
-
-
-def verify_model_dir(folder: Path, pins: ModelPins = MINILM_PINS) -> bool:
-    """True if every pinned file of `pins` is in `folder` and hashes right."""
-    return model_dir_problem(folder, pins) is None
 
 
 def ensure_model(models_dir: Path, source: ModelSource = MINILM_ARCHIVE, progress: Progress | None = None) -> Path:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orcmem.embed.download import Progress
-from orcmem.embed.errors import ModelError
 from orcmem.embed.model_files import ModelPins
+from orcmem.errors import ModelError
 
 
 @dataclass(frozen=True)

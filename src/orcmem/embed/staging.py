@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,27 +83,9 @@ def _remove(entry: Path) -> None:
         entry.unlink(missing_ok=True)
 
 
-if sys.platform == "win32":
-    import msvcrt
+def _lock(handle: IO[bytes]) -> None:
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
 
-    def _lock(handle: IO[bytes]) -> None:
-        handle.seek(0)
-        while True:
-            try:
-                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-                return
-            except OSError:
-                continue  # LK_LOCK gives up after ten seconds; an install can take longer
 
-    def _unlock(handle: IO[bytes]) -> None:
-        handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(handle: IO[bytes]) -> None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-
-    def _unlock(handle: IO[bytes]) -> None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+def _unlock(handle: IO[bytes]) -> None:
+    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

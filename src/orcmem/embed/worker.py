@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from orcmem.embed.download import Progress
-from orcmem.embed.embedder import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS, Embedder, load_embedder
-from orcmem.embed.errors import ModelError
+from orcmem.embed.embedder import Embedder, load_embedder
 from orcmem.embed.model_files import MINILM_ARCHIVE, ModelSource
-from orcmem.errors import OrcmemError
-from orcmem.models.constants import QUERY_EMBED_TIMEOUT_S
+from orcmem.errors import ModelError, OrcmemError
+from orcmem.models.constants import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS, QUERY_EMBED_TIMEOUT_S
 
 CLOSE_TIMEOUT_S = 5.0
 
@@ -152,7 +151,8 @@ class WorkerEmbedder:
             model = self._shared if self._state == _READY else None
         if model is None:
             return None
-        return self._embed(model, [text], query=True)
+        vector: list[float] | None = self._embed(model, [text], query=True)
+        return vector
 
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """Refuse new work, answer pending calls with None, and wait at most `timeout` seconds for the thread."""
@@ -330,9 +330,8 @@ def _check_model(model: Embedder, model_id: str, dimensions: int) -> None:
 
 def _as_floats(vector: Any) -> list[float]:
     """A plain list of floats from a list or a numpy row."""
-    if hasattr(vector, "tolist"):
-        return vector.tolist()
-    return [float(value) for value in vector]
+    values = vector.tolist() if hasattr(vector, "tolist") else vector
+    return [float(value) for value in values]
 
 
 def _load_failure(exc: BaseException) -> str:

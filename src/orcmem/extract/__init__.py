@@ -12,13 +12,10 @@ if TYPE_CHECKING:
     from orcmem.extract.claude_cli import ClaudeCliGenerator, claude_argv, read_claude_output
     from orcmem.extract.codex_cli import CodexCliGenerator, codex_argv, pick_codex_model
     from orcmem.extract.digest import (
-        READ_KINDS,
         Digest,
         build_digest,
         is_empty,
-        opening_request,
         render_digest,
-        select_events,
     )
     from orcmem.extract.generator import Generator, GeneratorResult
     from orcmem.extract.parse import ExtractedMemory, ExtractedSummary, Extraction, parse_extraction
@@ -28,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OUTPUT_SCHEMA",
-    "READ_KINDS",
     "SYSTEM",
     "AnthropicApiGenerator",
     "ClaudeCliGenerator",
@@ -48,7 +44,6 @@ __all__ = [
     "codex_argv",
     "describe_extraction",
     "is_empty",
-    "opening_request",
     "output_schema",
     "parse_extraction",
     "pick_codex_model",
@@ -57,7 +52,6 @@ __all__ = [
     "render_earlier",
     "resolve_generator",
     "run_process",
-    "select_events",
 ]
 
 __getattr__ = lazy_getattr(
@@ -71,13 +65,10 @@ __getattr__ = lazy_getattr(
         "CodexCliGenerator": "orcmem.extract.codex_cli",
         "codex_argv": "orcmem.extract.codex_cli",
         "pick_codex_model": "orcmem.extract.codex_cli",
-        "READ_KINDS": "orcmem.extract.digest",
         "Digest": "orcmem.extract.digest",
         "build_digest": "orcmem.extract.digest",
         "is_empty": "orcmem.extract.digest",
-        "opening_request": "orcmem.extract.digest",
         "render_digest": "orcmem.extract.digest",
-        "select_events": "orcmem.extract.digest",
         "Generator": "orcmem.extract.generator",
         "GeneratorResult": "orcmem.extract.generator",
         "ExtractedMemory": "orcmem.extract.parse",

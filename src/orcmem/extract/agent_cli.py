@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from orcmem.extract.runner import run_process
+from orcmem.extract.runner import ProcessOutcome, run_process
 
 PROBE_TIMEOUT_S = 5.0
 SIGNED_IN_TTL_S = 3600.0
@@ -125,7 +125,8 @@ class AgentCli:
         provider = codex_config(self.env).get("model_provider")
         return isinstance(provider, str) and provider != "openai"
 
-    def _run(self, argv: list[str]):  # noqa: ANN202 - a ProcessOutcome, or None when it did not finish
+    def _run(self, argv: list[str]) -> ProcessOutcome | None:
+        """What the CLI said, or None when it did not start or finish in time."""
         with tempfile.TemporaryDirectory(prefix="orcmem-probe-") as workdir:
             outcome = run_process(argv, "", cwd=workdir, env={**self.env, "NO_COLOR": "1"}, timeout=PROBE_TIMEOUT_S)
         if outcome.start_error is not None or outcome.timed_out:

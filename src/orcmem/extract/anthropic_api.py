@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from orcmem.extract.constants import API_MAX_TOKENS, GENERATOR_TIMEOUT_S
+from orcmem.extract.constants import API_MAX_TOKENS
 from orcmem.extract.generator import GeneratorResult
-from orcmem.models.constants import DEFAULT_CLAUDE_MODEL
+from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
 
 
 def anthropic_available() -> bool:

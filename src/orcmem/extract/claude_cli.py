@@ -13,13 +13,11 @@ from orcmem.extract.constants import (
     CLAUDE_BINARY,
     CLAUDE_DISABLE_HOOKS_SETTINGS,
     CLAUDE_DISALLOWED_TOOLS,
-    DISTILLING_ENV_VAR,
-    GENERATOR_TIMEOUT_S,
     TEMP_DIR_PREFIX,
 )
 from orcmem.extract.generator import GeneratorResult, clip
 from orcmem.extract.runner import ProcessOutcome, run_process
-from orcmem.models.constants import DEFAULT_CLAUDE_MODEL
+from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, DISTILLING_ENV_VAR, GENERATOR_TIMEOUT_S
 
 
 def claude_argv(binary: str, model: str, launcher: Sequence[str] = ()) -> list[str]:

@@ -10,17 +10,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from orcmem.extract.agent_cli import codex_config
-from orcmem.extract.constants import (
-    CODEX_BINARY,
-    CODEX_MODEL_HINTS,
-    DISTILLING_ENV_VAR,
-    GENERATOR_OUTPUT_MAX_BYTES,
-    GENERATOR_TIMEOUT_S,
-    TEMP_DIR_PREFIX,
-)
+from orcmem.extract.constants import CODEX_BINARY, CODEX_MODEL_HINTS, GENERATOR_OUTPUT_MAX_BYTES, TEMP_DIR_PREFIX
 from orcmem.extract.generator import GeneratorResult, clip
 from orcmem.extract.prompt import output_schema_json
 from orcmem.extract.runner import ProcessOutcome, run_process
+from orcmem.models.constants import DISTILLING_ENV_VAR, GENERATOR_TIMEOUT_S
 
 SCHEMA_FILE = "schema.json"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # a TOML bare key: what a dotted `-c` path can name

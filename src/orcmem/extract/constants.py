@@ -4,26 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-# The seed's numbers live in orcmem.models.constants; they are named here too for the modules of this package.
-from orcmem.models.constants import (  # noqa: F401
-    AGENT_SAID_MAX,
-    DIGEST_MAX_CHARS,
-    DIGEST_MESSAGE_SEPARATOR,
-    DIGEST_TRUNCATION_MARK,
-    DISTILLING_ENV_VAR,
-    EXTRACTED_FILES_MAX,
-    EXTRACTED_MEMORIES_MAX,
-    EXTRACTED_OUTCOME_DEFAULT,
-    EXTRACTION_FALLBACK_TYPE,
-    EXTRACTION_TYPES,
-    FILES_TOUCHED_MAX,
-    GENERATOR_TIMEOUT_S,
-    OPENING_REQUEST_SCAN,
-    TOOL_LINES_MAX,
-    TOOL_OUTPUT_MAX_CHARS,
-)
-
-# --- Generators (reference §8) --------------------------------------------------------------------------------
+# --- Generators (docs/learning.md, Who distils) -------------------------------------------------------------------
 GENERATOR_OUTPUT_MAX_BYTES: Final = 16 * 1024 * 1024  # of stdout or stderr read back
 GENERATOR_KILL_GRACE_S: Final = 2.0  # after SIGTERM to the process group, before SIGKILL
 GENERATOR_ERROR_MAX_CHARS: Final = 600  # an error message quotes at most this much of what a CLI said
@@ -34,7 +15,7 @@ CODEX_MODEL_HINTS: Final = ("spark", "mini", "nano")  # the first listed model w
 API_MAX_TOKENS: Final = 2000
 TEMP_DIR_PREFIX: Final = "orcmem-distill-"
 
-# --- Providers (reference §7) ---------------------------------------------------------------------------------
+# --- Providers (docs/learning.md, Who distils) --------------------------------------------------------------------
 AGENT_NAMES: Final[dict[str, str]] = {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
 CLAUDE_BINARY: Final = "claude"
 CODEX_BINARY: Final = "codex"

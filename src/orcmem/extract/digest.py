@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from orcmem.extract.constants import (
+from orcmem.models.constants import (
     AGENT_SAID_MAX,
     DIGEST_MAX_CHARS,
     DIGEST_MESSAGE_SEPARATOR,
     DIGEST_TRUNCATION_MARK,
     FILES_TOUCHED_MAX,
-    OPENING_REQUEST_SCAN,
     TOOL_LINES_MAX,
     TOOL_OUTPUT_MAX_CHARS,
 )
-from orcmem.models.constants import EXTRACTION_EVENT_LIMIT
 from orcmem.models.ledger import EventKind, LedgerEvent
 
-# What extraction reads from the ledger; compaction markers and anything else are left out.
-READ_KINDS: frozenset[EventKind] = frozenset(
-    {EventKind.MESSAGE, EventKind.TOOL_STARTED, EventKind.TOOL_COMPLETED, EventKind.FILE_CHANGED}
-)
-
-# JavaScript's \s, which the reference's digest uses, also matches U+FEFF; Python's does not.
+# JavaScript's \s (the whitespace the digest format in docs/learning.md collapses) also matches U+FEFF; Python's
+# does not.
 _WHITESPACE = re.compile(r"[\s\ufeff]+")
 
 
@@ -36,51 +30,6 @@ class Digest:
     assistant: list[str] = field(default_factory=list)
     tool_lines: list[str] = field(default_factory=list)
     files_touched: list[str] = field(default_factory=list)
-
-
-def is_user_message(event: LedgerEvent) -> bool:
-    """Whether the event is a message the user sent."""
-    return event.kind == EventKind.MESSAGE and event.role == "user"
-
-
-def opening_request(events: Iterable[LedgerEvent], scan: int = OPENING_REQUEST_SCAN) -> LedgerEvent | None:
-    """The run's first user message among its first `scan` messages, or None."""
-    seen = 0
-    for event in events:
-        if event.kind != EventKind.MESSAGE:
-            continue
-        if event.role == "user":
-            return event
-        seen += 1
-        if seen >= scan:
-            break
-    return None
-
-
-def _same_event(a: LedgerEvent, b: LedgerEvent) -> bool:
-    if a.message_id is not None and b.message_id is not None:
-        return a.message_id == b.message_id
-    return a == b
-
-
-def select_events(
-    events: Sequence[LedgerEvent],
-    limit: int = EXTRACTION_EVENT_LIMIT,
-    opening: LedgerEvent | None = None,
-) -> list[LedgerEvent]:
-    """The events a digest reads: the newest `limit` message, tool and file events, in order, with the opening
-    request put back first when the window left it out.
-
-    `events` is the run's events in order. `opening` is the opening request when the caller looked it up itself
-    (for example because `events` is already a window); otherwise it is found in `events` when the window cut it.
-    """
-    readable = [event for event in events if event.kind in READ_KINDS]
-    window = readable[-limit:] if limit > 0 else []
-    if opening is None and len(readable) > len(window):
-        opening = opening_request(readable)
-    if opening is not None and not any(_same_event(opening, event) for event in window):
-        return [opening, *window]
-    return window
 
 
 def tool_line(name: str, output: str, is_error: bool) -> str:

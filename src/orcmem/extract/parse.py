@@ -8,18 +8,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from orcmem.extract.constants import (
-    EXTRACTED_FILES_MAX,
-    EXTRACTED_MEMORIES_MAX,
-    EXTRACTED_OUTCOME_DEFAULT,
-    EXTRACTION_FALLBACK_TYPE,
-    EXTRACTION_TYPES,
-)
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_DEFAULT,
     CONFIDENCE_MAX,
     CONFIDENCE_MIN,
+    EXTRACTED_FILES_MAX,
+    EXTRACTED_MEMORIES_MAX,
+    EXTRACTED_OUTCOME_DEFAULT,
+    EXTRACTION_FALLBACK_TYPE,
+    EXTRACTION_TYPES,
     TITLE_MAX_CHARS,
 )
 from orcmem.redact import redact
@@ -52,7 +50,7 @@ class ExtractedMemory:
 
 @dataclass(frozen=True, slots=True)
 class Extraction:
-    """A parsed answer: the summary and the memories (0 to 6)."""
+    """A parsed answer: the summary and the memories (at most MAX_MEMORIES_PER_RUN)."""
 
     summary: ExtractedSummary = field(default_factory=ExtractedSummary)
     memories: tuple[ExtractedMemory, ...] = ()

@@ -1,4 +1,4 @@
-"""The extraction prompt (the seed's own text) and the JSON schema Codex is asked to follow."""
+"""The extraction prompt (shown in docs/learning.md) and the JSON schema Codex is asked to follow."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from orcmem.extract.constants import EXTRACTION_TYPES
+from orcmem.models.constants import EXTRACTION_TYPES
 
 SYSTEM = """You distill a finished coding-agent run into durable memory for future runs on the same project.
 Return ONLY minified JSON, no prose, no code fences, matching exactly:

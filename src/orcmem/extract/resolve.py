@@ -12,15 +12,9 @@ from orcmem.extract.agent_cli import LOGIN_HINTS
 from orcmem.extract.anthropic_api import AnthropicApiGenerator, anthropic_available
 from orcmem.extract.claude_cli import ClaudeCliGenerator
 from orcmem.extract.codex_cli import CodexCliGenerator, pick_codex_model
-from orcmem.extract.constants import (
-    AGENT_NAMES,
-    CLAUDE_BINARY,
-    CODEX_BINARY,
-    DEFAULT_CLAUDE_MODEL_LABEL,
-    GENERATOR_TIMEOUT_S,
-)
+from orcmem.extract.constants import AGENT_NAMES, CLAUDE_BINARY, CODEX_BINARY, DEFAULT_CLAUDE_MODEL_LABEL
 from orcmem.extract.generator import Generator
-from orcmem.models.constants import DEFAULT_CLAUDE_MODEL
+from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
 
 DISTILLING_AGENTS = ("claude", "codex")  # the agents whose CLI can summarize a run
 NO_API_KEY_REASON = "Add an Anthropic API key, or pick another provider."
@@ -255,21 +249,26 @@ def describe_extraction(
     if not enabled:
         return PAUSED_SENTENCE
     chosen = (provider or "auto").strip().lower()
-    settings = {
-        "models": models or {},
-        "has_key": has_api_key,
-        "api_key_error": api_key_error,
-        "claude_bin": claude_bin,
-        "codex_bin": codex_bin,
-        "codex_models": codex_models,
-        "probe": probe,
-    }
+
+    def plan_of(provider: str, agent: str | None) -> _Plan | str | None:
+        return _plan(
+            provider=provider,
+            agent=agent,
+            models=models or {},
+            has_key=has_api_key,
+            api_key_error=api_key_error,
+            claude_bin=claude_bin,
+            codex_bin=codex_bin,
+            codex_models=codex_models,
+            probe=probe,
+        )
+
     if chosen == "auto":
         covered: list[str] = []
         missing: list[str] = []
         reasons: list[str] = []
         for agent in DISTILLING_AGENTS:
-            plan = _plan(provider="auto", agent=agent, **settings)
+            plan = plan_of("auto", agent)
             if isinstance(plan, _Plan):
                 label = (plan.model or "its default model") if agent == "codex" else plan.label
                 covered.append(f"{agent_name(agent)} runs by {label}")
@@ -291,7 +290,7 @@ def describe_extraction(
             else:
                 sentence += f" {name} runs are not summarized because {name} is not installed."
         return sentence
-    plan = _plan(provider=chosen, agent=None, **settings)
+    plan = plan_of(chosen, None)
     if plan is None:
         return OFF_SENTENCE
     if isinstance(plan, str):

@@ -14,8 +14,9 @@ ORCMEM_CONTEXT_MARKER = "<orcmem-context"
 
 from orcmem.ingest.claude import parse_claude  # noqa: E402
 from orcmem.ingest.codex import parse_codex  # noqa: E402
-from orcmem.ingest.common import MAX_EVENT_TEXT, advance_turns  # noqa: E402
+from orcmem.ingest.common import advance_turns  # noqa: E402
 from orcmem.ingest.transcript import detect_agent, parse_transcript  # noqa: E402
+from orcmem.models.constants import MAX_EVENT_TEXT  # noqa: E402
 
 __all__ = [
     "MAX_EVENT_TEXT",

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from orcmem.ingest.common import (
     Record,
+    chunk_of,
     complete_lines,
-    count_turns,
     cut_text,
     read_records,
     string,
@@ -88,17 +88,7 @@ def parse_lines(lines: list[bytes], end_offset: int) -> TranscriptChunk:
     for index, parts in state.message_parts.items():
         state.events[index] = replace(state.events[index], text=cut_text("\n\n".join(parts)))
     title = next((state.titles[kind] for kind in _TITLE_ORDER if kind in state.titles), None)
-    return TranscriptChunk(
-        agent=Agent.CLAUDE,
-        events=state.events,
-        session_id=state.session_id,
-        cwd=state.cwd,
-        model=state.model,
-        title=title,
-        turns=count_turns(state.events),
-        end_offset=end_offset,
-        skipped_lines=skipped,
-    )
+    return chunk_of(Agent.CLAUDE, state, end_offset=end_offset, skipped_lines=skipped, title=title)
 
 
 def _handle(record: Record, state: _State) -> bool:
@@ -252,9 +242,9 @@ def _assistant(record: Record, state: _State) -> bool:
             continue
         block_type = block.get("type")
         if block_type == "text":
-            text = block.get("text")
-            if isinstance(text, str) and text.strip():
-                _add_text(text, message_id, at, sidechain, state)
+            said = block.get("text")
+            if isinstance(said, str) and said.strip():
+                _add_text(said, message_id, at, sidechain, state)
         elif block_type == "tool_use":
             _tool_use(block, message_id, at, sidechain, state)
     return True

@@ -33,8 +33,8 @@ from typing import Any
 
 from orcmem.ingest.common import (
     Record,
+    chunk_of,
     complete_lines,
-    count_turns,
     cut_text,
     load_record,
     read_records,
@@ -97,16 +97,7 @@ def parse_lines(lines: list[bytes], end_offset: int, header: bytes | None) -> Tr
     if header_record is not None and header_record.get("type") == "session_meta":
         _session_meta(header_record, state)
     skipped = read_records(lines, lambda record: _handle(record, state))
-    return TranscriptChunk(
-        agent=Agent.CODEX,
-        events=state.events,
-        session_id=state.session_id,
-        cwd=state.cwd,
-        model=state.model,
-        turns=count_turns(state.events),
-        end_offset=end_offset,
-        skipped_lines=skipped,
-    )
+    return chunk_of(Agent.CODEX, state, end_offset=end_offset, skipped_lines=skipped)
 
 
 def _handle(record: Record, state: _State) -> bool:

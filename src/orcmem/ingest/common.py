@@ -6,10 +6,10 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from orcmem.ingest import ORCMEM_CONTEXT_MARKER
-from orcmem.models import EventKind, LedgerEvent, TurnState
+from orcmem.models import Agent, EventKind, LedgerEvent, TranscriptChunk, TurnState
 from orcmem.models.constants import MAX_EVENT_TEXT
 from orcmem.models.ledger import NO_PENDING_TURN
 from orcmem.redact import redact
@@ -141,3 +141,34 @@ def advance_turns(events: list[LedgerEvent], state: TurnState = NO_PENDING_TURN)
 def count_turns(events: list[LedgerEvent]) -> int:
     """User prompts followed, later in the same chain (main or sidechain), by an agent message that is not an error."""
     return advance_turns(events)[0]
+
+
+def chunk_of(
+    agent: Agent,
+    parsed: ParsedSession,
+    *,
+    end_offset: int,
+    skipped_lines: int,
+    title: str | None = None,
+) -> TranscriptChunk:
+    """What a parser found in a run of lines, as a chunk: its events, session facts and turn count."""
+    return TranscriptChunk(
+        agent=agent,
+        events=parsed.events,
+        session_id=parsed.session_id,
+        cwd=parsed.cwd,
+        model=parsed.model,
+        title=title,
+        turns=count_turns(parsed.events),
+        end_offset=end_offset,
+        skipped_lines=skipped_lines,
+    )
+
+
+class ParsedSession(Protocol):
+    """What each agent's parser state holds when its lines are read."""
+
+    events: list[LedgerEvent]
+    session_id: str | None
+    cwd: str | None
+    model: str | None

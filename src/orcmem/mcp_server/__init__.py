@@ -12,15 +12,19 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from orcmem.models.vocabulary import Mode, values
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
+    from typing import Any
+
     from mcp.server import MCPServer
 
     from orcmem.service.agent_tools import AgentTools
 
 SERVER_NAME = "orcmem"
 MODE_ENV_VAR = "ORCMEM_MCP_MODE"  # the default of --mode, so an agent's config can set it without extra arguments
-MODES = ("plan", "review", "accept-edits", "autonomous", "auto", "yolo")  # orcmem.permissions.Mode values
+MODES = values(Mode)
 
 INSTRUCTIONS = (
     "orcmem holds this project's memory: decisions and their reasons, lessons from failed approaches, commands "
@@ -79,9 +83,8 @@ def open_tools(
 
 def warm_up(tools: AgentTools) -> None:
     """Start loading the embedding model and embed memories that lack a vector, both in the background."""
-    start = getattr(tools.memory.embedder, "start", None)
-    if callable(start):
-        start()
+    if tools.memory.embedder is not None:
+        tools.memory.embedder.start()
     tools.memory.vectors_changed()
 
 
@@ -238,13 +241,30 @@ def _version() -> str:
     return __version__
 
 
+def _port(text: str) -> int:
+    """A TCP port number, 0 for a free one."""
+    import argparse
+
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`orcmem mcp [--http] [--port N] [--mode MODE] [--auto-approve] [--headless] [--project PATH]`."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="orcmem mcp", description="Serve orcmem's memory tools over MCP.")
+    class Help(argparse.HelpFormatter):
+        """Help that reads like the rest of orcmem's (`Usage:`, as click writes it)."""
+
+        def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
+            super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
+
+    parser = argparse.ArgumentParser(
+        prog="orcmem mcp", description="Serve orcmem's memory tools over MCP.", formatter_class=Help
+    )
     parser.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
-    parser.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one, printed on stderr)")
+    parser.add_argument("--port", type=_port, default=0, help="HTTP port (default: a free one, printed on stderr)")
     parser.add_argument(
         "--mode", choices=MODES, default=None, help=f"permission mode for writes (default: ${MODE_ENV_VAR} or review)"
     )

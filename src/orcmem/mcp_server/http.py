@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from orcmem.loopback import HOST, bind_loopback
+from orcmem.loopback import HOST, OwnOrigin, bind_loopback
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,17 +38,14 @@ class LoopbackGuard:
     def __init__(self, app: ASGIApp, port: int, key: str | None = None) -> None:
         """Guard `app`, served on 127.0.0.1:`port`; with `key`, every request must carry it as a bearer token."""
         self.app = app
-        self.hosts = {f"{HOST}:{port}", f"localhost:{port}"}
-        self.origins = {f"http://{host}" for host in self.hosts}
+        self.own = OwnOrigin(port)
         self.key = key
 
     def allows(self, headers: list[tuple[bytes, bytes]]) -> bool:
         """Whether a request with these raw headers comes from this server's own origin."""
         hosts = [value.decode("latin-1") for name, value in headers if name.lower() == b"host"]
         origins = [value.decode("latin-1") for name, value in headers if name.lower() == b"origin"]
-        if len(hosts) != 1 or hosts[0].lower() not in self.hosts:
-            return False
-        return all(origin.lower() in self.origins for origin in origins)
+        return self.own.hosts_allowed(hosts) and self.own.origins_allowed(origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse foreign requests; pass everything else (and the lifespan events) to the app."""

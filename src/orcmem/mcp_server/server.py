@@ -98,7 +98,9 @@ class Approval(BaseModel):
     )
 
 
-def _text(description: str, *, enum: tuple[str, ...] = (), max_length: int | None = None, optional: bool = False):
+def _text(
+    description: str, *, enum: tuple[str, ...] = (), max_length: int | None = None, optional: bool = False
+) -> Any:
     """A string field whose schema tells the model the rules; AgentTools enforces them with clear messages."""
 
     def extra(schema: dict[str, Any]) -> None:

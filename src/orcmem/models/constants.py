@@ -1,13 +1,18 @@
-"""Numbers and names from the seeds and the reference, each under its own name, in one place."""
+"""The product's numbers and names, each under its own name, in one place (docs/ explains each)."""
 
 from __future__ import annotations
+
+from orcmem.models.vocabulary import ExtractionProvider, values
 
 TYPE_CHECKING = False  # importing typing costs the hooks milliseconds
 if TYPE_CHECKING:
     from typing import Final
 
-# --- Memories -------------------------------------------------------------------------------------------------
-MEMORY_ID_PREFIX: Final = "mem_"
+# --- Time ---------------------------------------------------------------------------------------------------------
+MS_PER_MINUTE: Final = 60_000  # orcmem's times are integer milliseconds since the epoch
+MS_PER_DAY: Final = 86_400_000
+
+# --- Memories -----------------------------------------------------------------------------------------------------
 MEMORY_ID_HEX_CHARS: Final = 32  # 128 random bits
 MEMORY_ID_PATTERN: Final = r"^mem_[0-9a-f]{32}$"
 
@@ -22,13 +27,13 @@ CONFIDENCE_MAX: Final = 1.0
 CONFIDENCE_DEFAULT: Final = 0.6
 CONFIDENCE_STEP: Final = 0.1  # merge and "helpful" feedback each add this much
 
-# --- Learning (extraction) -------------------------------------------------------------------------------------
+# --- Learning (extraction) ----------------------------------------------------------------------------------------
 EXTRACTION_EVENT_LIMIT: Final = 5000  # newest ledger events a digest reads
 MAX_CONCURRENT_EXTRACTIONS: Final = 2  # across every process
 IDLE_MINUTES_DEFAULT: Final = 10  # a session left open is distilled this long after its last turn
 SETTING_IDLE_MINUTES: Final = "extraction.idle_minutes"
 
-# --- Digest (first seed, reference §2) ----------------------------------------------------------------------------
+# --- Digest (docs/learning.md) ------------------------------------------------------------------------------------
 OPENING_REQUEST_SCAN: Final = 50  # the opening request is the first user message among a run's first 50 messages
 DIGEST_MAX_CHARS: Final = 12_000
 DIGEST_TRUNCATION_MARK: Final = "\n…[truncated]"  # the ellipsis is the single character U+2026
@@ -38,7 +43,7 @@ TOOL_OUTPUT_MAX_CHARS: Final = 160  # of each tool result, after collapsing whit
 AGENT_SAID_MAX: Final = 6  # the last 6 messages not from the user
 DIGEST_MESSAGE_SEPARATOR: Final = "\n---\n"  # between user prompts, and between agent messages
 
-# --- Parse (first seed, reference §4) -----------------------------------------------------------------------------
+# --- Parse (docs/learning.md) -------------------------------------------------------------------------------------
 EXTRACTION_TYPES: Final = (
     "decision",
     "spec",
@@ -60,15 +65,16 @@ GENERATOR_TIMEOUT_S: Final = 180.0  # one distillation call
 DISTILLING_ENV_VAR: Final = "ORCMEM_DISTILLING"
 MAX_EVENT_TEXT: Final = 8 * 1024  # characters of one ledger event; a longer output is cut, not stored whole
 
-# --- Word search (FTS5) ---------------------------------------------------------------------------------------
+# --- Word search (FTS5) -------------------------------------------------------------------------------------------
 FTS_MAX_TERMS: Final = 12
 FTS_TITLE_WEIGHT: Final = 2.0
 FTS_BODY_WEIGHT: Final = 1.0
 SEARCH_CANDIDATES: Final = 40  # per list (words, meaning)
 SEARCH_DEFAULT_LIMIT: Final = 8
+SEARCH_MAX_LIMIT: Final = 50  # one search returns at most this many (the Memory page pages through them)
 
-# --- Fusion and scoring ---------------------------------------------------------------------------------------
-SEED_RRF_K: Final = 60  # the first seed's reciprocal-rank-fusion constant
+# --- Fusion and scoring -------------------------------------------------------------------------------------------
+SEED_RRF_K: Final = 60  # the specification's RRF constant (RRF_K is the measured one: docs/search.md)
 # orcmem's: a smaller k lets agreement near the top of both lists count. On LoCoMo it lifted the fused recall@8
 # from 0.686 to 0.732, in each of the five conversations, and leave-one-conversation-out choice of k gave 0.722
 # against 0.696 for words alone (docs/benchmarks.md).
@@ -77,7 +83,7 @@ RECENCY_HALF_LIFE_DAYS: Final = 75.0
 MAX_RESULTS_PER_RUN: Final = 3
 QUERY_EMBED_TIMEOUT_S: Final = 0.5
 
-# Type weights (the seed's, plus fact and workflow from the second seed's kinds).
+# Type weights (docs/search.md).
 TYPE_WEIGHTS: Final[dict[str, float]] = {
     "lesson": 1.3,
     "env_quirk": 1.25,
@@ -91,7 +97,7 @@ TYPE_WEIGHTS: Final[dict[str, float]] = {
     "spec": 0.85,
 }
 
-# --- Embeddings -----------------------------------------------------------------------------------------------
+# --- Embeddings ---------------------------------------------------------------------------------------------------
 EMBEDDING_DIMENSIONS: Final = 384
 EMBED_BATCH_SIZE: Final = 32
 EMBED_MAX_TOKENS: Final = 256  # sentence-transformers' own limit for all-MiniLM-L6-v2
@@ -99,7 +105,7 @@ MODEL_ARCHIVE_MAX_ENTRIES: Final = 256
 MODEL_ARCHIVE_MAX_ENTRY_BYTES: Final = 512 * 1024 * 1024
 MODEL_ARCHIVE_MAX_TOTAL_BYTES: Final = 512 * 1024 * 1024
 
-# --- Brief (first seed, reference §12) -------------------------------------------------------------------------
+# --- Brief (docs/agents.md) ---------------------------------------------------------------------------------------
 BRIEF_MEMORY_POOL: Final = 400  # the most recently updated active memories the brief picks from
 BRIEF_HALF_LIFE_DAYS: Final = 90.0
 BRIEF_SECTIONS: Final = (  # (type, heading, at most)
@@ -115,7 +121,7 @@ BRIEF_SUMMARIES: Final = 5  # newest run summaries whose open items are listed
 BRIEF_OPEN_ITEMS: Final = 6
 BRIEF_MAX_CHARS: Final = 5000
 
-# --- Recall before each prompt (second seed) -------------------------------------------------------------------
+# --- Recall before each prompt (docs/agents.md) -------------------------------------------------------------------
 RECALL_MAX_MEMORIES: Final = 8
 RECALL_MAX_CHARS: Final = 4096
 # The relevance gate: recall injects nothing unless one of the best matches holds at least this share of the
@@ -132,26 +138,25 @@ RECALL_MIN_SIMILARITY: Final = 0.4
 DUPLICATE_MIN_SIMILARITY: Final = 0.76
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
-# --- Listing --------------------------------------------------------------------------------------------------
-LIST_DEFAULT_LIMIT: Final = 200
+# --- Listing ------------------------------------------------------------------------------------------------------
 LIST_MAX_LIMIT: Final = 500
 
-# --- Export ---------------------------------------------------------------------------------------------------
+# --- Export -------------------------------------------------------------------------------------------------------
 EXPORT_FILES: Final = ("CLAUDE.md", "AGENTS.md")
 EXPORT_HEADING: Final = "## Project memory (from orcmem)"
 
-# --- Settings -------------------------------------------------------------------------------------------------
+# --- Settings -----------------------------------------------------------------------------------------------------
 SETTING_MEMORY_ENABLED: Final = "memory.enabled"
 SETTING_EXTRACTION_PROVIDER: Final = "extraction.provider"
 SETTING_EXTRACTION_MODEL_PREFIX: Final = "extraction.model."
 SETTING_POLICY_REVISION: Final = "memory.policy_revision"
 SETTING_EMBEDDING_MODEL: Final = "embedding.model"
 EMBEDDING_MODEL_DEFAULT: Final = "minilm-l6-v2"  # fastembed's pinned archive of all-MiniLM-L6-v2
-EXTRACTION_PROVIDERS: Final = ("auto", "claude", "codex", "apikey", "off")
+EXTRACTION_PROVIDERS: Final = values(ExtractionProvider)
 EXTRACTION_PROVIDER_DEFAULT: Final = "auto"
 DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
 
-# --- Database -------------------------------------------------------------------------------------------------
+# --- Database -----------------------------------------------------------------------------------------------------
 DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BUSY_TIMEOUT_MS: Final = 5000

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 
 class EventKind(StrEnum):
-    """The kinds of ledger events extraction reads (the reference's names)."""
+    """The kinds of ledger events extraction reads (named as in docs/learning.md)."""
 
     MESSAGE = "message.completed"  # a user prompt or an agent message
     TOOL_STARTED = "tool.started"  # a tool call: its name (inputs are never stored)

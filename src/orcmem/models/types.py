@@ -8,7 +8,7 @@ from typing import Any
 
 
 class MemoryType(StrEnum):
-    """What kind of knowledge a memory holds: the first seed's eight plus the second seed's two."""
+    """What kind of knowledge a memory holds: ten kinds (docs/learning.md)."""
 
     DECISION = "decision"
     SPEC = "spec"

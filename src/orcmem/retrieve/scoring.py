@@ -1,28 +1,29 @@
-"""Reciprocal rank fusion and the seed's score formula."""
+"""The score formula of docs/search.md: fused rank × type weight × confidence × recency."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from orcmem.models import Memory, ScoreParts, SearchHit
 from orcmem.models.constants import (
     MAX_RESULTS_PER_RUN,
+    MS_PER_DAY,
     RECENCY_HALF_LIFE_DAYS,
     RRF_K,
     TYPE_WEIGHTS,
 )
-
-MS_PER_DAY = 86_400_000
+from orcmem.retrieve.rrf import reciprocal_rank
 
 
 def recency_factor(last_confirmed_at: int, now: int, half_life_days: float = RECENCY_HALF_LIFE_DAYS) -> float:
-    """0.4 + 0.6 × 0.5^(days since last confirmed / half-life)."""
+    """The recency factor of docs/search.md: a floor plus a share that halves every half-life."""
     days = max(0.0, (now - last_confirmed_at) / MS_PER_DAY)
-    return 0.4 + 0.6 * 0.5 ** (days / half_life_days)
+    return 0.4 + 0.6 * math.pow(0.5, days / half_life_days)
 
 
 def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int, k: int = RRF_K) -> list[SearchHit]:
-    """Fuse two ranked lists (1/(k+n) each, n from 1; k = 10) and score every memory, best first."""
+    """Fuse two ranked lists by reciprocal rank (`retrieve.rrf`) and score every memory, best first."""
     memories: dict[str, Memory] = {}
     word_rank: dict[str, int] = {}
     meaning_rank: dict[str, int] = {}
@@ -31,9 +32,10 @@ def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int, 
             if memory.id not in ranks:
                 ranks[memory.id] = position
                 memories.setdefault(memory.id, memory)
+    fused_scores = reciprocal_rank([[m.id for m in word_list], [m.id for m in meaning_list]], k)
     hits: list[SearchHit] = []
     for memory_id, memory in memories.items():
-        fused = sum(1.0 / (k + ranks[memory_id]) for ranks in (word_rank, meaning_rank) if memory_id in ranks)
+        fused = fused_scores[memory_id]
         type_weight = TYPE_WEIGHTS.get(str(memory.type), 1.0)
         confidence = 0.5 + memory.confidence / 2
         recency = recency_factor(memory.last_confirmed_at, now)

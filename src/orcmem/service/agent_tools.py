@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from orcmem import rules
-from orcmem.errors import MemoryOffError, OrcmemError, OwnershipError, ValidationError
+from orcmem.errors import MemoryOffError, OrcmemError, PermissionDenied, ValidationError
 from orcmem.models import Memory, MemoryType, NewMemory, Project, Scope, Source, Verdict
-from orcmem.models.constants import BODY_MAX_CHARS, SEARCH_DEFAULT_LIMIT, TITLE_MAX_CHARS
-from orcmem.permissions import DECLINED, HEADLESS_REFUSAL, Decision, Mode, auto_review, decide
+from orcmem.models.constants import BODY_MAX_CHARS, MS_PER_DAY, SEARCH_DEFAULT_LIMIT, TITLE_MAX_CHARS
+from orcmem.models.vocabulary import ManageAction, ManageScope, Mode, values
+from orcmem.permissions import DECLINED, HEADLESS_REFUSAL, Decision, auto_review, decide, require_may_change
 from orcmem.permissions import Verdict as PolicyVerdict
 from orcmem.redact import redact
 from orcmem.service.memory_service import MEMORY_OFF_MESSAGE, USER_TOPIC_MESSAGE, MemoryService
@@ -27,28 +28,23 @@ from orcmem.store.grants import GrantRepository
 Answer = Literal["once", "session", "workspace", "deny"]
 Ask = Callable[[str], str | None]  # returns an Answer, or None when no one could be asked after all
 
-WRITE_ACTION = "memory_write"  # the one permission every memory write asks for (the seed's app action)
+WRITE_ACTION = "memory_write"  # the one permission every memory write asks for (the action grants name)
 ANSWERS: tuple[str, ...] = ("once", "session", "workspace", "deny")
 
 AGENT_RECORD_TYPES: tuple[str, ...] = ("decision", "lesson", "command", "env_quirk", "convention", "spec")
-MANAGE_ACTIONS: tuple[str, ...] = ("create", "update", "forget")
+MANAGE_ACTIONS: tuple[str, ...] = values(ManageAction)
 MANAGE_KINDS: tuple[str, ...] = ("preference", "fact", "workflow", "decision")
-MANAGE_SCOPES: tuple[str, ...] = ("workspace", "global")
+MANAGE_SCOPES: tuple[str, ...] = values(ManageScope)
 FEEDBACK_VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 
 SEARCH_LIMIT_MAX = 20
 SUMMARY_MAX_CHARS = 200
-DAY_MS = 86_400_000
 DUPLICATE_JACCARD = 0.8  # word-set overlap at which auto review calls a new memory a near-duplicate
 DUPLICATE_CANDIDATES = 10
 
 _SCOPE_NAMES = {Scope.PROJECT: "workspace", Scope.GLOBAL: "global"}
 _NAMED_SCOPES = {"workspace": Scope.PROJECT, "global": Scope.GLOBAL}
 _WORD = re.compile(r"\w+")
-
-
-class PermissionDenied(OrcmemError):
-    """The mode, the automatic review or the user refused a change to memory; nothing changed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +179,7 @@ class AgentTools:
             "type": str(memory.type),
             "title": memory.title,
             "summary": summarize(memory.body),
-            "age_days": max(0, math.floor((now - memory.last_confirmed_at) / DAY_MS + 0.5)),
+            "age_days": max(0, math.floor((now - memory.last_confirmed_at) / MS_PER_DAY + 0.5)),
             "confidence": round(memory.confidence, 2),
             "source": str(memory.source),
             "scope": scope_name(memory.scope),
@@ -220,7 +216,7 @@ class AgentTools:
         return {"id": result.memory.id, "recorded": True, "merged": result.merged}
 
     def feedback(self, id: str, verdict: str) -> dict[str, Any]:
-        """Mark a memory helpful (+0.1 confidence, age reset), wrong (retracted) or stale.
+        """Mark a memory helpful (more confidence, age reset), wrong (retracted) or stale.
 
         Raises:
             MemoryOffError, ValidationError, NotFoundError, OwnershipError, PermissionDenied.
@@ -314,8 +310,8 @@ class AgentTools:
         self._require_enabled()
         checked = rules.check_verdict(verdict)
         memory = self.memory.get(self.project, id)
-        if checked is not Verdict.HELPFUL and memory.source is Source.USER:
-            raise OwnershipError("Only the user can retract a memory they wrote.")
+        if checked is not Verdict.HELPFUL:
+            require_may_change(memory.source, Source.AGENT, "Only the user can retract a memory they wrote.")
         write = _Write(
             tool="memory_feedback",
             reason=f'Mark the memory "{memory.title}" as {checked}',
@@ -349,12 +345,13 @@ class AgentTools:
             raise ValidationError(
                 f"Memory {memory.id} is a {actual} memory, not a {named_scope} one; pass scope {actual} to {act} it."
             )
-        if memory.source is Source.USER:
-            verb = "change" if act == "update" else "delete"
-            raise OwnershipError(
-                f"Memory {memory.id} was written by the user; only the user can {verb} it. "
-                "Tell the user what you would change instead."
-            )
+        verb = "change" if act == "update" else "delete"
+        require_may_change(
+            memory.source,
+            Source.AGENT,
+            f"Memory {memory.id} was written by the user; only the user can {verb} it. "
+            "Tell the user what you would change instead.",
+        )
         if act == "forget":
             write = _Write(
                 tool="memory_manage",
@@ -460,8 +457,8 @@ class AgentTools:
         if topic_key is None:
             return
         existing = self.memory.store.memories.find_active_topic(project_id, topic_key)
-        if existing is not None and existing.source is Source.USER:
-            raise OwnershipError(USER_TOPIC_MESSAGE)
+        if existing is not None:
+            require_may_change(existing.source, Source.AGENT, USER_TOPIC_MESSAGE)
 
     def _require_enabled(self) -> None:
         if not self.memory.is_enabled():

@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from orcmem.models import Memory
 from orcmem.models.constants import DUPLICATE_MIN_SIMILARITY, QUERY_EMBED_TIMEOUT_S
 from orcmem.repeats import differing_facts
-from orcmem.service.vectors import DocumentEmbedder, QueryEmbedder
 from orcmem.store import Store
 
 log = logging.getLogger("orcmem.duplicates")
+
+TYPE_CHECKING = False  # the embedding stack is imported only to check types (see service/vectors.py)
+if TYPE_CHECKING:
+    from orcmem.embed.embedder import Embedder
 
 Vector = Sequence[float]
 MEANING_CANDIDATES = 4  # the nearest memories checked for a differing fact before the new one is kept apart
@@ -30,7 +33,7 @@ class Duplicates:
         self.store = store
         self.min_similarity = min_similarity
 
-    def embed(self, embedder: DocumentEmbedder | None, texts: Sequence[str]) -> list[Vector | None]:
+    def embed(self, embedder: Embedder | None, texts: Sequence[str]) -> list[Vector | None]:
         """Vectors of new memories' texts, to compare by meaning; Nones when no model can embed them now."""
         if embedder is None or not self.store.vectors.available or not texts:
             return [None] * len(texts)
@@ -43,7 +46,7 @@ class Duplicates:
             return [None] * len(texts)
         return list(vectors)
 
-    def embed_now(self, embedder: QueryEmbedder | None, text: str) -> Vector | None:
+    def embed_now(self, embedder: Embedder | None, text: str) -> Vector | None:
         """One new memory's vector within the query time limit (a write never waits behind a backlog); or None."""
         if embedder is None or not self.store.vectors.available:
             return None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from orcmem.errors import NotFoundError, OwnershipError, ValidationError
 from orcmem.models import Agent, LedgerEvent, NewMemory, Project, Source, TurnState
-from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS
+from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS, MS_PER_MINUTE
 from orcmem.redact import redact
 from orcmem.service.memory_service import MemoryService
 from orcmem.store import Job, Run, Summary
@@ -245,6 +245,27 @@ class Learning:
         if already_distilled:
             return False
         return self.store.jobs.enqueue(run.id, policy_revision=self.memory.policy_revision(), now=self.memory.clock())
+
+    def jobs(self, project: Project | None, limit: int) -> list[tuple[Job, Run]]:
+        """The project's extraction jobs with their runs, newest first."""
+        return self.store.jobs.list(project.id if project else "", limit)
+
+    def summaries(self, project: Project | None, limit: int) -> list[Summary]:
+        """The project's run summaries, newest first."""
+        return self.store.summaries.recent(project.id, limit) if project else []
+
+    def summary(self, run_id: str) -> Summary | None:
+        """A run's summary, if a pass wrote one."""
+        return self.store.summaries.get(run_id)
+
+    def idle_ms(self) -> int:
+        """How long a session must be idle before it is distilled, in milliseconds."""
+        return int(self.memory.idle_minutes() * MS_PER_MINUTE)
+
+    def untaken_jobs(self) -> bool:
+        """Whether queued jobs wait that no running worker will take next (fewer than the maximum run)."""
+        counts = self.store.jobs.counts()
+        return counts.get("queued", 0) > 0 and counts.get("running", 0) < MAX_CONCURRENT_EXTRACTIONS
 
     def sweep_idle(self, idle_ms: int) -> list[str]:
         """Queue every run that ended, or has been idle `idle_ms` since its last turn, with undistilled events."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -11,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orcmem import rules
-from orcmem.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
+from orcmem.errors import MemoryOffError, NotFoundError, ValidationError
 from orcmem.export import bullet_for, export_bullet
 from orcmem.models import (
     Memory,
@@ -37,12 +39,14 @@ from orcmem.models.constants import (
     EMBEDDING_MODEL_DEFAULT,
     EXTRACTION_PROVIDER_DEFAULT,
     EXTRACTION_PROVIDERS,
+    IDLE_MINUTES_DEFAULT,
     LIST_MAX_LIMIT,
     QUERY_EMBED_TIMEOUT_S,
     RECALL_MAX_MEMORIES,
     RECALL_MIN_SIMILARITY,
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
+    SEARCH_MAX_LIMIT,
     SETTING_EMBEDDING_MODEL,
     SETTING_EXTRACTION_MODEL_PREFIX,
     SETTING_EXTRACTION_PROVIDER,
@@ -51,19 +55,21 @@ from orcmem.models.constants import (
     SETTING_POLICY_REVISION,
     TITLE_MAX_CHARS,
 )
-from orcmem.permissions import looks_like_instructions
+from orcmem.permissions import looks_like_instructions, may_change, require_may_change
 from orcmem.redact import redact
 from orcmem.retrieve import cap_per_run, fts_query, fuse
 from orcmem.service.duplicates import Duplicates, memory_text
-from orcmem.service.vectors import EmbeddingPump, QueryEmbedder
+from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
+from orcmem.service.vectors import EmbeddingPump
 from orcmem.store import Store
 from orcmem.store.grants import Grant
+from orcmem.store.recall import RecallRow
 from orcmem.workspace import Location
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from orcmem.store.recall import RecallRow
+    from orcmem.embed.embedder import Embedder
     from orcmem.store.vectors import Scan
 
 log = logging.getLogger("orcmem.service")
@@ -88,16 +94,14 @@ def _clean(text: str, max_chars: int) -> str:
 class MemoryService:
     """Memory operations over one profile database; every method takes explicit arguments, never the environment."""
 
-    def __init__(
-        self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: QueryEmbedder | None = None
-    ) -> None:
+    def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: Embedder | None = None) -> None:
         """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own).
 
         Without an embedder (or without sqlite-vec) search and recall work on words alone.
         """
         self.store = store
         self.clock = clock
-        self.embedder: QueryEmbedder | None = None
+        self.embedder: Embedder | None = None
         self.pump: EmbeddingPump | None = None
         self.duplicates = Duplicates(store)
         self._query_pool: ThreadPoolExecutor | None = None
@@ -105,7 +109,7 @@ class MemoryService:
         if embedder is not None:
             self.use_embedder(embedder)
 
-    def use_embedder(self, embedder: QueryEmbedder) -> None:
+    def use_embedder(self, embedder: Embedder) -> None:
         """Search and embed with `embedder` from now on."""
         self.embedder = embedder
         self.pump = EmbeddingPump(self.store, embedder, self.is_enabled, self._now)
@@ -114,7 +118,7 @@ class MemoryService:
         return self.clock()
 
     @classmethod
-    def open(cls, home: Path, *, vectors: bool = True, embedder: QueryEmbedder | None = None) -> MemoryService:
+    def open(cls, home: Path, *, vectors: bool = True, embedder: Embedder | None = None) -> MemoryService:
         """Open the profile database in `home` (created with its folder when missing).
 
         Raises:
@@ -128,10 +132,19 @@ class MemoryService:
             self.pump.wait(embed_wait)
         if self._query_pool is not None:
             self._query_pool.shutdown(wait=False, cancel_futures=True)
-        close_embedder = getattr(self.embedder, "close", None)
-        if callable(close_embedder):
-            close_embedder()
+        if self.embedder is not None:
+            self.embedder.close()
         self.store.close()
+
+    @property
+    def home(self) -> Path:
+        """The profile folder: the database and orcmem's other files of this profile."""
+        return self.store.db.path.parent
+
+    @property
+    def database_path(self) -> Path:
+        """The profile's database file."""
+        return self.store.db.path
 
     @property
     def semantic_ready(self) -> bool:
@@ -166,7 +179,7 @@ class MemoryService:
             )
         return self.store.projects.by_root(location.canonical_root)
 
-    def projects(self) -> list[tuple[Project, int]]:
+    def projects(self) -> builtins.list[tuple[Project, int]]:
         """Every known project with its number of memories."""
         return self.store.projects.all()
 
@@ -226,6 +239,16 @@ class MemoryService:
         else:
             self.store.settings.delete(key)
 
+    def idle_minutes(self) -> float:
+        """How long a session left open waits before it is distilled (the default when unset or unreadable)."""
+        raw = self.store.settings.get(SETTING_IDLE_MINUTES)
+        try:
+            minutes = float(raw) if raw is not None else IDLE_MINUTES_DEFAULT
+        except ValueError:
+            return IDLE_MINUTES_DEFAULT
+        # A value stored by an older orcmem ("nan" meant "at once") is not one `set_idle_minutes` accepts.
+        return minutes if math.isfinite(minutes) and minutes >= 0 else IDLE_MINUTES_DEFAULT
+
     def set_idle_minutes(self, minutes: float) -> float:
         """How long a session left open waits before it is distilled (0 to a day, a finite number), audited.
 
@@ -264,7 +287,7 @@ class MemoryService:
             raise MemoryOffError(MEMORY_OFF_MESSAGE)
 
     # --- record ------------------------------------------------------------------------------------------------
-    def meanings(self, texts: Sequence[tuple[str, str]]) -> list[Sequence[float] | None]:
+    def meanings(self, texts: Sequence[tuple[str, str]]) -> builtins.list[Sequence[float] | None]:
         """Vectors of new memories' titles and bodies for the duplicate check, waiting for the model to load
         (for background writers such as the worker); Nones without a model."""
         return self.duplicates.embed(
@@ -304,7 +327,7 @@ class MemoryService:
         files = rules.check_files(new.files)
         if scope is Scope.PROJECT and project is None:
             raise ValidationError("A project memory needs a project; run this inside the project's folder.")
-        project_id = project.id if scope is Scope.PROJECT else None
+        project_id = project.id if scope is Scope.PROJECT and project is not None else None
         origin_root = project.root_path if project is not None else None
         may_repeat = source is not Source.USER
         if may_repeat and meaning is None and look_up_meaning and self._model_ready():
@@ -316,7 +339,7 @@ class MemoryService:
                 model = self.embedder.model_id if self.embedder is not None else None
                 repeated = self.duplicates.find(project_id, title, body, meaning, model)
             if repeated is not None:
-                person_wrote = repeated.source is Source.USER  # only its age changes: text, files and origin stay
+                person_wrote = not may_change(repeated.source, source)  # only its age changes: text, files, origin stay
                 same_run = new.source_run_id is not None and new.source_run_id == repeated.source_run_id
                 self.store.memories.confirm(
                     repeated.id,
@@ -331,8 +354,7 @@ class MemoryService:
                 assert confirmed is not None
                 result = RecordResult(confirmed, merged=True)
             elif existing is not None:
-                if existing.source is Source.USER and source is not Source.USER:
-                    raise OwnershipError(USER_TOPIC_MESSAGE)
+                require_may_change(existing.source, source, USER_TOPIC_MESSAGE)
                 self.store.memories.merge(
                     existing.id,
                     title=title,
@@ -390,6 +412,18 @@ class MemoryService:
         return result
 
     # --- read --------------------------------------------------------------------------------------------------
+    def overview(self, project: Project, *, utc_offset_ms: int = 0) -> Overview:
+        """What the project remembers: counts by type, source and status, and how it grew."""
+        return build_overview(self.store, project, self.clock(), utc_offset_ms=utc_offset_ms)
+
+    def runs_overview(self, project: Project) -> RunsOverview:
+        """The project's run summaries and extraction jobs, newest first."""
+        return build_runs(self.store, project)
+
+    def memories_by_id(self, memory_ids: Sequence[str]) -> builtins.list[Memory]:
+        """The memories with these ids, in the order given (ids of memories since deleted are left out)."""
+        return self.store.memories.get_many(memory_ids)
+
     def get(self, project: Project | None, memory_id: str) -> Memory:
         """A memory visible to the project (its own or a global one).
 
@@ -403,7 +437,7 @@ class MemoryService:
             raise NotFoundError(f"No memory {checked} in this project.")
         return memory
 
-    def list(self, project: Project | None, flt: MemoryFilter | None = None) -> list[Memory]:
+    def list(self, project: Project | None, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
         """Memories visible to the project, newest update first."""
         checked = _check_filter(flt or MemoryFilter())
         return self.store.memories.list(project.id if project else None, checked)
@@ -420,15 +454,15 @@ class MemoryService:
         limit: int = SEARCH_DEFAULT_LIMIT,
         *,
         semantic: bool | None = None,
-    ) -> list[SearchHit]:
+    ) -> builtins.list[SearchHit]:
         """Active memories of the project and global ones that match `text`, best first; never raises on text.
 
-        Words (FTS5) and meaning (vectors) each give up to 40 candidates, fused and scored as the seed says.
+        Words (FTS5) and meaning (vectors) each give up to 40 candidates, fused and scored as docs/search.md says.
         Meaning is used while memory is on (or when `semantic` says so), and only if the query vector arrives
         within 500 ms; otherwise the search answers from words alone.
         """
-        if not 1 <= limit <= 50:
-            raise ValidationError("The search limit must be between 1 and 50.")
+        if not 1 <= limit <= SEARCH_MAX_LIMIT:
+            raise ValidationError(f"The search limit must be between 1 and {SEARCH_MAX_LIMIT}.")
         pending = self._nearest_soon(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else None
         word_list = self.search_words(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
         meaning_list = self.search_meaning(project, text, SEARCH_CANDIDATES, pending=pending) if pending else []
@@ -436,7 +470,7 @@ class MemoryService:
         complete = self.store.memories.with_files([hit.memory for hit in hits])
         return [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
 
-    def search_words(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> list[Memory]:
+    def search_words(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> builtins.list[Memory]:
         """Word matches only, best BM25 first (candidates: read without their files)."""
         match = fts_query(text)
         if match is None:
@@ -460,12 +494,11 @@ class MemoryService:
                 self._query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="orcmem-query")
         return self._query_pool.submit(self._scan_for, embedder, text)
 
-    def _scan_for(self, embedder: QueryEmbedder, text: str) -> Scan | None:
+    def _scan_for(self, embedder: Embedder, text: str) -> Scan | None:
         try:
             # On this thread when the embedder allows it (one hand-off less, and never queued behind documents);
             # the caller waits on this thread with a timeout either way.
-            here = getattr(embedder, "embed_query_here", None)
-            vector = here(text) if here is not None else None
+            vector = embedder.embed_query_here(text)
             if vector is None:
                 vector = embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
         except Exception as exc:  # a broken model must leave search working on words
@@ -482,7 +515,7 @@ class MemoryService:
         limit: int = SEARCH_CANDIDATES,
         *,
         pending: Future[Scan | None] | None = None,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Nearest memories by meaning, closest first, read without their files; empty when the model or vectors
         are unavailable or the query vector is late."""
         pending = pending or self._nearest_soon(project, text, limit)
@@ -546,17 +579,15 @@ class MemoryService:
         *,
         meaning: bool = False,
         min_similarity: float = RECALL_MIN_SIMILARITY,
-    ) -> list[RecallRow]:
+    ) -> builtins.list[RecallRow]:
         """What `recall` frames: the gated word matches, fused with the close ones by meaning when asked, best first."""
-        from orcmem.recall import merge_recall, recall_match
-        from orcmem.store.recall import recall_rows
+        from orcmem.recall import merge_recall, recall_by_words, recall_match
 
-        match = recall_match(prompt)
-        if match is None:
+        if recall_match(prompt) is None:
             return []
         project = self.store.projects.by_root(canonical_root) if meaning else None
         pending = self._nearest_soon(project, prompt, RECALL_MAX_MEMORIES) if meaning and self._model_ready() else None
-        by_words = recall_rows(self.store.db.path, canonical_root, match, RECALL_MAX_MEMORIES)
+        by_words = recall_by_words(self.store.db.path, canonical_root, prompt)
         if by_words is None:  # memory is off, or the database is from another version
             if pending is not None:
                 pending.cancel()
@@ -566,11 +597,11 @@ class MemoryService:
 
     def _model_ready(self) -> bool:
         """Whether the query can be embedded now: an embedder whose model has loaded (one without a load is ready)."""
-        return self.semantic_ready and bool(getattr(self.embedder, "ready", True))
+        return self.semantic_ready and self.embedder is not None and self.embedder.ready
 
     def _close_in_meaning(
         self, project: Project | None, pending: Future[Scan | None], min_similarity: float
-    ) -> list[RecallRow]:
+    ) -> builtins.list[RecallRow]:
         """The memories of a pending scan at least `min_similarity` close to the query, closest first."""
         from concurrent.futures import TimeoutError as FuturesTimeout
 
@@ -586,7 +617,7 @@ class MemoryService:
         hits = self.store.vectors.pick(found, project.id if project else None, RECALL_MAX_MEMORIES)
         close = [hit.memory_id for hit in hits if 1.0 - hit.distance >= min_similarity]
         return [
-            (str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged)
+            RecallRow(str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged)
             for m in self.store.memories.get_many(close, files=False)
         ]
 
@@ -603,8 +634,7 @@ class MemoryService:
     ) -> Memory:
         """Change a memory's title, body or type; only the user may change what the user wrote."""
         memory = self.get(project, memory_id)
-        if memory.source is Source.USER and actor is not Source.USER:
-            raise OwnershipError("Only the user can change a memory they wrote.")
+        require_may_change(memory.source, actor, "Only the user can change a memory they wrote.")
         fields: dict[str, object] = {}
         if title is not None:
             fields["title"] = _clean(rules.check_title(title), TITLE_MAX_CHARS)
@@ -629,15 +659,15 @@ class MemoryService:
         return self.get(project, memory.id)
 
     def feedback(self, project: Project | None, memory_id: str, verdict: str, *, actor: Source = Source.USER) -> Memory:
-        """helpful: +0.1 confidence and age reset; wrong: retracted; stale: stale.
+        """helpful: one CONFIDENCE_STEP more and the age reset; wrong: retracted; stale: stale.
 
         Raises:
             OwnershipError: someone other than the user marks a user's memory wrong or stale.
         """
         checked = rules.check_verdict(verdict)
         memory = self.get(project, memory_id)
-        if checked is not Verdict.HELPFUL and memory.source is Source.USER and actor is not Source.USER:
-            raise OwnershipError("Only the user can retract a memory they wrote, or mark it stale.")
+        if checked is not Verdict.HELPFUL:  # anyone may find a memory helpful
+            require_may_change(memory.source, actor, "Only the user can retract a memory they wrote, or mark it stale.")
         now = self.clock()
         with self.store.db.transaction():
             if checked is Verdict.HELPFUL:
@@ -651,8 +681,7 @@ class MemoryService:
     def forget(self, project: Project | None, memory_id: str, *, actor: Source = Source.USER) -> Memory:
         """Delete a memory: its row, full-text entry, files and vector. Returns what was deleted."""
         memory = self.get(project, memory_id)
-        if memory.source is Source.USER and actor is not Source.USER:
-            raise OwnershipError("Only the user can delete a memory they wrote.")
+        require_may_change(memory.source, actor, "Only the user can delete a memory they wrote.")
         with self.store.db.transaction():
             self.store.memories.delete(memory.id)
             # No text in the audit row: forgetting a memory that holds a secret must leave no copy of it.
@@ -670,7 +699,7 @@ class MemoryService:
 
     # --- helpers -----------------------------------------------------------------------------------------------
     # --- grants ------------------------------------------------------------------------------------------------
-    def grants(self) -> list[tuple[Grant, Project | None]]:
+    def grants(self) -> builtins.list[tuple[Grant, Project | None]]:
         """Every stored "allow for this session / workspace" answer, oldest first, with its project."""
         projects = {project.id: project for project, _count in self.projects()}
         return [(grant, projects.get(grant.project_id)) for grant in self.store.grants.list()]

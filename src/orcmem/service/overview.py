@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from orcmem.models import MemoryType, Project, Source, Status
+from orcmem.models.constants import MS_PER_DAY
 from orcmem.store import Job, Run, Store, Summary
-from orcmem.store.stats import MS_PER_DAY, StatsRepository
+from orcmem.store.stats import StatsRepository
 
 DAILY_MAX_DAYS = 62  # up to two months of history is drawn day by day
 WEEKLY_MAX_WEEKS = 80  # then week by week (weeks start on Monday), then month by month

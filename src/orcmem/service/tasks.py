@@ -8,7 +8,7 @@ from orcmem.recall import RECALL_HEADER, defang, fence, label, memory_line
 from orcmem.rules import check_body, check_title
 from orcmem.service.memory_service import MemoryService
 from orcmem.store import Task
-from orcmem.store.ledger import TASK_STATUSES
+from orcmem.store.tasks import TASK_STATUSES
 
 TASK_RUN_SUMMARIES = 4  # earlier runs shown in the task context
 TASK_CONTEXT_MEMORIES = 8
@@ -72,7 +72,7 @@ class Tasks:
             f"- {label('spec')} {defang(task.spec or '(none)')}",
         ]
         if self.memory.is_enabled():
-            for summary in self.store.tasks.summaries(task.id)[-TASK_RUN_SUMMARIES:]:
+            for summary in self.store.summaries.for_task(task.id)[-TASK_RUN_SUMMARIES:]:
                 open_items = f" (open: {'; '.join(summary.open_items)})" if summary.open_items else ""
                 lines.append(
                     f"- {label('earlier run on this task')} {defang(summary.outcome)}: "

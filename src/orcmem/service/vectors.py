@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from orcmem.models.constants import EMBED_BATCH_SIZE
 from orcmem.store import Store
@@ -13,29 +12,12 @@ from orcmem.store.vectors import PendingMemory
 
 log = logging.getLogger("orcmem.vectors")
 
+TYPE_CHECKING = False  # the hooks open a service: the embedding stack is imported only to check types
+if TYPE_CHECKING:
+    from orcmem.embed.embedder import Embedder
+
 
 Progress = Callable[[int, int], None]
-
-
-class DocumentEmbedder(Protocol):
-    """What the pump needs from an embedder."""
-
-    @property
-    def model_id(self) -> str:
-        """Which model makes the vectors."""
-        ...
-
-    def embed_documents(self, texts: Sequence[str]) -> Sequence[Sequence[float]] | None:
-        """One vector per text, or None when the model is unavailable."""
-        ...
-
-
-class QueryEmbedder(DocumentEmbedder, Protocol):
-    """What search needs on top: a query vector within a time limit."""
-
-    def embed_query(self, text: str, timeout: float) -> Sequence[float] | None:
-        """The query's vector, or None when it is not ready in `timeout` seconds or the model is unavailable."""
-        ...
 
 
 class EmbeddingPump:
@@ -44,7 +26,7 @@ class EmbeddingPump:
     def __init__(
         self,
         store: Store,
-        embedder: DocumentEmbedder,
+        embedder: Embedder,
         is_enabled: Callable[[], bool],
         clock: Callable[[], int],
     ) -> None:
@@ -64,7 +46,7 @@ class EmbeddingPump:
         return self.store.vectors.count_missing(self.embedder.model_id)
 
     def embed_missing(self, *, limit: int | None = None, progress: Progress | None = None) -> int:
-        """Embed up to `limit` memories lacking a vector, in batches of 32; returns how many were stored.
+        """Embed up to `limit` memories lacking a vector, in batches of EMBED_BATCH_SIZE; returns how many were stored.
 
         Stops early when memory is turned off, vectors are unavailable, or the model fails.
         """

@@ -88,7 +88,7 @@ def _edit_config(doc: Any, command: list[str] | None, path: Path) -> list[ItemCh
         raise OrcmemError(f"{path}: mcp_servers is not a table; fix it, then run again (nothing was changed)")
     entry = None if servers is None else servers.get(SERVER_NAME)
     if command is None:
-        if entry is None:
+        if servers is None or entry is None:
             return []
         if not is_orcmem_server(entry):
             return [ItemChange(server_item(), "unchanged", "it does not run orcmem, so it was left as it is")]

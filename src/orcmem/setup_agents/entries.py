@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orcmem.errors import OrcmemError, ValidationError
+from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents.report import ItemChange
 
 SERVER_NAME = "orcmem"
@@ -31,12 +32,12 @@ HOOK_TIMEOUT_SECONDS = 10  # SessionEnd: also lifts Claude Code's 1.5 s budget f
 MCP_STARTUP_TIMEOUT_SECONDS = 20
 
 # Events orcmem manages and the `orcmem hook` name each runs.
-HOOK_NAMES = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt",
-    "PreToolUse": "pre-tool-use",
-    "Stop": "stop",
-    "SessionEnd": "session-end",
+HOOK_NAMES = {  # the agent's hook event -> `orcmem hook NAME`
+    "SessionStart": HookName.SESSION_START,
+    "UserPromptSubmit": HookName.PROMPT,
+    "PreToolUse": HookName.PRE_TOOL_USE,
+    "Stop": HookName.STOP,
+    "SessionEnd": HookName.SESSION_END,
 }
 MANAGED_EVENTS = tuple(HOOK_NAMES)
 
@@ -64,7 +65,7 @@ def default_orcmem_command() -> list[str]:
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.name in _PROGRAM_NAMES and argv0.is_file():
         return [str(argv0.absolute())]
-    script = Path(sys.executable).parent / ("orcmem.exe" if os.name == "nt" else "orcmem")
+    script = Path(sys.executable).parent / "orcmem"
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script.absolute())]
     return [str(Path(sys.executable).absolute()), "-m", "orcmem"]
@@ -121,7 +122,7 @@ def is_orcmem_hook(handler: Any) -> bool:
     if kind != "command":
         return False
     words = _words(handler.get("command"), handler.get("args"))
-    return bool(words) and len(words) >= 3 and words[-2] == "hook" and _runs_orcmem(words[:-2])
+    return words is not None and len(words) >= 3 and words[-2] == "hook" and _runs_orcmem(words[:-2])
 
 
 def is_orcmem_server(entry: Any) -> bool:
@@ -163,9 +164,8 @@ def recall_tool_handler() -> dict[str, Any]:
 
 
 def _handlers(group: Any) -> list[Any]:
-    if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-        return group["hooks"]
-    return []
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return hooks if isinstance(hooks, list) else []
 
 
 def _event_groups(hooks: dict[str, Any], event: str, path: Path) -> list[Any] | None:
@@ -304,14 +304,14 @@ def merge_json_server(doc: dict[str, Any], command: list[str], path: Path) -> It
         doc["mcpServers"] = {SERVER_NAME: desired}
         return ItemChange(server_item(), "added", detail)
     entry = servers.get(SERVER_NAME)
-    if entry is None:
+    if not isinstance(entry, dict):
         servers[SERVER_NAME] = desired
-        return ItemChange(server_item(), "added", detail)
-    env = entry.get("env") if isinstance(entry, dict) and isinstance(entry.get("env"), dict) else {}
+        return ItemChange(server_item(), "added" if entry is None else "updated", detail)
+    env: dict[str, Any] = entry["env"] if isinstance(entry.get("env"), dict) else {}
     same_env = all(env.get(k) == v for k, v in desired["env"].items())
-    if isinstance(entry, dict) and same_env and all(entry.get(k) == v for k, v in desired.items() if k != "env"):
+    if same_env and all(entry.get(k) == v for k, v in desired.items() if k != "env"):
         return ItemChange(server_item(), "unchanged")
-    kept = {k: v for k, v in entry.items() if k not in {"url", "headers"}} if isinstance(entry, dict) else {}
+    kept = {k: v for k, v in entry.items() if k not in {"url", "headers"}}
     desired["env"] = {**env, **desired["env"]}  # the user's own variables stay
     servers[SERVER_NAME] = {**desired, **{k: v for k, v in kept.items() if k not in desired}}
     return ItemChange(server_item(), "updated", detail)

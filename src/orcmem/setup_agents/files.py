@@ -97,17 +97,10 @@ def _backup(path: Path, raw: bytes, mode: int) -> Path:
         except FileExistsError:
             continue
         with os.fdopen(fd, "wb") as handle:
-            _chmod(handle.fileno(), candidate, mode)
+            os.fchmod(handle.fileno(), mode)
             handle.write(raw)
         return candidate
     raise OrcmemError(f"cannot find a free backup name for {path}")
-
-
-def _chmod(fd: int, path: Path, mode: int) -> None:
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, mode)
-    else:  # pragma: no cover - Windows
-        os.chmod(path, mode)
 
 
 def _write_atomic(path: Path, text: str, mode: int | None) -> None:
@@ -118,7 +111,7 @@ def _write_atomic(path: Path, text: str, mode: int | None) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
-                _chmod(handle.fileno(), tmp, mode)  # the umask may have narrowed it
+                os.fchmod(handle.fileno(), mode)  # the umask may have narrowed it
             handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())

@@ -12,8 +12,11 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the ho
 if TYPE_CHECKING:
     from orcmem.store.connection import Database
     from orcmem.store.facade import Store
-    from orcmem.store.ledger import Job, Run, Summary, Task
+    from orcmem.store.jobs import Job
     from orcmem.store.memories import WordHit
+    from orcmem.store.runs import Run
+    from orcmem.store.summaries import Summary
+    from orcmem.store.tasks import Task
     from orcmem.store.vectors import PendingMemory, VectorHit
 
 __all__ = [
@@ -32,10 +35,10 @@ __getattr__ = lazy_getattr(
     __name__,
     {
         "Database": "orcmem.store.connection",
-        "Job": "orcmem.store.ledger",
-        "Run": "orcmem.store.ledger",
-        "Summary": "orcmem.store.ledger",
-        "Task": "orcmem.store.ledger",
+        "Job": "orcmem.store.jobs",
+        "Run": "orcmem.store.runs",
+        "Summary": "orcmem.store.summaries",
+        "Task": "orcmem.store.tasks",
         "PendingMemory": "orcmem.store.vectors",
         "VectorHit": "orcmem.store.vectors",
         "WordHit": "orcmem.store.memories",

@@ -124,7 +124,7 @@ class Database:
             except (apsw.BusyError, *_FILE_ERRORS) as exc:
                 raise self._one_line(exc) from exc
 
-    def _one_line(self, exc: Exception) -> StoreError:
+    def _one_line(self, exc: apsw.Error) -> StoreError:
         """A busy, damaged, full or read-only database (found mid-command) as one line."""
         if isinstance(exc, apsw.BusyError):
             return StoreError(f"The orcmem database stayed busy for over {BUSY_TIMEOUT_MS} ms.")

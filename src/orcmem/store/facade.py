@@ -7,16 +7,14 @@ from pathlib import Path
 from orcmem.store.audit import AuditRepository
 from orcmem.store.connection import Database
 from orcmem.store.grants import GrantRepository
-from orcmem.store.ledger import (
-    JobRepository,
-    RunRepository,
-    SummaryRepository,
-    TaskRepository,
-)
+from orcmem.store.jobs import JobRepository
 from orcmem.store.memories import MemoryRepository
 from orcmem.store.projects import ProjectRepository
+from orcmem.store.runs import RunRepository
 from orcmem.store.settings import SettingsRepository
 from orcmem.store.stats import StatsRepository
+from orcmem.store.summaries import SummaryRepository
+from orcmem.store.tasks import TaskRepository
 from orcmem.store.vectors import VectorRepository
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from orcmem.errors import ValidationError
 from orcmem.models import Memory, MemoryFilter, MemoryType, Scope, Source, Status
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
 from orcmem.repeats import same_text_digest, same_text_key
 from orcmem.store.connection import Database
+from orcmem.store.visibility import VISIBLE
 
 # How many BM25-best matches per wanted memory are read before every match is joined (see `search_words`).
 WORD_WINDOW_FACTOR = 8
@@ -27,8 +30,6 @@ _COLUMNS_WITHOUT = (
 _COLUMNS = _COLUMNS_WITHOUT.format(files=_FILES)
 # Search candidates skip the files: most are dropped after scoring, and the few kept get theirs from `with_files`.
 _CANDIDATE_COLUMNS = _COLUMNS_WITHOUT.format(files="NULL")
-# Memories a project sees: its own, and every global one.
-_VISIBLE = "(m.project_id = :project OR m.scope = 'global')"
 
 
 # Enum members by value: search reads up to 80 rows per query, and a dict lookup costs a tenth of Enum(value).
@@ -83,7 +84,7 @@ class MemoryRepository:
         row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
         return _to_memory(row) if row else None
 
-    def get_many(self, memory_ids: Sequence[str], *, files: bool = True) -> list[Memory]:
+    def get_many(self, memory_ids: Sequence[str], *, files: bool = True) -> builtins.list[Memory]:
         """The memories with these ids, in the order given (unknown ids are left out); `files=False` skips files."""
         found: dict[str, Memory] = {}
         columns = _COLUMNS if files else _CANDIDATE_COLUMNS
@@ -95,7 +96,7 @@ class MemoryRepository:
                 found[memory.id] = memory
         return [found[memory_id] for memory_id in memory_ids if memory_id in found]
 
-    def titles_from_run(self, run_id: str, limit: int = 20) -> list[str]:
+    def titles_from_run(self, run_id: str, limit: int = 20) -> builtins.list[str]:
         """Titles of the active memories a run wrote or last confirmed, oldest first."""
         rows = self.db.query(
             "SELECT title FROM memories WHERE source_run_id = ? AND status = 'active' ORDER BY pk LIMIT ?",
@@ -113,7 +114,7 @@ class MemoryRepository:
         return _to_memory(row) if row else None
 
     def _where(self, project_id: str | None, flt: MemoryFilter) -> tuple[str, dict[str, Any]]:
-        clauses = [_VISIBLE]
+        clauses = [VISIBLE]
         params: dict[str, Any] = {"project": project_id or ""}
         for column, values in (
             ("type", flt.types),
@@ -127,7 +128,7 @@ class MemoryRepository:
                 params.update(zip(names, values, strict=True))
         return " AND ".join(clauses), params
 
-    def list(self, project_id: str | None, flt: MemoryFilter) -> list[Memory]:
+    def list(self, project_id: str | None, flt: MemoryFilter) -> builtins.list[Memory]:
         """Memories visible to a project, newest update first."""
         where, params = self._where(project_id, flt)
         params.update(limit=flt.limit, offset=flt.offset)
@@ -144,7 +145,7 @@ class MemoryRepository:
         row = self.db.query_one(f"SELECT count(*) FROM memories m WHERE {where}", params)
         return int(row[0]) if row else 0
 
-    def with_files(self, memories: Sequence[Memory]) -> list[Memory]:
+    def with_files(self, memories: Sequence[Memory]) -> builtins.list[Memory]:
         """The same memories with their files filled in (search candidates are read without them)."""
         if not memories:
             return []
@@ -153,7 +154,7 @@ class MemoryRepository:
         files = {memory_id: tuple(json.loads(listed or "[]")) for memory_id, listed in rows}
         return [replace(m, files=files.get(m.id, ())) for m in memories]
 
-    def search_words(self, match: str, project_id: str | None, limit: int) -> list[WordHit]:
+    def search_words(self, match: str, project_id: str | None, limit: int) -> builtins.list[WordHit]:
         """Active memories matching an FTS5 expression, best BM25 first (title weighted twice), without files.
 
         The best `limit × WORD_WINDOW_FACTOR` matches are ranked by BM25 alone and only those are read and filtered;
@@ -165,7 +166,7 @@ class MemoryRepository:
             f"(SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
             "FROM memories_fts WHERE memories_fts MATCH :match ORDER BY rank LIMIT :window) "
             f"SELECT {_CANDIDATE_COLUMNS}, top.rank, (SELECT count(*) FROM top) FROM top "  # top drives the join
-            f"CROSS JOIN memories m ON m.pk = top.rowid WHERE m.status = 'active' AND {_VISIBLE} "
+            f"CROSS JOIN memories m ON m.pk = top.rowid WHERE m.status = 'active' AND {VISIBLE} "
             "ORDER BY top.rank, m.updated_at DESC LIMIT :limit",
             {"match": match, "project": project_id or "", "limit": limit, "window": window},
         )
@@ -173,7 +174,7 @@ class MemoryRepository:
             rows = self.db.query(
                 f"SELECT {_CANDIDATE_COLUMNS}, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank, 0 "
                 "FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
-                f"WHERE memories_fts MATCH :match AND m.status = 'active' AND {_VISIBLE} "
+                f"WHERE memories_fts MATCH :match AND m.status = 'active' AND {VISIBLE} "
                 "ORDER BY rank, m.updated_at DESC LIMIT :limit",
                 {"match": match, "project": project_id or "", "limit": limit},
             )
@@ -294,7 +295,7 @@ class MemoryRepository:
         }
         unknown = set(fields) - allowed
         if unknown:
-            raise ValueError(f"cannot update columns {sorted(unknown)}")
+            raise ValidationError(f"cannot update columns {sorted(unknown)}")
         if not fields:
             return
         assignments = ", ".join(f"{column} = :{column}" for column in fields)
@@ -308,7 +309,7 @@ class MemoryRepository:
                     )
 
     def mark_helpful(self, memory_id: str, *, confidence_step: float, now: int) -> None:
-        """Raise confidence one step (up to 1) and reset the memory's age."""
+        """Raise confidence one step (up to the maximum) and reset the memory's age."""
         with self.db.transaction():
             self.db.query(
                 "UPDATE memories SET confidence = MIN(1.0, confidence + ?), last_confirmed_at = ?, "
@@ -344,7 +345,7 @@ class MemoryRepository:
         result: dict[str, dict[str, int]] = {}
         for column in ("type", "source", "status"):
             rows = self.db.query(
-                f"SELECT m.{column}, count(*) FROM memories m WHERE {_VISIBLE} GROUP BY m.{column}",
+                f"SELECT m.{column}, count(*) FROM memories m WHERE {VISIBLE} GROUP BY m.{column}",
                 {"project": project_id or ""},
             )
             result[column] = {str(name): int(count) for name, count in rows}

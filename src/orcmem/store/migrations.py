@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import apsw
 
 from orcmem.errors import StoreError
@@ -236,7 +238,8 @@ assert LATEST_VERSION == SCHEMA_VERSION, "set SCHEMA_VERSION in models/constants
 
 def schema_version(conn: apsw.Connection) -> int:
     """The schema version recorded in the file (0 for a new file)."""
-    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+    version: Any = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    return int(version)
 
 
 def migrate(conn: apsw.Connection) -> int:

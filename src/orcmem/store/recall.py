@@ -8,6 +8,7 @@ tokenizes the few rows read with the full-text index's own tokenizer and counts 
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from collections.abc import Sequence
 
 import apsw
@@ -21,11 +22,17 @@ from orcmem.models.constants import (
     SCHEMA_VERSION,
     SETTING_MEMORY_ENABLED,
 )
+from orcmem.store.visibility import VISIBLE_AT
 
-RecallRow = tuple[str, str, str, str, int, bool]  # type, title, body, source, last_confirmed_at, flagged
+TYPE_CHECKING = False  # importing typing costs the prompt hook milliseconds
+if TYPE_CHECKING:
+    from typing import Any
+
+# One recalled memory, as much of it as a recalled line shows (collections' namedtuple: `typing` costs the hook).
+RecallRow = namedtuple("RecallRow", "type title body source confirmed_at flagged")  # noqa: PYI024
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
 _COLUMNS = "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged"
-_VISIBLE = "m.status = 'active' AND (m.project_id = ? OR m.scope = 'global')"
+_VISIBLE = f"m.status = 'active' AND {VISIBLE_AT}"
 # The tokenizer of memories_fts (migrations), so a prompt's words are matched against a memory exactly as FTS5 does.
 _TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
 _OR = " OR "
@@ -70,7 +77,7 @@ def recall_rows(
         # Rank the best matches by BM25 alone first, then read and filter only those; the full join (every match
         # against its memory row) runs only when too few of them are this project's active memories.
         window = limit * WINDOW_FACTOR
-        rows = conn.execute(
+        rows: list[tuple[Any, ...]] = conn.execute(
             "WITH top AS MATERIALIZED "
             f"(SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
             "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) "
@@ -85,7 +92,7 @@ def recall_rows(
                 f"ORDER BY bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}), m.updated_at DESC LIMIT ?",
                 (match, project_id, limit),
             ).fetchall()
-        found_rows = [(str(t), str(ti), str(b), str(s), int(c), bool(f)) for t, ti, b, s, c, f, _n in rows]
+        found_rows = [RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f)) for t, ti, b, s, c, f, _n in rows]
         if not found_rows or not _relevant(conn, match, found_rows, share, enough):
             return []
         return found_rows
@@ -117,7 +124,8 @@ def _relevant(conn: apsw.Connection, match: str, rows: Sequence[RecallRow], shar
 
 
 def _tokens(tokenize: apsw.FTS5Tokenizer, text: str, flags: int) -> tuple[str, ...]:
-    return tuple(tokenize(text.encode(), flags, None, include_offsets=False, include_colocated=False))
+    found = tokenize(text.encode(), flags, None, include_offsets=False, include_colocated=False)
+    return tuple(token for token in found if isinstance(token, str))  # without offsets, every token is a string
 
 
 def _phrase(tokenize: apsw.FTS5Tokenizer, part: str) -> Phrase:

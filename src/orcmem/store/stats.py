@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+from orcmem.models.constants import MS_PER_DAY
 from orcmem.store.connection import Database
-
-MS_PER_DAY = 86_400_000
-# Memories a project sees: its own, and every global one (the same rule as the memories repository).
-_VISIBLE = "(m.project_id = :project OR m.scope = 'global')"
+from orcmem.store.visibility import VISIBLE
 
 
 class StatsRepository:
@@ -19,7 +17,7 @@ class StatsRepository:
     def breakdown(self, project_id: str | None) -> list[tuple[str, str, str, int]]:
         """(type, source, status, count) for every combination present among the memories a project sees."""
         rows = self.db.query(
-            f"SELECT m.type, m.source, m.status, count(*) FROM memories m WHERE {_VISIBLE} "
+            f"SELECT m.type, m.source, m.status, count(*) FROM memories m WHERE {VISIBLE} "
             "GROUP BY m.type, m.source, m.status ORDER BY m.type, m.source, m.status",
             {"project": project_id or ""},
         )
@@ -33,7 +31,7 @@ class StatsRepository:
         """
         rows = self.db.query(
             f"SELECT (m.created_at + :offset) / {MS_PER_DAY} AS day, count(*) FROM memories m "
-            f"WHERE {_VISIBLE} GROUP BY day ORDER BY day",
+            f"WHERE {VISIBLE} GROUP BY day ORDER BY day",
             {"project": project_id or "", "offset": utc_offset_ms},
         )
         return [(int(day), int(n)) for day, n in rows]

@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from orcmem.errors import ValidationError
 from orcmem.store.connection import VECTOR_DIMENSIONS, Database
+from orcmem.store.visibility import VISIBLE, VISIBLE_UNINDEXED_AT
 
 if TYPE_CHECKING:
     import numpy as np
 
-_VISIBLE = "m.status = 'active' AND (m.project_id = :project OR m.scope = 'global')"
+_VISIBLE = f"m.status = 'active' AND {VISIBLE}"
 _blas_limited = False
 
 
@@ -29,7 +31,7 @@ def _one_blas_thread() -> None:
         return
     _blas_limited = True
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
         threadpool_limits(limits=1, user_api="blas")
     except Exception:  # noqa: BLE001 - without the limit the scan is only slower
@@ -39,7 +41,7 @@ def _one_blas_thread() -> None:
 def pack(vector: Sequence[float]) -> bytes:
     """Little-endian float32 bytes, the form sqlite-vec stores."""
     if len(vector) != VECTOR_DIMENSIONS:
-        raise ValueError(f"expected {VECTOR_DIMENSIONS} dimensions, got {len(vector)}")
+        raise ValidationError(f"expected {VECTOR_DIMENSIONS} dimensions, got {len(vector)}")
     return struct.pack(f"<{VECTOR_DIMENSIONS}f", *(float(x) for x in vector))
 
 
@@ -185,7 +187,7 @@ class VectorRepository:
 
     # --- nearest neighbours ------------------------------------------------------------------------------------
     def nearest_sqlite(self, query: Sequence[float], model: str, project_id: str | None, k: int) -> list[VectorHit]:
-        """k-NN through sqlite-vec's own scan, filtered after the k-NN step (the reference's query)."""
+        """k-NN through sqlite-vec's own scan, filtered after the k-NN step (the stored truth: docs/search.md)."""
         if not self.available:
             return []
         rows = self.db.query(
@@ -265,7 +267,7 @@ class VectorRepository:
                 # vector of the model, or every memory of the project, to find them.
                 "SELECT m.pk, m.id FROM memories m CROSS JOIN memory_embeddings e ON e.memory_pk = m.pk "
                 f"WHERE m.pk IN ({marks}) AND +e.model = ? AND +m.status = 'active' "
-                "AND (+m.project_id = ? OR +m.scope = 'global')",
+                f"AND {VISIBLE_UNINDEXED_AT}",
                 (*chunk, model, project_id or ""),
             )
             ids.update({int(pk): memory_id for pk, memory_id in rows})

@@ -82,8 +82,8 @@ def growth_chart(buckets: Sequence[GrowthBucket], period: str) -> Markup:
     if len(points) > 1:
         parts.append(f'<polyline class="total" points="{" ".join(points)}"/>')
     else:
-        cx, cy = points[0].split(",")
-        parts.append(f'<circle class="total-dot" cx="{cx}" cy="{cy}" r="3"/>')
+        dot_x, dot_y = points[0].split(",")
+        parts.append(f'<circle class="total-dot" cx="{dot_x}" cy="{dot_y}" r="3"/>')
     labels = {0: "start", len(buckets) - 1: "end"}
     if len(buckets) > 4:
         labels[len(buckets) // 2] = "middle"

@@ -17,11 +17,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from orcmem import keystore
-from orcmem.errors import OrcmemError, ValidationError
+from orcmem.errors import KeyStoreError, OrcmemError, ValidationError
 from orcmem.models import Memory, MemoryFilter, MemoryType, Project, Source, Status
-from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS
+from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, SEARCH_MAX_LIMIT
 from orcmem.service import MemoryService
-from orcmem.service.overview import build_overview, build_runs
 from orcmem.web import views
 from orcmem.web.app import WebState
 from orcmem.web.chart import growth_chart
@@ -191,7 +190,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
         _check_choice(query.source, tuple(str(s) for s in Source), "source")
         _check_choice(query.status, tuple(str(s) for s in Status), "status")
         if query.q:
-            hits = service.search(project, query.q, views.SEARCH_LIMIT, semantic=enabled)
+            hits = service.search(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
             found = [
                 hit.memory
                 for hit in hits
@@ -355,9 +354,7 @@ async def overview_page(request: Request) -> Response:
         choice = _choose_project(state.service, request.query_params.get("project", ""))
         overview = None
         if choice.project is not None:
-            overview = build_overview(
-                state.service.store, choice.project, state.service.clock(), utc_offset_ms=state.utc_offset_ms()
-            )
+            overview = state.service.overview(choice.project, utc_offset_ms=state.utc_offset_ms())
         return {"choice": choice, "overview": overview}
 
     data = await _call(load)
@@ -372,7 +369,7 @@ async def runs_page(request: Request) -> Response:
 
     def load() -> dict[str, Any]:
         choice = _choose_project(state.service, request.query_params.get("project", ""))
-        runs = build_runs(state.service.store, choice.project) if choice.project else None
+        runs = state.service.runs_overview(choice.project) if choice.project else None
         return {"choice": choice, "runs": runs}
 
     from orcmem.extract.resolve import agent_name
@@ -485,7 +482,7 @@ async def set_api_key(request: Request) -> Response:
         return _settings_answer(request, False, "Enter a key to save, or use Remove API key.")
     try:
         await _call(keystore.save_api_key, key)
-    except keystore.KeyStoreError as exc:
+    except KeyStoreError as exc:
         return _settings_answer(request, False, str(exc))  # the storage error text: never contains the key
     return _settings_answer(
         request, True, "Removed the API key." if remove else "Saved the API key in your OS keychain."

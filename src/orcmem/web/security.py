@@ -11,12 +11,13 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+from orcmem.loopback import LOOPBACK_NAMES, OwnOrigin
+
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 TOKEN_FIELD = "token"  # the hidden form field
 TOKEN_HEADER = "x-orcmem-token"  # the header the page's script sends instead
@@ -50,18 +51,6 @@ started: it carries a key made for this launch. Copy that address into the brows
 def tokens_match(given: str | None, token: str) -> bool:
     """Constant-time comparison of a presented token with the launch token."""
     return bool(given) and hmac.compare_digest(str(given).encode(), token.encode())
-
-
-def _split_host(value: str) -> tuple[str, int | None] | None:
-    """(`host`, port or None) from a Host header; None when it cannot be read."""
-    parts = urlsplit("//" + value)
-    try:
-        port = parts.port
-    except ValueError:
-        return None
-    if not parts.hostname or parts.username is not None or parts.path or parts.query:
-        return None
-    return parts.hostname.lower(), port
 
 
 MAX_BODY_BYTES = 64 * 1024  # the largest form (a memory's 120-character title and 800-character body) is far smaller
@@ -98,24 +87,8 @@ class Guard:
         self.app = app
         self.token = token
         self.cookie_name = cookie_name
-        self.port = port
         self.protect_reads = protect_reads
-        self.hosts = tuple(hosts)
-
-    def host_allowed(self, value: str | None) -> bool:
-        """Whether a Host header names this server."""
-        split = _split_host(value or "")
-        if split is None:
-            return False
-        host, port = split
-        return host in self.hosts and (self.port is None or port == self.port)
-
-    def origin_allowed(self, value: str) -> bool:
-        """Whether an Origin header is this server's own (an `http://` loopback origin on our port)."""
-        parts = urlsplit(value)
-        if parts.scheme != "http" or parts.path not in ("", "/"):
-            return False
-        return self.host_allowed(parts.netloc)
+        self.own = OwnOrigin(port, hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the request, then pass it on with the security headers added to the response."""
@@ -128,12 +101,10 @@ class Guard:
             return
         headers = Headers(scope=scope)
         # Exactly one Host, and at most one Origin: with two, this check and the app could each read another one.
-        hosts = headers.getlist("host")
-        if len(hosts) != 1 or not self.host_allowed(hosts[0]):
+        if not self.own.hosts_allowed(headers.getlist("host")):
             await _plain(send, 403, REFUSED_HOST)
             return
-        origins = headers.getlist("origin")
-        if len(origins) > 1 or (origins and not self.origin_allowed(origins[0])):
+        if not self.own.origins_allowed(headers.getlist("origin")):
             await _plain(send, 403, REFUSED_ORIGIN)
             return
         method = scope["method"]

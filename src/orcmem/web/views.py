@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 from orcmem.extract.constants import DEFAULT_CLAUDE_MODEL_LABEL
 
 PAGE_SIZE = 25
-SEARCH_LIMIT = 50  # one search returns at most this many; filters and pages apply to them
 
 TYPE_LABELS = {
     "decision": "Decision",

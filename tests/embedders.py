@@ -8,8 +8,7 @@ import re
 import threading
 from collections.abc import Sequence
 
-from orcmem.embed.embedder import EMBEDDING_DIMENSIONS
-from orcmem.embed.errors import ModelError
+from orcmem.embed import EMBEDDING_DIMENSIONS, ModelError
 
 _WORDS = re.compile(r"\w+")
 
@@ -36,6 +35,25 @@ class HashingEmbedder:
     def dimensions(self) -> int:
         """The vector length."""
         return self._dimensions
+
+    @property
+    def ready(self) -> bool:
+        """Always: there is no model to load."""
+        return True
+
+    def start(self) -> None:
+        """Nothing to load."""
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Ready at once."""
+        return True
+
+    def embed_query_here(self, text: str) -> list[float] | None:
+        """None: queries go through `embed_query` (as a worker's would when busy)."""
+        return None
+
+    def close(self) -> None:
+        """Nothing to stop."""
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text."""
@@ -77,6 +95,25 @@ class FailingEmbedder:
     def dimensions(self) -> int:
         """Always 384."""
         return EMBEDDING_DIMENSIONS
+
+    @property
+    def ready(self) -> bool:
+        """Always: there is no model to load."""
+        return True
+
+    def start(self) -> None:
+        """Nothing to load."""
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Ready at once."""
+        return True
+
+    def embed_query_here(self, text: str) -> list[float] | None:
+        """None: queries go through `embed_query` (as a worker's would when busy)."""
+        return None
+
+    def close(self) -> None:
+        """Nothing to stop."""
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Raise ModelError."""

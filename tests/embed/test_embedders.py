@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from orcmem.embed import Embedder, FailingEmbedder, HashingEmbedder, ModelError
+from orcmem.embed import Embedder, ModelError
+from tests.embedders import FailingEmbedder, HashingEmbedder
 
 
 def dot(a: list[float], b: list[float]) -> float:
@@ -30,8 +32,11 @@ def test_hashing_embedder_makes_deterministic_unit_vectors() -> None:
 
 
 def test_hashing_embedder_is_stable_across_processes() -> None:
-    code = "from orcmem.embed import HashingEmbedder; print(HashingEmbedder().embed_query('vitest pool forks')[:5])"
-    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout for _ in range(2)}
+    code = "from tests.embedders import HashingEmbedder; print(HashingEmbedder().embed_query('vitest pool forks')[:5])"
+    root = Path(__file__).parents[2]  # where `tests` is importable
+    runs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root).stdout for _ in range(2)
+    }
     assert len(runs) == 1
     assert runs == {f"{HashingEmbedder().embed_query('vitest pool forks')[:5]}\n"}
 

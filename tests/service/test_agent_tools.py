@@ -9,7 +9,7 @@ from orcmem.models import NewMemory, Project, Source
 from orcmem.permissions import HEADLESS_REFUSAL
 from orcmem.service import MemoryService
 from orcmem.service.agent_tools import PermissionDenied, summarize
-from tests.mcp.conftest import MakeTools
+from tests.helpers import MakeTools
 
 
 def test_summary_keeps_200_characters_and_marks_the_cut() -> None:

@@ -1,0 +1,79 @@
+"""The words orcmem's interfaces share, as enums: click choices, MCP schemas, hook tables and page labels are built
+from these, so a new word is added in one place.
+
+Free of dataclasses and typing: hooks import it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class HookName(StrEnum):
+    """`orcmem hook NAME`: what an agent's hook entry runs."""
+
+    SESSION_START = "session-start"
+    PROMPT = "prompt"
+    PRE_TOOL_USE = "pre-tool-use"
+    STOP = "stop"
+    SESSION_END = "session-end"
+
+
+class TaskStatus(StrEnum):
+    """Where a task stands."""
+
+    OPEN = "open"
+    IN_PROGRESS = "in_progress"
+    REVIEW = "review"
+    DONE = "done"
+
+
+class JobState(StrEnum):
+    """Where an extraction job stands."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class ExtractionProvider(StrEnum):
+    """Who distils finished runs: `auto` picks the signed-in agent CLI; `off` stops learning alone."""
+
+    AUTO = "auto"
+    CLAUDE = "claude"
+    CODEX = "codex"
+    APIKEY = "apikey"
+    OFF = "off"
+
+
+class Mode(StrEnum):
+    """How much an agent may change memory on its own."""
+
+    PLAN = "plan"  # writes refused: the finding belongs in the plan
+    REVIEW = "review"  # ask the user first
+    ACCEPT_EDITS = "accept-edits"  # allowed
+    AUTONOMOUS = "autonomous"  # allowed
+    AUTO = "auto"  # an automatic review decides
+    YOLO = "yolo"  # no checks at all (ownership rules still hold)
+
+
+class ManageAction(StrEnum):
+    """What `memory_manage` does."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    FORGET = "forget"
+
+
+class ManageScope(StrEnum):
+    """Which memories `memory_manage` addresses: the workspace's (a project memory) or every project's."""
+
+    WORKSPACE = "workspace"
+    GLOBAL = "global"
+
+
+def values(vocabulary: type[StrEnum]) -> tuple[str, ...]:
+    """A vocabulary's words, in their order (for click choices and schemas)."""
+    return tuple(member.value for member in vocabulary)

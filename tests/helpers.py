@@ -1,0 +1,59 @@
+"""Helpers the tests share (fixtures stay in conftest.py files; this module holds what tests import)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from orcmem.models import NewMemory, Source
+from orcmem.models.constants import MS_PER_DAY
+from orcmem.service.agent_tools import AgentTools
+
+MakeTools = Callable[..., AgentTools]  # the `make_tools` fixture: AgentTools in a chosen mode
+
+
+class Clock:
+    """A settable clock in milliseconds."""
+
+    def __init__(self, start: int = 1_800_000_000_000) -> None:
+        self.now = start
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance_days(self, days: float) -> None:
+        self.now += int(days * MS_PER_DAY)
+
+
+def user_memory(title: str = "Use the forks pool", body: str = "vitest --pool=forks avoids crashes", **kw) -> NewMemory:
+    """A memory as the user would add it."""
+    return NewMemory(type=kw.pop("type", "lesson"), title=title, body=body, source=kw.pop("source", Source.USER), **kw)
+
+
+class FakeKeyring:
+    """An in-memory stand-in for the keyring module; `broken` makes every call fail like a locked keychain."""
+
+    class errors:  # noqa: N801 - mirrors keyring.errors
+        class PasswordDeleteError(Exception):
+            """Nothing was stored under that name."""
+
+    def __init__(self) -> None:
+        self.secrets: dict[tuple[str, str], str] = {}
+        self.broken = False
+
+    def _check(self) -> None:
+        if self.broken:
+            raise RuntimeError("the secret service is locked")
+
+    def get_password(self, service: str, account: str) -> str | None:
+        self._check()
+        return self.secrets.get((service, account))
+
+    def set_password(self, service: str, account: str, value: str) -> None:
+        self._check()
+        self.secrets[(service, account)] = value
+
+    def delete_password(self, service: str, account: str) -> None:
+        self._check()
+        if (service, account) not in self.secrets:
+            raise self.errors.PasswordDeleteError("nothing stored")
+        del self.secrets[(service, account)]
