@@ -35,6 +35,9 @@ def test_facts_are_the_identifiers_a_lesson_names() -> None:
         ("Run the tests before committing", "Do not run the tests before committing"),
         ("Use tabs for indentation in the Makefile", "Use spaces for indentation in the Makefile"),
         ("Deploys go to staging first, then production", "Deploys go to production first, then staging"),
+        # identifiers of different shapes in the very same sentence (found by the load test: a number against a hash)
+        ("Print with echo 123456789012", "Print with echo 3f2a9b1c0d4e"),
+        ("Deploy build 20240101 to staging", "Deploy build rc-7f3e to staging"),
     ],
 )
 def test_texts_that_state_another_lesson_are_kept_apart(one: str, other: str) -> None:

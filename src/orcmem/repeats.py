@@ -85,6 +85,14 @@ def _alike(one: str, other: str) -> bool:
     return _shape(one) == _shape(other) or difflib.SequenceMatcher(None, one, other).ratio() >= ALIKE_RATIO
 
 
+def _without(text: str, found: set[str]) -> str:
+    """The text, folded as `same_text_key` folds it, with each of `found` (lowercase facts) blanked out."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    for fact in sorted(found, key=len, reverse=True):
+        folded = folded.replace(fact, "\x00")
+    return _SPACING.sub(" ", folded).strip()
+
+
 def _content_words(text: str) -> list[str]:
     return [word for word in _WORD.findall(text.lower()) if word not in _FILLER]
 
@@ -92,8 +100,11 @@ def _content_words(text: str) -> list[str]:
 def differing_facts(one: str, other: str) -> bool:
     """Whether two texts close in meaning still state different lessons (the rules in this module's docstring)."""
     mine, theirs = facts(one), facts(other)
-    if any(_alike(a, b) for a in mine - theirs for b in theirs - mine):
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    if any(_alike(a, b) for a in only_mine for b in only_theirs):
         return True
+    if only_mine and only_theirs and _without(one, only_mine) == _without(other, only_theirs):
+        return True  # the same sentence around another identifier: `echo 123456789012` against `echo 3f2a9b1c0d4e`
     words_one, words_other = _content_words(one), _content_words(other)
     counts_one, counts_other = Counter(words_one), Counter(words_other)
     union = sum((counts_one | counts_other).values())
