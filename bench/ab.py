@@ -1,0 +1,38 @@
+"""One checkout's figures for a before-and-after table on one machine: `PYTHONPATH=<checkout>/src:<checkout>
+.venv/bin/python -m bench.ab NAME` prints a JSON line of record rates, search p50s, hook p50s and the ingest parts,
+measured by that checkout's own `bench.search` and `bench.learning` (docs/benchmarks.md, Before and after)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from bench import learning, search
+
+
+def main(name: str) -> None:
+    """Measure and print `{name: figures}`."""
+    started = time.time()
+    figures: dict[str, float] = {}
+    results, _rates = search.run([1000, 10000])
+    for result in results:
+        figures[f"record_{result.size}"] = result.record_per_s
+        figures[f"fused_p50_{result.size}"] = result.fused.p50
+        figures[f"words_p50_{result.size}"] = result.words.p50
+    hooks = learning.run()
+    figures["prompt_ratio"] = hooks.hook_prompt_10k.p50 / hooks.python_bare.p50
+    figures["floor_p50"] = hooks.python_bare.p50
+    figures["session_end_p50"] = hooks.hook_session_end.p50
+    figures["session_start_p50"] = hooks.hook_session_start_10k.p50
+    figures["pre_tool_use_p50"] = hooks.hook_pre_tool_use.p50
+    figures["stop_p50"] = hooks.hook_stop.p50
+    figures["ingest_parse_ms"] = hooks.parse_ms
+    figures["ingest_store_ms"] = hooks.store_ms
+    figures["ingest_digest_ms"] = hooks.digest_ms
+    figures["seconds"] = time.time() - started
+    print(json.dumps({name: figures}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "this")
