@@ -9,11 +9,20 @@ import threading
 from collections.abc import Sequence
 
 from orcmem.embed import EMBEDDING_DIMENSIONS, ModelError
+from orcmem.embed.embedder import LoadedAtOnce
 
 _WORDS = re.compile(r"\w+")
 
 
-class HashingEmbedder:
+class _Fake(LoadedAtOnce):
+    """What every fake shares: no model to load, and queries answered through `embed_query`."""
+
+    def embed_query_here(self, text: str) -> list[float] | None:
+        """None: queries go through `embed_query` (as a worker's would when busy)."""
+        return None
+
+
+class HashingEmbedder(_Fake):
     """FAKE: hashes each lowercased word to a signed coordinate; texts sharing words get a positive cosine.
 
     Deterministic across processes, unit length, no model and no dependencies. Only shared words count, so it is
@@ -35,25 +44,6 @@ class HashingEmbedder:
     def dimensions(self) -> int:
         """The vector length."""
         return self._dimensions
-
-    @property
-    def ready(self) -> bool:
-        """Always: there is no model to load."""
-        return True
-
-    def start(self) -> None:
-        """Nothing to load."""
-
-    def wait_ready(self, timeout: float | None = None) -> bool:
-        """Ready at once."""
-        return True
-
-    def embed_query_here(self, text: str) -> list[float] | None:
-        """None: queries go through `embed_query` (as a worker's would when busy)."""
-        return None
-
-    def close(self) -> None:
-        """Nothing to stop."""
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text."""
@@ -78,7 +68,7 @@ class HashingEmbedder:
         return [x / norm for x in vector]
 
 
-class FailingEmbedder:
+class FailingEmbedder(_Fake):
     """FAKE: every embedding call raises ModelError, like a model whose files went bad after loading."""
 
     def __init__(self, message: str = "The fake embedding model failed.", model_id: str = "fake-hashing-v1") -> None:
@@ -95,25 +85,6 @@ class FailingEmbedder:
     def dimensions(self) -> int:
         """Always 384."""
         return EMBEDDING_DIMENSIONS
-
-    @property
-    def ready(self) -> bool:
-        """Always: there is no model to load."""
-        return True
-
-    def start(self) -> None:
-        """Nothing to load."""
-
-    def wait_ready(self, timeout: float | None = None) -> bool:
-        """Ready at once."""
-        return True
-
-    def embed_query_here(self, text: str) -> list[float] | None:
-        """None: queries go through `embed_query` (as a worker's would when busy)."""
-        return None
-
-    def close(self) -> None:
-        """Nothing to stop."""
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Raise ModelError."""

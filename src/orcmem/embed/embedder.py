@@ -62,7 +62,27 @@ class Embedder(Protocol):
         ...
 
 
-class FastEmbedEmbedder:
+class LoadedAtOnce:
+    """The lifecycle members of `Embedder` for one whose model loads when it is made: always ready, nothing to
+    start or stop."""
+
+    @property
+    def ready(self) -> bool:
+        """Always: the model loaded when this object was made."""
+        return True
+
+    def start(self) -> None:
+        """Nothing to do: the model is loaded."""
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Ready at once."""
+        return True
+
+    def close(self) -> None:
+        """Nothing to stop: the model is freed with this object."""
+
+
+class FastEmbedEmbedder(LoadedAtOnce):
     """all-MiniLM-L6-v2 as it was trained: mean pooling over the attention mask, L2-normalised, no prefixes.
 
     Loads synchronously (about a second); wrap it in `WorkerEmbedder` to keep callers from waiting.
@@ -131,21 +151,6 @@ class FastEmbedEmbedder:
     def embed_query_here(self, text: str) -> list[float]:
         """`embed_query` (it always runs on the calling thread)."""
         return self.embed_query(text)
-
-    @property
-    def ready(self) -> bool:
-        """Always: the model loaded when this object was made."""
-        return True
-
-    def start(self) -> None:
-        """Nothing to do: the model is loaded."""
-
-    def wait_ready(self, timeout: float | None = None) -> bool:
-        """Ready at once."""
-        return True
-
-    def close(self) -> None:
-        """Nothing to stop: the model is freed with this object."""
 
 
 def load_embedder(
