@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from orcmem.models import Memory
 from orcmem.models.constants import DUPLICATE_MIN_SIMILARITY, QUERY_EMBED_TIMEOUT_S
@@ -12,8 +13,7 @@ from orcmem.store import Store
 
 log = logging.getLogger("orcmem.duplicates")
 
-TYPE_CHECKING = False  # the embedding stack is imported only to check types (see service/vectors.py)
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the embedding stack is imported only to check types: hooks open a service
     from orcmem.embed.embedder import Embedder
 
 Vector = Sequence[float]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from orcmem.models.constants import EMBED_BATCH_SIZE
 from orcmem.store import Store
@@ -12,8 +13,7 @@ from orcmem.store.vectors import PendingMemory
 
 log = logging.getLogger("orcmem.vectors")
 
-TYPE_CHECKING = False  # the hooks open a service: the embedding stack is imported only to check types
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the embedding stack is imported only to check types: hooks open a service
     from orcmem.embed.embedder import Embedder
 
 
