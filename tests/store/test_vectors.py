@@ -104,3 +104,38 @@ def test_vectors_of_another_model_are_never_mixed(service: MemoryService, projec
 def test_a_wrong_dimension_is_refused(service: MemoryService, project: Project, stored: list[str]) -> None:
     with pytest.raises(ValidationError):
         service.store.vectors.put(stored[0], [0.1] * 10, "model-a", 0)
+
+
+def test_a_write_checking_for_a_repeat_and_a_search_never_wait_on_each_other(
+    service: MemoryService, project: Project, stored: list[str]
+) -> None:
+    """A write refreshes the vector copy inside its transaction; a search refreshes it before its query. Under load
+    the two took the connection's lock and the copy's lock in opposite orders and waited for ever."""
+    import threading
+
+    vectors, db = service.store.vectors, service.store.db
+    failures: list[BaseException] = []
+
+    def writes() -> None:
+        try:
+            for seed in range(200):
+                with db.transaction():
+                    vectors.put(stored[seed % len(stored)], unit(seed), "model-a", seed)
+                    vectors.scan(unit(seed), "model-a")
+        except BaseException as exc:  # reported by the assertion below
+            failures.append(exc)
+
+    def searches() -> None:
+        try:
+            for _ in range(200):
+                vectors.refresh("model-a")
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writes, daemon=True), threading.Thread(target=searches, daemon=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(thread.is_alive() for thread in threads), "the write and the search deadlocked"
+    assert failures == []

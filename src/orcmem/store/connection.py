@@ -104,6 +104,12 @@ class Database:
                 time.sleep(0.02)
 
     @property
+    def lock(self) -> threading.RLock:
+        """The connection's lock, held while a statement or a transaction runs. A repository that has a lock of its
+        own takes this one first: one order for every thread, so two can never wait on each other."""
+        return self._lock
+
+    @property
     def has_vectors(self) -> bool:
         """Whether sqlite-vec loaded and `memory_vec` exists."""
         return self.vector_error is None

@@ -280,7 +280,9 @@ class VectorRepository:
         return hits
 
     def _refresh(self, model: str) -> _Snapshot:
-        with self._refresh_lock:
+        # The connection's lock first: a write that checks for a repeat refreshes inside its transaction, which
+        # already holds it, while a search refreshes before its query; the other order deadlocked the two.
+        with self.db.lock, self._refresh_lock:
             with self._snapshot_lock:
                 if self._snapshot is None or self._snapshot.model != model:
                     self._snapshot = _Snapshot(model)
