@@ -10,7 +10,8 @@ from starlette.testclient import TestClient
 
 from orcmem.service import MemoryService
 from orcmem.web import create_app
-from tests.web.support import BASE, TOKEN, FakeKeyring
+from tests.helpers import FakeKeyring
+from tests.web.support import BASE, TOKEN
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from starlette.websockets import WebSocketDisconnect
 from orcmem.models import NewMemory, Project, Source
 from orcmem.service import MemoryService
 from orcmem.web.security import Guard
-from tests.web.support import BASE, TOKEN, FakeKeyring, form
+from tests.helpers import FakeKeyring
+from tests.web.support import BASE, TOKEN, form
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 from orcmem.models import MemoryFilter, MemoryType, NewMemory, Project, Source, Status
 from orcmem.models.constants import BODY_MAX_CHARS, EXTRACTION_PROVIDERS, TITLE_MAX_CHARS
 from orcmem.service import MemoryService
-from tests.web.support import TOKEN, FakeKeyring
+from tests.helpers import FakeKeyring
+from tests.web.support import TOKEN
 
 ACTIONS = ["edit", "helpful", "wrong", "stale", "delete", "export", "nope"]
 FIELDS = ["title", "body", "project", "next", "file", "enabled", "provider", "model", "api_key", "action", "type"]

@@ -357,3 +357,13 @@ def test_record_at_creates_the_project_and_the_memory_together_or_neither(servic
     result = service.record_at(place, user_memory())
     assert [project.name for project, count in service.projects()] == ["new"]
     assert result.memory.project_id == service.projects()[0][0].id
+
+
+def test_idle_minutes_read_back_and_a_value_it_would_refuse_means_the_default(service: MemoryService) -> None:
+    from orcmem.models.constants import IDLE_MINUTES_DEFAULT, SETTING_IDLE_MINUTES
+
+    assert service.idle_minutes() == IDLE_MINUTES_DEFAULT
+    assert service.set_idle_minutes(2.5) == 2.5 and service.idle_minutes() == 2.5
+    for stored in ("nan", "-3", "inf", "soon"):  # written by an older orcmem, or by hand
+        service.store.settings.set(SETTING_IDLE_MINUTES, stored)
+        assert service.idle_minutes() == IDLE_MINUTES_DEFAULT, stored

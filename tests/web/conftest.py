@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 
 from orcmem.service import MemoryService
 from orcmem.web import create_app
-from tests.web.support import BASE, CHROMIUM, CHROMIUM_ARGS, TOKEN, FakeKeyring, LiveServer, shot
+from tests.helpers import FakeKeyring
+from tests.web.support import BASE, CHROMIUM, CHROMIUM_ARGS, TOKEN, LiveServer, shot
 
 SERVER_START_TIMEOUT_S = 10.0
 

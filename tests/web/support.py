@@ -10,7 +10,6 @@ from typing import Any
 
 from orcmem.models import NewMemory, Project, Source
 from orcmem.service import MemoryService
-from tests.helpers import FakeKeyring  # noqa: F401  (the web tests' fakes live here)
 
 TOKEN = "test-launch-token-0123456789"
 BASE = "http://127.0.0.1:8765"

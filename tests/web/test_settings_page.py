@@ -10,7 +10,8 @@ from starlette.testclient import TestClient
 
 from orcmem.keystore import ACCOUNT, SERVICE, STORAGE_ERROR
 from orcmem.service import MemoryService
-from tests.web.support import TOKEN, FakeKeyring, form
+from tests.helpers import FakeKeyring
+from tests.web.support import TOKEN, form
 
 SECRET = "sk-ant-api03-THIS-IS-A-TEST-KEY-0000000000000000"
 
