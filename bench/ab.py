@@ -1,6 +1,7 @@
 """One checkout's figures for a before-and-after table on one machine: `PYTHONPATH=<checkout>/src:<checkout>
-.venv/bin/python -m bench.ab NAME` prints a JSON line of record rates, search p50s, hook p50s and the ingest parts,
-measured by that checkout's own `bench.search` and `bench.learning` (docs/benchmarks.md, Before and after)."""
+.venv/bin/python -m bench.ab NAME [SIZE ...]` prints a JSON line of record rates, search p50s, hook p50s, the ingest
+parts and the MCP server's start, measured by that checkout's own `bench.search`, `bench.learning` and
+`bench.agents` (docs/benchmarks.md, Before and after). SIZE defaults to 1000 and 10000."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import json
 import sys
 import time
 
-from bench import learning, search
+from bench import agents, learning, search
 
 
-def main(name: str) -> None:
+def main(name: str, sizes: list[int]) -> None:
     """Measure and print `{name: figures}`."""
     started = time.time()
     figures: dict[str, float] = {}
-    results, _rates = search.run([1000, 10000])
+    results, _rates = search.run(sizes)
     for result in results:
         figures[f"record_{result.size}"] = result.record_per_s
         figures[f"fused_p50_{result.size}"] = result.fused.p50
@@ -30,9 +31,12 @@ def main(name: str) -> None:
     figures["ingest_parse_ms"] = hooks.parse_ms
     figures["ingest_store_ms"] = hooks.store_ms
     figures["ingest_digest_ms"] = hooks.digest_ms
+    server = agents.run()
+    figures["mcp_initialize_p50"] = server.initialize.p50
+    figures["mcp_tools_ready_p50"] = server.tools_ready.p50
     figures["seconds"] = time.time() - started
     print(json.dumps({name: figures}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "this")
+    main(sys.argv[1] if len(sys.argv) > 1 else "this", [int(size) for size in sys.argv[2:]] or [1000, 10000])

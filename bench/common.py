@@ -15,7 +15,7 @@ import apsw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def machine() -> list[tuple[str, str]]:
 
 def embedding_source():
     """The pinned model the benchmark uses: the archive if installed in `$ORCMEM_BENCH_MODELS`, else the int8 one."""
-    from orcmem.embed import MINILM_INT8_PYPI
+    from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 
     if not MINILM_INT8_PYPI.available():
         raise SystemExit(
@@ -108,9 +108,10 @@ def embedded_service(home: Path) -> MemoryService:
     The model lives in the profile's own models folder, so an `orcmem mcp` started on `home` loads it too.
     The caller closes the service.
     """
-    from orcmem.embed import ensure_model, worker_embedder
+    from orcmem.embed.model_files import ensure_model
+    from orcmem.embed.worker import worker_embedder
     from orcmem.runtime import models_dir
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
 
     source = embedding_source()
     ensure_model(models_dir(home), source)
@@ -127,7 +128,7 @@ def embedded_service(home: Path) -> MemoryService:
 def profile_with_memories(home: Path, project: Path, count: int) -> None:
     """A profile at `home`, memory on, holding `count` synthetic memories in the project at `project`."""
     from bench.search import synthetic_memories
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import Location
 
     project.mkdir(parents=True, exist_ok=True)

@@ -135,7 +135,7 @@ class RepeatingModel:
         self.passes = 0
 
     def generate(self, prompt: str):
-        from orcmem.extract import GeneratorResult
+        from orcmem.extract.generator import GeneratorResult
 
         self.passes += 1
         said = []
@@ -173,11 +173,12 @@ def _grow(transcript: Path, turn: int) -> None:
 def redistillation(rows: list[dict], sessions: int, reworded: bool, seed: int = 11) -> tuple[int, int, int]:
     """(memories beyond the distinct lessons, distinct lessons, lessons merged into another lesson's memory) over
     `sessions` sessions of three passes."""
-    from orcmem.embed import ensure_model, worker_embedder
-    from orcmem.extract import GeneratorChoice
+    from orcmem.embed.model_files import ensure_model
+    from orcmem.embed.worker import worker_embedder
+    from orcmem.extract.resolve import GeneratorChoice
     from orcmem.runtime import models_dir
-    from orcmem.service import MemoryService
     from orcmem.service.learning import Learning
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import Location
 
     positives = [(row["a"], row["b"]) for row in rows if row["same"]]
@@ -230,7 +231,7 @@ def _hook(orcmem: str, name: str, payload: dict, env: dict[str, str]) -> None:
 
 def _started_at(home: Path, session: str, timeout: float = 30.0) -> float:
     """When the worker claimed the session's job (seconds since the epoch)."""
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -247,7 +248,7 @@ def _started_at(home: Path, session: str, timeout: float = 30.0) -> float:
 
 def pickup(samples: int) -> tuple[list[float], list[float]]:
     """Seconds from `orcmem hook session-end` starting to a worker claiming the run: spawned, and lingering."""
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
 
     work = Path(tempfile.mkdtemp(prefix="orcmem-bench-pickup-"))
     home, project = work / "home", work / "project"
@@ -285,7 +286,8 @@ def pickup(samples: int) -> tuple[list[float], list[float]]:
 
 def run(sessions: int = 20, samples: int = 10) -> DuplicatesResult:
     """Measure the repeat rule, re-distillation and worker pick-up."""
-    from orcmem.embed import ensure_model, worker_embedder
+    from orcmem.embed.model_files import ensure_model
+    from orcmem.embed.worker import worker_embedder
     from orcmem.runtime import models_dir
 
     rows = load_pairs()

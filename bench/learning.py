@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import Latency, latency, profile_with_memories
-from orcmem.extract import build_digest, render_digest
-from orcmem.ingest import parse_transcript
-from orcmem.models import Agent
-from orcmem.service import MemoryService
+from orcmem.extract.digest import build_digest, render_digest
+from orcmem.ingest.transcript import parse_transcript
+from orcmem.models.vocabulary import Agent
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import Location
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -287,9 +287,9 @@ class Setup:
 
 def _prepare(work: Path, memories: int) -> Setup:
     """A profile of `memories` memories with vectors from the int8 MiniLM, and a stand-in `claude` on PATH."""
-    from orcmem.embed import ensure_model
+    from orcmem.embed.model_files import ensure_model
     from orcmem.runtime import models_dir, open_service
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
 
     source = embedding_source()
     home, project, transcripts, bin_dir = work / "home", work / "project", work / "transcripts", work / "bin"
@@ -547,7 +547,7 @@ def _stop_web(proc: subprocess.Popen[str], children: Children, errlog: Path) -> 
 
 def _ended_jobs(home: Path, sessions: list[str]) -> dict[str, tuple[str, str, int]]:
     """Session id -> (run id, job state, memories written) for the runs of these sessions that have a job."""
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
 
     service = MemoryService.open(home, vectors=False)
     try:
@@ -571,8 +571,8 @@ def _drain(home: Path, sessions: list[str]) -> None:
 def _verify(setup: Setup, tally: Tally) -> tuple[list[str], int, int, int, int, str]:
     """Lost writes, runs distilled, memories distilled, memories now, memories without a vector, and
     `PRAGMA integrity_check`."""
-    from orcmem.models import MemoryFilter
-    from orcmem.service import MemoryService
+    from orcmem.models.types import MemoryFilter
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import locate
 
     lost: list[str] = []

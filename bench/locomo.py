@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import embedding_source
-from orcmem.embed import ensure_model, worker_embedder
-from orcmem.models import Memory, NewMemory, Project, Source
+from orcmem.embed.model_files import ensure_model
+from orcmem.embed.worker import worker_embedder
 from orcmem.models.constants import RRF_K, SEARCH_CANDIDATES, SEED_RRF_K
-from orcmem.retrieve import cap_per_run, fuse, query_terms
-from orcmem.service import MemoryService
+from orcmem.models.types import Memory, NewMemory, Project, Source
+from orcmem.retrieve.query import query_terms
+from orcmem.retrieve.scoring import cap_per_run, fuse
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import Location
 
 KS = (5, 8, 10)

@@ -230,8 +230,10 @@ def run(locomo_path: Path, size: int = 10_000) -> PeersResult:
 
 
 def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_reason: str | None) -> PeersResult:
-    from orcmem.embed import ensure_model, load_embedder, worker_embedder
-    from orcmem.service import MemoryService
+    from orcmem.embed.embedder import load_embedder
+    from orcmem.embed.model_files import ensure_model
+    from orcmem.embed.worker import worker_embedder
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import Location
 
     clock = time.perf_counter

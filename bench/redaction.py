@@ -98,8 +98,8 @@ def run() -> RedactionResult:
     sys.path.insert(0, str(ROOT))
     from bench.learning import synthetic_transcript
     from bench.search import synthetic_memories
-    from orcmem.ingest import parse_transcript
-    from orcmem.models import Agent
+    from orcmem.ingest.transcript import parse_transcript
+    from orcmem.models.vocabulary import Agent
     from orcmem.redact import redact_text
     from tests.abuse.fake_secrets import corpus
 

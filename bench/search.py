@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import Latency, embedding_source, latency, time_call
-from orcmem.embed import ensure_model, load_embedder, worker_embedder
-from orcmem.models import NewMemory, Source
+from orcmem.embed.embedder import load_embedder
+from orcmem.embed.model_files import ensure_model
+from orcmem.embed.worker import worker_embedder
 from orcmem.models.constants import SEARCH_CANDIDATES
-from orcmem.retrieve import query_terms
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Source
+from orcmem.retrieve.query import query_terms
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import Location
 
 TOOLS = [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.models import Project
-from orcmem.service import MemoryService
+from orcmem.models.types import Project
 from orcmem.service.agent_tools import AgentTools
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import locate
 from tests.helpers import Clock, FakeKeyring, MakeTools
 
@@ -86,7 +86,8 @@ def project(service: MemoryService, project_dir: Path) -> Project:
 @pytest.fixture(scope="session")
 def int8_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A models folder holding the real int8 MiniLM, assembled once from its PyPI packages."""
-    from orcmem.embed import MINILM_INT8_PYPI, ensure_model
+    from orcmem.embed.model_files import ensure_model
+    from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 
     if not MINILM_INT8_PYPI.available():
         pytest.skip(
@@ -101,7 +102,8 @@ def int8_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def minilm(int8_models_dir: Path):
     """The real int8 all-MiniLM-L6-v2, loaded once for the session."""
-    from orcmem.embed import MINILM_INT8_PYPI, load_embedder
+    from orcmem.embed.embedder import load_embedder
+    from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 
     return load_embedder(int8_models_dir, MINILM_INT8_PYPI)
 

@@ -8,8 +8,9 @@ import re
 import threading
 from collections.abc import Sequence
 
-from orcmem.embed import EMBEDDING_DIMENSIONS, ModelError
 from orcmem.embed.embedder import LoadedAtOnce
+from orcmem.errors import ModelError
+from orcmem.models.constants import EMBEDDING_DIMENSIONS
 
 _WORDS = re.compile(r"\w+")
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
-from orcmem.models import NewMemory, Source
 from orcmem.models.constants import MS_PER_DAY
+from orcmem.models.types import NewMemory, Source
 from orcmem.service.agent_tools import AgentTools
 
 MakeTools = Callable[..., AgentTools]  # the `make_tools` fixture: AgentTools in a chosen mode
@@ -57,3 +58,17 @@ class FakeKeyring:
         if (service, account) not in self.secrets:
             raise self.errors.PasswordDeleteError("nothing stored")
         del self.secrets[(service, account)]
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 60.0, what: str = "the condition") -> None:
+    """Poll `predicate` every 20 ms until it holds; fail after `timeout` seconds.
+
+    Only for what another process does (a worker, a server, an agent CLI): threads of the test's own process
+    signal with events instead.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.models import NewMemory, Project, Scope, Source
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Project, Scope, Source
+from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
-from orcmem.store import Summary
+from orcmem.store.summaries import Summary
 from tests.helpers import Clock, user_memory
 
 

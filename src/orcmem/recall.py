@@ -9,13 +9,12 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
-from orcmem.models.constants import MS_PER_DAY, RECALL_MAX_CHARS, RECALL_MAX_MEMORIES, RRF_K
+from orcmem.models.constants import CONTEXT_TAG, MS_PER_DAY, RECALL_MAX_CHARS, RECALL_MAX_MEMORIES, RRF_K
 from orcmem.retrieve.query import fts_query
 from orcmem.retrieve.rrf import reciprocal_rank
 from orcmem.store.recall import RecallRow, recall_rows
 from orcmem.textsafe import neutralize, visible
 
-CONTEXT_TAG = "orcmem-context"  # ingest strips blocks fenced with it, so recalled text never flows back in
 # The tag as it may be spelled inside a memory to close the fence: any case, look-alike letters, any separator.
 _TAG_LOOKALIKE = re.compile(r"orcmem[\s_.·:/-]*context")
 RECALL_HEADER = (

@@ -10,7 +10,6 @@ from functools import cache
 from typing import TypeVar
 
 from orcmem.errors import ValidationError
-from orcmem.models import MemoryType, Scope, Source, Status, Verdict
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_DEFAULT,
@@ -22,6 +21,7 @@ from orcmem.models.constants import (
     TITLE_MAX_CHARS,
     TOPIC_KEY_MAX_CHARS,
 )
+from orcmem.models.types import MemoryType, Scope, Source, Status, Verdict
 from orcmem.redact import redact
 
 _MEMORY_ID = re.compile(MEMORY_ID_PATTERN)

@@ -6,17 +6,20 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from orcmem.embed import MODEL_SOURCES, ModelError, ModelSource, PackageSource, model_dir, worker_embedder
-from orcmem.embed.worker import WorkerEmbedder
-from orcmem.models.constants import EMBEDDING_MODEL_DEFAULT, MODELS_DIRNAME
-from orcmem.service import MemoryService
+from orcmem.embed.model_files import ModelSource, model_dir
+from orcmem.embed.pypi_source import PackageSource
+from orcmem.embed.sources import MODEL_SOURCES
+from orcmem.embed.worker import WorkerEmbedder, worker_embedder
+from orcmem.errors import ModelError
+from orcmem.extract.agent_cli import AgentCli
+from orcmem.extract.resolve import GeneratorChoice, resolve_generator
+from orcmem.extract.resolve import describe_extraction as describe
+from orcmem.keystore import load_api_key
+from orcmem.models.constants import EMBEDDING_MODEL_DEFAULT, GENERATOR_TIMEOUT_S, MODELS_DIRNAME
 from orcmem.service.learning import GeneratorFactory
-from orcmem.store import Run
-
-if TYPE_CHECKING:
-    from orcmem.extract.agent_cli import AgentCli
+from orcmem.service.memory_service import MemoryService
+from orcmem.store.runs import Run
 
 CLAUDE_BIN_ENV = "ORCMEM_CLAUDE_BIN"  # the claude command to run for distillation (default: `claude` on PATH)
 CODEX_BIN_ENV = "ORCMEM_CODEX_BIN"
@@ -24,8 +27,6 @@ TIMEOUT_ENV = "ORCMEM_DISTILL_TIMEOUT"  # seconds one distillation call may take
 
 
 def _timeout(env: Mapping[str, str]) -> float:
-    from orcmem.models.constants import GENERATOR_TIMEOUT_S
-
     try:
         value = float(env.get(TIMEOUT_ENV, ""))
     except ValueError:
@@ -78,8 +79,6 @@ AGENT_CLI_CACHE = "agent-cli.json"  # what claude and codex said about sign-in a
 
 def agent_probe(service: MemoryService, env: Mapping[str, str]) -> AgentCli:
     """Asks the agent CLIs about sign-in and models, caching the answers beside the profile database."""
-    from orcmem.extract.agent_cli import AgentCli
-
     return AgentCli(service.home / AGENT_CLI_CACHE, env)
 
 
@@ -94,9 +93,6 @@ def _found_running(run: Run) -> list[str]:
 
 def generator_factory(service: MemoryService, environ: Mapping[str, str] | None = None) -> GeneratorFactory:
     """Resolve each run's generator from the settings, the agent that ran it, and this machine's environment."""
-    from orcmem.extract import GeneratorChoice, resolve_generator
-    from orcmem.keystore import load_api_key
-
     env = dict(os.environ if environ is None else environ)
     settings = service.settings()
     timeout = _timeout(env)
@@ -124,9 +120,6 @@ def generator_factory(service: MemoryService, environ: Mapping[str, str] | None 
 
 def describe_extraction(service: MemoryService, environ: Mapping[str, str] | None = None) -> str:
     """The sentence that says which agent and model summarize runs, or why none."""
-    from orcmem.extract import describe_extraction as describe
-    from orcmem.keystore import load_api_key
-
     env = dict(os.environ if environ is None else environ)
     settings = service.settings()
     key = load_api_key(env) if settings.provider == "apikey" else None

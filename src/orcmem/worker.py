@@ -16,8 +16,8 @@ from pathlib import Path
 
 from orcmem.extract.runner import stop_all_processes
 from orcmem.models.constants import MAX_CONCURRENT_EXTRACTIONS
-from orcmem.service import MemoryService
 from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
+from orcmem.service.memory_service import MemoryService
 
 log = logging.getLogger("orcmem.worker")
 

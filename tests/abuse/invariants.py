@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from orcmem.models import Memory, MemoryType, Scope, Source, Status
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_MAX,
@@ -14,6 +13,7 @@ from orcmem.models.constants import (
     TITLE_MAX_CHARS,
     TOPIC_KEY_MAX_CHARS,
 )
+from orcmem.models.types import Memory, MemoryType, Scope, Source, Status
 
 
 def assert_within_rules(memory: Memory) -> None:

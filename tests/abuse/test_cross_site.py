@@ -11,8 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from orcmem.models import NewMemory, Project, Source
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
 from orcmem.web.security import Guard
 from tests.helpers import FakeKeyring
 from tests.web.support import BASE, TOKEN, form
@@ -143,7 +143,7 @@ def test_duplicate_or_missing_host_and_origin_headers_are_refused(headers: list[
 
 
 def test_websockets_are_closed(service: MemoryService, fake_keyring: FakeKeyring) -> None:
-    from orcmem.web import create_app
+    from orcmem.web.app import create_app
 
     app: Any = create_app(service=service, token=TOKEN, port=8765, environ={})
     with (

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.models import Project
-from orcmem.service import MemoryService
+from orcmem.models.types import Project
+from orcmem.service.memory_service import MemoryService
 from tests.helpers import user_memory
 
 

@@ -14,9 +14,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from orcmem.errors import ExportError
-from orcmem.models import NewMemory, Project, Source
 from orcmem.models.constants import EXPORT_HEADING
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
 from tests.web.support import form
 
 PRECIOUS = "precious: do not touch\n"

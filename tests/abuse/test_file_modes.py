@@ -15,8 +15,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from orcmem.models import NewMemory, Project, Source
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
 from orcmem.store.migrations import LATEST_VERSION, schema_version
 from orcmem.workspace import locate
 

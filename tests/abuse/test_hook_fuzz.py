@@ -19,10 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orcmem import hooks
-from orcmem.models import MemoryFilter, NewMemory, Project, Source
-from orcmem.models.constants import BODY_MAX_CHARS, HOOK_OUTPUT_MAX_CHARS, TITLE_MAX_CHARS
-from orcmem.recall import CONTEXT_TAG
-from orcmem.service import MemoryService
+from orcmem.models.constants import BODY_MAX_CHARS, CONTEXT_TAG, HOOK_OUTPUT_MAX_CHARS, TITLE_MAX_CHARS
+from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "agents"
 EVENTS = {

@@ -21,11 +21,12 @@ from mcp import Client
 from orcmem import hooks
 from orcmem.brief import BRIEF_INTRO, BRIEF_TITLE
 from orcmem.mcp_server import build_server
-from orcmem.models import NewMemory, Project, Source
+from orcmem.models.constants import CONTEXT_TAG
+from orcmem.models.types import NewMemory, Project, Source
 from orcmem.permissions import looks_like_instructions
-from orcmem.recall import CONTEXT_TAG, FLAG_NOTE, RECALL_HEADER
-from orcmem.service import MemoryService
+from orcmem.recall import FLAG_NOTE, RECALL_HEADER
 from orcmem.service.agent_tools import AgentTools
+from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.textsafe import skeleton
 

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from orcmem.mcp_server import build_server
-from orcmem.models import MemoryFilter, NewMemory, Project, Scope, Source
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     TITLE_MAX_CHARS,
     TOPIC_KEY_MAX_CHARS,
 )
-from orcmem.service import MemoryService
+from orcmem.models.types import MemoryFilter, NewMemory, Project, Scope, Source
 from orcmem.service.agent_tools import AgentTools
+from orcmem.service.memory_service import MemoryService
 from tests.abuse.invariants import assert_within_rules
 
 TOOLS = ["memory_search", "memory_recall", "task_context", "memory_record", "memory_feedback", "memory_manage"]

@@ -22,12 +22,17 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from orcmem.errors import NotFoundError, ValidationError
-from orcmem.extract import GeneratorChoice, GeneratorResult
-from orcmem.ingest import parse_claude, parse_codex, parse_transcript
+from orcmem.extract.generator import GeneratorResult
+from orcmem.extract.resolve import GeneratorChoice
+from orcmem.ingest.claude import parse_claude
+from orcmem.ingest.codex import parse_codex
 from orcmem.ingest.common import load_record
-from orcmem.models import Agent, EventKind, LedgerEvent, MemoryFilter, MemoryType, Project, Source
-from orcmem.service import MemoryService
+from orcmem.ingest.transcript import parse_transcript
+from orcmem.models.ledger import EventKind, LedgerEvent
+from orcmem.models.types import MemoryFilter, MemoryType, Project, Source
+from orcmem.models.vocabulary import Agent
 from orcmem.service.learning import Learning
+from orcmem.service.memory_service import MemoryService
 from tests.abuse.invariants import assert_within_rules
 from tests.extract.test_parse import ANSWERS, JSON_VALUES
 from tests.ingest.support import fixture

@@ -21,16 +21,22 @@ from hypothesis import strategies as st
 from mcp import Client
 from starlette.testclient import TestClient
 
-from orcmem.extract import GeneratorChoice, GeneratorResult
-from orcmem.ingest import MAX_EVENT_TEXT
+from orcmem.extract.generator import GeneratorResult
+from orcmem.extract.resolve import GeneratorChoice
 from orcmem.mcp_server import build_server
-from orcmem.models import MemoryFilter, NewMemory, Project, Source
-from orcmem.models.constants import BODY_MAX_CHARS, FILE_PATH_MAX_CHARS, TITLE_MAX_CHARS, TOPIC_KEY_MAX_CHARS
+from orcmem.models.constants import (
+    BODY_MAX_CHARS,
+    FILE_PATH_MAX_CHARS,
+    MAX_EVENT_TEXT,
+    TITLE_MAX_CHARS,
+    TOPIC_KEY_MAX_CHARS,
+)
+from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
 from orcmem.redact import redact
 from orcmem.rules import check_files, check_topic_key
-from orcmem.service import MemoryService
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.learning import Learning
+from orcmem.service.memory_service import MemoryService
 from tests.abuse.fake_secrets import FakeSecret, assert_nowhere, bundles, corpus, fake_secrets, joined, leaks
 from tests.ingest.support import (
     c_assistant,

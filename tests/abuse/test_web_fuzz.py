@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from orcmem.models import MemoryFilter, MemoryType, NewMemory, Project, Source, Status
 from orcmem.models.constants import BODY_MAX_CHARS, EXTRACTION_PROVIDERS, TITLE_MAX_CHARS
-from orcmem.service import MemoryService
+from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Project, Source, Status
+from orcmem.service.memory_service import MemoryService
 from tests.helpers import FakeKeyring
 from tests.web.support import TOKEN
 

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from orcmem.embed import ModelPins
+from orcmem.embed.model_files import ModelPins
 from tests.embed.support import FAKE_FILES, Route, Server, sha256
 from tests.fakes import loopback_http
 

@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orcmem.embed import ArchiveSource, ModelPins
+from orcmem.embed.model_files import ArchiveSource, ModelPins
 
 
 def sha256(data: bytes) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import ModelError, download_archive
+from orcmem.embed.download import download_archive
+from orcmem.errors import ModelError
 from tests.embed.support import Route, Server, sha256
 
 BODY = bytes(range(256)) * 1000  # 256,000 bytes

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import Embedder, ModelError
+from orcmem.embed.embedder import Embedder
+from orcmem.errors import ModelError
 from tests.embedders import FailingEmbedder, HashingEmbedder
 
 

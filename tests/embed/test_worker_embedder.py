@@ -8,7 +8,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from orcmem.embed import Embedder, ModelError, WorkerEmbedder
+from orcmem.embed.embedder import Embedder
+from orcmem.embed.worker import WorkerEmbedder
+from orcmem.errors import ModelError
 from tests.embedders import FailingEmbedder, HashingEmbedder, StalledEmbedder
 
 FAKE_ID = "fake-hashing-v1"

@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("anthropic")
 
-from orcmem.extract import AnthropicApiGenerator, parse_extraction  # noqa: E402
+from orcmem.extract.anthropic_api import AnthropicApiGenerator
+from orcmem.extract.parse import parse_extraction
 from tests.fakes import loopback_http  # noqa: E402
 
 ANSWER = '```json\n{"summary":{"request":"r","workDone":"w","outcome":"o","openItems":[]},"memories":[]}\n```'

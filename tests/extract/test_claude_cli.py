@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orcmem.extract import ClaudeCliGenerator, build_prompt, parse_extraction
+from orcmem.extract.claude_cli import ClaudeCliGenerator
+from orcmem.extract.parse import parse_extraction
+from orcmem.extract.prompt import build_prompt
 from orcmem.extract.runner import ProcessOutcome
 from tests.extract.support import StandIn, alive, group_alive
 
@@ -265,7 +267,7 @@ print(json.dumps({envelope!r}))
 
 
 def test_the_answer_reader_on_its_own() -> None:
-    from orcmem.extract import read_claude_output
+    from orcmem.extract.claude_cli import read_claude_output
 
     def outcome(stdout: str) -> ProcessOutcome:
         return ProcessOutcome(0, stdout, "")

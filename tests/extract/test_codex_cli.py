@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.extract import OUTPUT_SCHEMA, CodexCliGenerator, build_prompt, parse_extraction, pick_codex_model
+from orcmem.extract.codex_cli import CodexCliGenerator, pick_codex_model
+from orcmem.extract.parse import parse_extraction
+from orcmem.extract.prompt import OUTPUT_SCHEMA, build_prompt
 from tests.extract.support import StandIn, alive, group_alive
 
 PROMPT = build_prompt("conversation", None, "## User asked\nSECRET-PROMPT-MARKER")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orcmem.extract import Digest, build_digest, is_empty, render_digest
-from orcmem.models import EventKind, LedgerEvent
+from orcmem.extract.digest import Digest, build_digest, is_empty, render_digest
+from orcmem.models.ledger import EventKind, LedgerEvent
 
 
 def user(text: str, message_id: str | None = None) -> LedgerEvent:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orcmem.extract import ExtractedMemory, ExtractedSummary, Extraction, parse_extraction
+from orcmem.extract.parse import ExtractedMemory, ExtractedSummary, Extraction, parse_extraction
 from orcmem.models.constants import EXTRACTION_TYPES
 
 

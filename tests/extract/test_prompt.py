@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from orcmem.extract import OUTPUT_SCHEMA, SYSTEM, build_prompt, output_schema
+from orcmem.extract.prompt import OUTPUT_SCHEMA, SYSTEM, build_prompt, output_schema
 from orcmem.models.constants import EXTRACTION_TYPES
 
 SEED_SYSTEM = (

@@ -6,15 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.extract import (
-    AnthropicApiGenerator,
-    ClaudeCliGenerator,
-    CodexCliGenerator,
-    GeneratorChoice,
-    describe_extraction,
-    resolve_generator,
-)
 from orcmem.extract import resolve as resolve_module
+from orcmem.extract.anthropic_api import AnthropicApiGenerator
+from orcmem.extract.claude_cli import ClaudeCliGenerator
+from orcmem.extract.codex_cli import CodexCliGenerator
+from orcmem.extract.resolve import GeneratorChoice, describe_extraction, resolve_generator
 
 
 def install(folder: Path, *names: str) -> None:

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from orcmem.extract import run_process
+from orcmem.extract.runner import run_process
 from tests.extract.support import alive, group_alive
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import MINILM_INT8_PINS
+from orcmem.embed.pypi_source import MINILM_INT8_PINS
 from tests.fakes import loopback_http
 from tests.faults.support import ArchiveServer, Served
 

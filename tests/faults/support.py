@@ -11,14 +11,14 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import apsw
 
-from orcmem.embed import MINILM_INT8_PINS, ArchiveSource
+from orcmem.embed.model_files import ArchiveSource
+from orcmem.embed.pypi_source import MINILM_INT8_PINS
 
 DB_NAME = "orcmem.db"
 
@@ -78,16 +78,6 @@ def write_lock_held(path: Path) -> bool:
         return False
     finally:
         conn.close()
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "the condition") -> None:
-    """Poll `predicate` every 20 ms until it holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # --- mounts (root only) ----------------------------------------------------------------------------------------

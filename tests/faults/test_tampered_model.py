@@ -16,14 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import (
-    MINILM_INT8_PINS,
-    ensure_model,
-    load_embedder,
-    model_dir,
-    model_dir_problem,
-)
-from orcmem.embed.model_files import sha256_file
+from orcmem.embed.embedder import load_embedder
+from orcmem.embed.model_files import ensure_model, model_dir, model_dir_problem, sha256_file
+from orcmem.embed.pypi_source import MINILM_INT8_PINS
 from tests.faults.support import ARCHIVE_PATH, ArchiveServer, orcmem
 
 TEXT = "The battery drains overnight when it is freezing outside."
@@ -31,7 +26,10 @@ LOADER = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from orcmem.embed import MINILM_INT8_PINS, ArchiveSource, ModelError, load_embedder
+    from orcmem.embed.embedder import load_embedder
+    from orcmem.embed.model_files import ArchiveSource
+    from orcmem.embed.pypi_source import MINILM_INT8_PINS
+    from orcmem.errors import ModelError
 
     url, size, sha256, models = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
     try:

@@ -23,13 +23,14 @@ from pathlib import Path
 import apsw
 import pytest
 
-from orcmem.models import Memory, MemoryFilter
-from orcmem.service import MemoryService
+from orcmem.models.types import Memory, MemoryFilter
 from orcmem.service.learning import Learning
-from orcmem.store import Summary
+from orcmem.service.memory_service import MemoryService
+from orcmem.store.summaries import Summary
 from orcmem.workspace import locate
 from tests.fakes import standin_claude_env
-from tests.faults.support import DB_NAME, integrity, wait_for, write_lock_held
+from tests.faults.support import DB_NAME, integrity, write_lock_held
+from tests.helpers import wait_for
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TOPICS = [f"faults/topic-{i}" for i in range(6)]  # six is the most one extraction keeps

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orcmem.models import EventKind, LedgerEvent, TranscriptChunk
+from orcmem.models.ledger import EventKind, LedgerEvent, TranscriptChunk
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "agents"
 

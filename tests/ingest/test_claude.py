@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from orcmem.ingest import ORCMEM_CONTEXT_MARKER, parse_claude
-from orcmem.models import Agent, EventKind, LedgerEvent
+from orcmem.ingest.claude import parse_claude
+from orcmem.models.constants import CONTEXT_TAG
+from orcmem.models.ledger import EventKind, LedgerEvent
+from orcmem.models.vocabulary import Agent
 from tests.ingest.support import (
     SESSION,
     c_assistant,
@@ -230,7 +232,7 @@ def test_a_queued_prompt_is_a_user_prompt_and_notifications_are_not() -> None:
 
 
 def test_orcmem_injected_context_is_never_taken_back() -> None:
-    injected = f'{ORCMEM_CONTEXT_MARKER} kind="recall">\n- [decision] use SQLite WAL\n</orcmem-context>'
+    injected = f'<{CONTEXT_TAG} kind="recall">\n- [decision] use SQLite WAL\n</orcmem-context>'
     data = jsonl(
         {
             "type": "attachment",
@@ -241,7 +243,7 @@ def test_orcmem_injected_context_is_never_taken_back() -> None:
         c_user(f"{injected}\nwhy is the test slow?", "u1"),
         c_user([text(injected)], "u2"),
         c_user(f"before {injected} after", "u3"),
-        c_user(f'{ORCMEM_CONTEXT_MARKER} kind="brief">\nunclosed fence, the rest is injected', "u4"),
+        c_user(f'<{CONTEXT_TAG} kind="brief">\nunclosed fence, the rest is injected', "u4"),
         c_assistant("msg_A", [text("Looking.")], "a1"),
     )
     chunk = parse_claude(data)
@@ -255,15 +257,15 @@ def test_orcmem_injected_context_is_never_taken_back() -> None:
 
 
 def test_orcmem_context_returned_by_a_tool_is_cut_from_its_output() -> None:
-    fenced = f'{ORCMEM_CONTEXT_MARKER} kind="search">\n- [lesson] retry the flaky test\n</orcmem-context>'
+    fenced = f'<{CONTEXT_TAG} kind="search">\n- [lesson] retry the flaky test\n</orcmem-context>'
     data = jsonl(
         c_assistant("m1", [tool_use("t1", "mcp__orcmem__memory_search", {"query": "flaky"})], "a1"),
         c_user([tool_result("t1", f"2 results\n{fenced}\nend")], "u1"),
-        c_user([tool_result("t2", f"source mentions {ORCMEM_CONTEXT_MARKER} without closing it")], "u2"),
+        c_user([tool_result("t2", f"source mentions <{CONTEXT_TAG} without closing it")], "u2"),
     )
     outputs = [e.text for e in parse_claude(data).events if e.kind is EventKind.TOOL_COMPLETED]
     # an unclosed marker in a tool's output (say, orcmem's own source read back) is left alone
-    assert outputs == ["2 results\n\nend", f"source mentions {ORCMEM_CONTEXT_MARKER} without closing it"]
+    assert outputs == ["2 results\n\nend", f"source mentions <{CONTEXT_TAG} without closing it"]
 
 
 def test_title_prefers_the_users_rename() -> None:

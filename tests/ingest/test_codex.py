@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 
-from orcmem.ingest import ORCMEM_CONTEXT_MARKER, parse_codex
-from orcmem.models import Agent, EventKind
+from orcmem.ingest.codex import parse_codex
+from orcmem.models.constants import CONTEXT_TAG
+from orcmem.models.ledger import EventKind
+from orcmem.models.vocabulary import Agent
 from tests.ingest.support import (
     fixture,
     jsonl,
@@ -118,8 +120,8 @@ def test_user_messages_of_response_items_and_injected_context_are_skipped() -> N
                 "kind": "user_instructions",
             },
         ),
-        x_user(f'{ORCMEM_CONTEXT_MARKER} kind="recall">\nremembered text\n</orcmem-context>\nreal question'),
-        x_user(f'{ORCMEM_CONTEXT_MARKER} kind="recall">\nonly injected\n</orcmem-context>'),
+        x_user(f'<{CONTEXT_TAG} kind="recall">\nremembered text\n</orcmem-context>\nreal question'),
+        x_user(f'<{CONTEXT_TAG} kind="recall">\nonly injected\n</orcmem-context>'),
     )
     chunk = parse_codex(data)
     assert [(e.role, e.text) for e in chunk.events] == [("user", "real question")]

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.ingest import parse_claude, parse_codex, parse_transcript
-from orcmem.models import Agent, EventKind
+from orcmem.ingest.claude import parse_claude
+from orcmem.ingest.codex import parse_codex
+from orcmem.ingest.transcript import parse_transcript
+from orcmem.models.ledger import EventKind
+from orcmem.models.vocabulary import Agent
 from tests.ingest.support import (
     Parser,
     c_assistant,

@@ -11,9 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orcmem.errors import NotFoundError
-from orcmem.ingest import MAX_EVENT_TEXT, common, detect_agent, parse_claude, parse_codex, parse_transcript
+from orcmem.ingest import common
+from orcmem.ingest.claude import parse_claude
+from orcmem.ingest.codex import parse_codex
 from orcmem.ingest.common import cut_text, time_ms
-from orcmem.models import Agent, EventKind
+from orcmem.ingest.transcript import detect_agent, parse_transcript
+from orcmem.models.constants import MAX_EVENT_TEXT
+from orcmem.models.ledger import EventKind
+from orcmem.models.vocabulary import Agent
 from tests.ingest.support import (
     c_assistant,
     c_user,
@@ -328,8 +333,8 @@ def test_a_5000_event_transcript_parses_correctly() -> None:
 def test_a_transcript_is_read_a_slice_at_a_time_and_a_giant_line_is_skipped(tmp_path) -> None:
     import json as _json
 
-    from orcmem.ingest import parse_transcript
-    from orcmem.models import Agent
+    from orcmem.ingest.transcript import parse_transcript
+    from orcmem.models.vocabulary import Agent
 
     lines = [
         {"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": f"prompt {i} " + "x" * 300}}

@@ -12,10 +12,10 @@ import shutil
 from pathlib import Path
 
 from orcmem import worker
-from orcmem.extract import GeneratorChoice
-from orcmem.models import Project
-from orcmem.service import MemoryService
+from orcmem.extract.resolve import GeneratorChoice
+from orcmem.models.types import Project
 from orcmem.service.learning import Learning
+from orcmem.service.memory_service import MemoryService
 
 SAMPLE = Path(__file__).parents[1] / "fixtures" / "agents" / "claude_transcript_sample.jsonl"
 ANSWER = {

@@ -7,8 +7,8 @@ from mcp import Client
 
 from orcmem.errors import StoreError
 from orcmem.mcp_server import ToolsBox, build_server
-from orcmem.service import MemoryService
 from orcmem.service.agent_tools import AgentTools
+from orcmem.service.memory_service import MemoryService
 from tests.helpers import MakeTools
 
 

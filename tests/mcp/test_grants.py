@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from orcmem.errors import ValidationError
-from orcmem.models import Project
-from orcmem.service import MemoryService
+from orcmem.models.types import Project
+from orcmem.service.memory_service import MemoryService
 from orcmem.store.grants import GrantRepository
 from orcmem.workspace import locate
 

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from orcmem.mcp_server.http import ADDRESS_FILE, LoopbackGuard
-from orcmem.service import MemoryService
+from orcmem.service.memory_service import MemoryService
 
 SERVER = (
     "import sys; from pathlib import Path; from orcmem.mcp_server import run_http; "

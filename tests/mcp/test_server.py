@@ -9,10 +9,10 @@ import pytest
 from mcp import Client
 
 from orcmem.mcp_server import build_server
-from orcmem.models import NewMemory, Project, Source, Status
+from orcmem.models.types import NewMemory, Project, Source, Status
 from orcmem.permissions import DECLINED, HEADLESS_REFUSAL, PLAN_REFUSAL
-from orcmem.service import MemoryService
 from orcmem.service.agent_tools import AgentTools
+from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.store.grants import GrantRepository
 from tests.helpers import MakeTools, user_memory

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from orcmem.mcp_server.wire import HANDSHAKE_VERSIONS, StdioWire, initialize_result
-from orcmem.service import MemoryService
+from orcmem.service.memory_service import MemoryService
 from tests.mcp.support import Elicitor, answer
 
 SERVER = (

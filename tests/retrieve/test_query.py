@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orcmem.models import Project
-from orcmem.retrieve import fts_query, query_terms
-from orcmem.service import MemoryService
+from orcmem.models.types import Project
+from orcmem.retrieve.query import fts_query, query_terms
+from orcmem.service.memory_service import MemoryService
 from tests.helpers import user_memory
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.models import Project
-from orcmem.service import MemoryService
-from orcmem.store import Store
+from orcmem.models.types import Project
+from orcmem.service.memory_service import MemoryService
+from orcmem.store.facade import Store
 from orcmem.workspace import locate
 from tests.helpers import Clock, user_memory
 

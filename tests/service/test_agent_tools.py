@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.errors import MemoryOffError, ValidationError
-from orcmem.models import NewMemory, Project, Source
+from orcmem.errors import MemoryOffError, PermissionDenied, ValidationError
+from orcmem.models.types import NewMemory, Project, Source
 from orcmem.permissions import HEADLESS_REFUSAL
-from orcmem.service import MemoryService
-from orcmem.service.agent_tools import PermissionDenied, summarize
+from orcmem.service.agent_tools import summarize
+from orcmem.service.memory_service import MemoryService
 from tests.helpers import MakeTools
 
 

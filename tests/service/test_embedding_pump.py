@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.service import MemoryService
-from orcmem.store import Store
+from orcmem.service.memory_service import MemoryService
+from orcmem.store.facade import Store
 from orcmem.workspace import locate
 from tests.fakes import SynonymEmbedder
 from tests.helpers import Clock, user_memory

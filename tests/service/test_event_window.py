@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orcmem.models import EventKind, LedgerEvent
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT
-from orcmem.service import MemoryService
+from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.service.learning import Learning
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import locate
 
 

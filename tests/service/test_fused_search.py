@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.embed import WorkerEmbedder
-from orcmem.models import NewMemory, Source
+from orcmem.embed.worker import WorkerEmbedder
 from orcmem.models.constants import RRF_K
-from orcmem.service import MemoryService
-from orcmem.store import Store
+from orcmem.models.types import NewMemory, Source
+from orcmem.service.memory_service import MemoryService
+from orcmem.store.facade import Store
 from orcmem.workspace import locate
 from tests.embedders import FailingEmbedder, StalledEmbedder
 from tests.fakes import SynonymEmbedder

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from orcmem.extract import GeneratorChoice
-from orcmem.models import EventKind, LedgerEvent, Project, Source
-from orcmem.service import MemoryService
+from orcmem.extract.resolve import GeneratorChoice
+from orcmem.models.ledger import EventKind, LedgerEvent
+from orcmem.models.types import Project, Source
 from orcmem.service.learning import Learning
+from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
-from orcmem.store import Run
 from orcmem.store.jobs import JOB_LEASE_MS
+from orcmem.store.runs import Run
 from tests.helpers import user_memory
 
 ANSWER = {

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from orcmem.errors import ValidationError
-from orcmem.extract import GeneratorChoice
-from orcmem.service import MemoryService
+from orcmem.extract.resolve import GeneratorChoice
 from orcmem.service.learning import Learning, TaskLink
+from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.workspace import locate
 from tests.service.test_learning import ANSWER, FakeGenerator

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from orcmem.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
-from orcmem.models import MemoryFilter, NewMemory, Scope, Source, Status
-from orcmem.service import MemoryService
+from orcmem.models.types import MemoryFilter, NewMemory, Scope, Source, Status
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import locate
 from tests.helpers import Clock, user_memory
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.retrieve import query_terms
+from orcmem.retrieve.query import query_terms
 from orcmem.workspace import locate
 from tests.helpers import user_memory
 
@@ -52,7 +52,7 @@ def test_another_projects_memory_is_never_returned(real, tmp_path: Path) -> None
 
 def test_global_memories_are_found_by_meaning_everywhere(real, tmp_path: Path) -> None:
     svc, project, _ids = real
-    from orcmem.models import Scope
+    from orcmem.models.types import Scope
 
     memory = svc.record(
         project,
@@ -66,7 +66,7 @@ def test_global_memories_are_found_by_meaning_everywhere(real, tmp_path: Path) -
 
 
 def test_a_reworded_repeat_confirms_the_memory_and_a_different_fact_does_not(embedded) -> None:
-    from orcmem.models import NewMemory, Source
+    from orcmem.models.types import NewMemory, Source
 
     svc, project, [first] = embedded(
         [("Use the forks pool in CI", "vitest threads crash on the CI runner; forks works")]

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from orcmem.errors import OrcmemError, ValidationError
-from orcmem.setup_agents import (
+from orcmem.setup_agents.claude import setup_claude
+from orcmem.setup_agents.entries import (
     HOOK_NAMES,
     RECALL_TOOL,
     SERVER_NAME,
+    checked_command,
     default_orcmem_command,
     is_orcmem_hook,
-    setup_claude,
 )
-from orcmem.setup_agents.entries import checked_command
 from tests.setup.support import CLAUDE_JSON, CLAUDE_SETTINGS, backups, snapshot_tree
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from orcmem.errors import OrcmemError
-from orcmem.setup_agents import is_orcmem_hook, setup_codex
+from orcmem.setup_agents.codex import setup_codex
+from orcmem.setup_agents.entries import is_orcmem_hook
 from tests.setup.support import CODEX_CONFIG, CODEX_HOOKS, backups, snapshot_tree
 
 

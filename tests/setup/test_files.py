@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from orcmem.setup_agents.files import FileEdit, Outcome, apply_edits, render_json
+from orcmem.setup_agents.files import FileEdit, Outcome, apply_edits
+from orcmem.setup_agents.json_text import render_json
 from orcmem.setup_agents.report import ItemChange
 
 

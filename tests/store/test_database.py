@@ -13,9 +13,9 @@ import apsw
 import pytest
 
 from orcmem.errors import StoreError
-from orcmem.models import NewMemory, Source
-from orcmem.service import MemoryService
-from orcmem.store import Database
+from orcmem.models.types import NewMemory, Source
+from orcmem.service.memory_service import MemoryService
+from orcmem.store.connection import Database
 from orcmem.store.migrations import LATEST_VERSION, migrate, schema_version
 from orcmem.workspace import locate
 
@@ -110,7 +110,7 @@ def test_memories_written_before_the_digest_column_are_found_as_repeats(tmp_path
 
 def test_many_processes_opening_a_new_file_at_once(tmp_path: Path) -> None:
     path = tmp_path / "orcmem.db"
-    code = f"from orcmem.store import Database; Database(__import__('pathlib').Path({str(path)!r})).close()"
+    code = f"from orcmem.store.connection import Database; Database(__import__('pathlib').Path({str(path)!r})).close()"
     procs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(4)]
     for proc in procs:
         _, err = proc.communicate(timeout=60)
@@ -177,8 +177,8 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from orcmem.models import NewMemory, Source
-    from orcmem.service import MemoryService
+    from orcmem.models.types import NewMemory, Source
+    from orcmem.service.memory_service import MemoryService
     from orcmem.workspace import locate
 
     home, folder, tag, count = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from orcmem.errors import ValidationError
-from orcmem.models import Project
-from orcmem.service import MemoryService
+from orcmem.models.types import Project
+from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import locate
 from tests.helpers import user_memory
 

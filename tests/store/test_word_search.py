@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from orcmem.models import NewMemory, Source
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Source
+from orcmem.service.memory_service import MemoryService
 from orcmem.store.memories import WORD_WINDOW_FACTOR
 from orcmem.workspace import Location
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem.service import MemoryService
-from orcmem.web import create_app
+from orcmem.service.memory_service import MemoryService
+from orcmem.web.app import create_app
 from tests.helpers import FakeKeyring
 from tests.web.support import BASE, CHROMIUM, CHROMIUM_ARGS, TOKEN, LiveServer, shot
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orcmem.models import NewMemory, Project, Source
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
 
 TOKEN = "test-launch-token-0123456789"
 BASE = "http://127.0.0.1:8765"

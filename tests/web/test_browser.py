@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from orcmem.models import MemoryFilter, NewMemory, Project, Source
 from orcmem.models.constants import EXPORT_HEADING
-from orcmem.service import MemoryService
+from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
 from tests.web.support import LiveServer, seed, shot
 
 pytestmark = pytest.mark.browser
@@ -275,7 +275,7 @@ def test_a_narrow_window(
 def test_overview_and_runs_pages(
     page: Any, live_server: LiveServer, service: MemoryService, project: Project, tmp_path: Path
 ) -> None:
-    from orcmem.store import Summary
+    from orcmem.store.summaries import Summary
 
     seed(service, project, 20, days=1.5)
     run = service.store.runs.for_session(

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem.models import Project
-from orcmem.service import MemoryService
-from orcmem.web import create_app
+from orcmem.models.types import Project
+from orcmem.service.memory_service import MemoryService
+from orcmem.web.app import create_app
 from tests.web.support import BASE, TOKEN, form, seed
 
 

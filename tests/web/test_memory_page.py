@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem.models import MemoryFilter, NewMemory, Project, Source
 from orcmem.models.constants import EXPORT_HEADING
-from orcmem.service import MemoryService
+from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
 from tests.web.support import form, seed
 
 
@@ -368,7 +368,7 @@ def test_script_requests_get_json_and_the_new_card(
 def test_a_global_memory_can_be_managed_from_any_project(
     client: TestClient, service: MemoryService, project: Project
 ) -> None:
-    from orcmem.models import Scope
+    from orcmem.models.types import Scope
 
     shared = service.record(
         project, NewMemory(type="preference", title="Tabs", body="Use tabs.", source=Source.USER, scope=Scope.GLOBAL)

@@ -9,11 +9,11 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from orcmem.models import NewMemory, Project, Scope, Source
-from orcmem.service import MemoryService
+from orcmem.models.types import NewMemory, Project, Scope, Source
+from orcmem.service.memory_service import MemoryService
 from orcmem.service.overview import GrowthBucket, build_overview, build_runs, growth_buckets
-from orcmem.store import Summary
 from orcmem.store.stats import MS_PER_DAY, StatsRepository
+from orcmem.store.summaries import Summary
 from orcmem.web.chart import growth_chart, period_label
 from tests.web.support import seed
 

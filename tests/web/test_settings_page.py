@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from orcmem.keystore import ACCOUNT, SERVICE, STORAGE_ERROR
-from orcmem.service import MemoryService
+from orcmem.service.memory_service import MemoryService
 from tests.helpers import FakeKeyring
 from tests.web.support import TOKEN, form
 
@@ -153,7 +153,7 @@ def test_a_locked_keyring_shows_the_storage_error_and_changes_nothing(
 
 
 def test_a_key_from_the_environment_is_named_not_shown(service: MemoryService, fake_keyring: FakeKeyring) -> None:
-    from orcmem.web import create_app
+    from orcmem.web.app import create_app
     from tests.web.support import BASE
 
     app = create_app(service=service, token=TOKEN, environ={"ANTHROPIC_API_KEY": SECRET})

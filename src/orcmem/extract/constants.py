@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from orcmem.models.vocabulary import Agent
+
 # --- Generators (docs/learning.md, Who distils) -------------------------------------------------------------------
 GENERATOR_OUTPUT_MAX_BYTES: Final = 16 * 1024 * 1024  # of stdout or stderr read back
 GENERATOR_KILL_GRACE_S: Final = 2.0  # after SIGTERM to the process group, before SIGKILL
@@ -16,6 +18,6 @@ API_MAX_TOKENS: Final = 2000
 TEMP_DIR_PREFIX: Final = "orcmem-distill-"
 
 # --- Providers (docs/learning.md, Who distils) --------------------------------------------------------------------
-AGENT_NAMES: Final[dict[str, str]] = {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
+AGENT_NAMES: Final[dict[str, str]] = {Agent.CLAUDE: "Claude Code", Agent.CODEX: "Codex", "opencode": "OpenCode"}
 CLAUDE_BINARY: Final = "claude"
 CODEX_BINARY: Final = "codex"

@@ -33,7 +33,8 @@ from orcmem.ingest.common import (
     strip_orcmem_context,
     time_ms,
 )
-from orcmem.models import Agent, EventKind, LedgerEvent, TranscriptChunk
+from orcmem.models.ledger import EventKind, LedgerEvent, TranscriptChunk
+from orcmem.models.vocabulary import Agent
 
 _FILE_TOOLS = {"Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit", "Write": "write"}
 _FILE_PATH_INPUTS = ("file_path", "notebook_path")

@@ -42,7 +42,8 @@ from orcmem.ingest.common import (
     strip_orcmem_context,
     time_ms,
 )
-from orcmem.models import Agent, EventKind, LedgerEvent, TranscriptChunk
+from orcmem.models.ledger import EventKind, LedgerEvent, TranscriptChunk
+from orcmem.models.vocabulary import Agent
 
 _IGNORED_TYPES = frozenset({"world_state", "token_usage_record"})
 _INJECTED_PREFIXES = (

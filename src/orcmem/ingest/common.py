@@ -8,10 +8,9 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from orcmem.ingest import ORCMEM_CONTEXT_MARKER
-from orcmem.models import Agent, EventKind, LedgerEvent, TranscriptChunk, TurnState
-from orcmem.models.constants import MAX_EVENT_TEXT
-from orcmem.models.ledger import NO_PENDING_TURN
+from orcmem.models.constants import CONTEXT_TAG, MAX_EVENT_TEXT
+from orcmem.models.ledger import NO_PENDING_TURN, EventKind, LedgerEvent, TranscriptChunk, TurnState
+from orcmem.models.vocabulary import Agent
 from orcmem.redact import redact
 
 # Exceptions a record handler may raise on a shape nobody foresaw; the line is then counted as skipped.
@@ -22,8 +21,9 @@ Record = dict[str, Any]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
-_CONTEXT_END = "</" + ORCMEM_CONTEXT_MARKER[1:] + ">"
-_CONTEXT_BLOCK = re.compile(re.escape(ORCMEM_CONTEXT_MARKER) + r"\b[^>]*>.*?" + re.escape(_CONTEXT_END), re.S)
+_CONTEXT_START = "<" + CONTEXT_TAG
+_CONTEXT_END = "</" + CONTEXT_TAG + ">"
+_CONTEXT_BLOCK = re.compile(re.escape(_CONTEXT_START) + r"\b[^>]*>.*?" + re.escape(_CONTEXT_END), re.S)
 
 
 def complete_lines(data: bytes, start_offset: int) -> tuple[list[bytes], int]:
@@ -100,10 +100,10 @@ def time_ms(value: object) -> int:
 
 def strip_orcmem_context(text: str, drop_unclosed: bool = True) -> str:
     """Text without orcmem's own fenced context blocks; an unclosed fence drops everything after its start."""
-    if ORCMEM_CONTEXT_MARKER not in text:
+    if _CONTEXT_START not in text:
         return text
     text = _CONTEXT_BLOCK.sub("", text)
-    start = text.find(ORCMEM_CONTEXT_MARKER) if drop_unclosed else -1
+    start = text.find(_CONTEXT_START) if drop_unclosed else -1
     return text if start < 0 else text[:start]
 
 

@@ -10,7 +10,8 @@ from typing import BinaryIO
 from orcmem.errors import NotFoundError
 from orcmem.ingest import claude, codex
 from orcmem.ingest.common import complete_lines, load_record
-from orcmem.models import Agent, TranscriptChunk
+from orcmem.models.ledger import TranscriptChunk
+from orcmem.models.vocabulary import Agent
 
 DETECT_BYTES = 64 * 1024  # enough for a few records; a first line cut short is matched by its opening
 READ_BYTES = 8 * 1024 * 1024  # a transcript is read this much at a time, so a huge one never fills the memory

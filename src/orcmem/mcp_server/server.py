@@ -19,17 +19,16 @@ from orcmem import __version__
 from orcmem.errors import OrcmemError
 from orcmem.mcp_server import INSTRUCTIONS, SERVER_NAME
 from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS, TOPIC_KEY_MAX_CHARS
-from orcmem.service.agent_tools import (
+from orcmem.service.agent_tools import SEARCH_LIMIT_MAX, AgentTools
+from orcmem.service.approvals import Ask
+from orcmem.service.core import MEMORY_OFF_MESSAGE
+from orcmem.service.write_plans import (
     AGENT_RECORD_TYPES,
     FEEDBACK_VERDICTS,
     MANAGE_ACTIONS,
     MANAGE_KINDS,
     MANAGE_SCOPES,
-    SEARCH_LIMIT_MAX,
-    AgentTools,
-    Ask,
 )
-from orcmem.service.memory_service import MEMORY_OFF_MESSAGE
 
 MEMORY_TOOLS = frozenset({"memory_search", "memory_record", "memory_feedback", "memory_manage", "memory_recall"})
 ALWAYS_LISTED = frozenset({"task_context"})

@@ -12,6 +12,11 @@ if TYPE_CHECKING:
 MS_PER_MINUTE: Final = 60_000  # orcmem's times are integer milliseconds since the epoch
 MS_PER_DAY: Final = 86_400_000
 
+# --- Injected context ---------------------------------------------------------------------------------------------
+# orcmem fences the recall and brief it injects into a session as `<orcmem-context ...>...</orcmem-context>`; the
+# transcript parsers drop such blocks, so orcmem never learns back what it injected itself.
+CONTEXT_TAG: Final = "orcmem-context"
+
 # --- Memories -----------------------------------------------------------------------------------------------------
 MEMORY_ID_HEX_CHARS: Final = 32  # 128 random bits
 MEMORY_ID_PATTERN: Final = r"^mem_[0-9a-f]{32}$"
@@ -153,7 +158,13 @@ SETTING_POLICY_REVISION: Final = "memory.policy_revision"
 SETTING_EMBEDDING_MODEL: Final = "embedding.model"
 EMBEDDING_MODEL_DEFAULT: Final = "minilm-l6-v2"  # fastembed's pinned archive of all-MiniLM-L6-v2
 EXTRACTION_PROVIDERS: Final = values(ExtractionProvider)
-EXTRACTION_PROVIDER_DEFAULT: Final = "auto"
+EXTRACTION_PROVIDER_DEFAULT: Final = ExtractionProvider.AUTO.value
+# Whose model setting a provider uses: the API key runs Claude's models, so it shares Claude Code's choice.
+MODEL_HARNESS: Final = {
+    ExtractionProvider.CLAUDE.value: ExtractionProvider.CLAUDE.value,
+    ExtractionProvider.APIKEY.value: ExtractionProvider.CLAUDE.value,
+    ExtractionProvider.CODEX.value: ExtractionProvider.CODEX.value,
+}
 DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
 
 # --- Database -----------------------------------------------------------------------------------------------------

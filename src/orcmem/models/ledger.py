@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from orcmem.models.vocabulary import Agent
+
 
 class EventKind(StrEnum):
     """The kinds of ledger events extraction reads (named as in docs/learning.md)."""
@@ -14,13 +16,6 @@ class EventKind(StrEnum):
     TOOL_COMPLETED = "tool.completed"  # a tool result: its output (cut) and whether it failed
     FILE_CHANGED = "file.changed"  # a file the agent edited or wrote
     COMPACTION = "compaction"  # the agent compacted its context here
-
-
-class Agent(StrEnum):
-    """Which coding agent produced a transcript."""
-
-    CLAUDE = "claude"
-    CODEX = "codex"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,22 @@ from __future__ import annotations
 from enum import StrEnum
 
 
+class Agent(StrEnum):
+    """The coding agents orcmem reads transcripts of, sets up, and can distil a run with."""
+
+    CLAUDE = "claude"
+    CODEX = "codex"
+
+
+class Answer(StrEnum):
+    """What the person answers when an agent asks to change memory: allow once, for the session or the workspace."""
+
+    ONCE = "once"
+    SESSION = "session"
+    WORKSPACE = "workspace"
+    DENY = "deny"
+
+
 class HookName(StrEnum):
     """`orcmem hook NAME`: what an agent's hook entry runs."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from orcmem.models import Memory, ScoreParts, SearchHit
 from orcmem.models.constants import (
     MAX_RESULTS_PER_RUN,
     MS_PER_DAY,
@@ -13,6 +12,7 @@ from orcmem.models.constants import (
     RRF_K,
     TYPE_WEIGHTS,
 )
+from orcmem.models.types import Memory, ScoreParts, SearchHit
 from orcmem.retrieve.rrf import reciprocal_rank
 
 

@@ -6,10 +6,10 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from orcmem.models import Memory
 from orcmem.models.constants import DUPLICATE_MIN_SIMILARITY, QUERY_EMBED_TIMEOUT_S
+from orcmem.models.types import Memory
 from orcmem.repeats import differing_facts
-from orcmem.store import Store
+from orcmem.store.facade import Store
 
 log = logging.getLogger("orcmem.duplicates")
 

@@ -10,15 +10,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orcmem.errors import NotFoundError, OwnershipError, ValidationError
-from orcmem.models import Agent, LedgerEvent, NewMemory, Project, Source, TurnState
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS, MS_PER_MINUTE
+from orcmem.models.ledger import LedgerEvent, TurnState
+from orcmem.models.types import NewMemory, Project, Source
+from orcmem.models.vocabulary import Agent, JobState, TaskStatus
 from orcmem.redact import redact
 from orcmem.service.memory_service import MemoryService
-from orcmem.store import Job, Run, Summary
+from orcmem.store.jobs import Job
+from orcmem.store.runs import Run
+from orcmem.store.summaries import Summary
 from orcmem.workspace import Location
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
-    from orcmem.extract import ExtractedSummary, Extraction, GeneratorChoice
+    from orcmem.extract.parse import ExtractedSummary, Extraction
+    from orcmem.extract.resolve import GeneratorChoice
 
 log = logging.getLogger("orcmem.learning")
 
@@ -146,7 +151,8 @@ class Learning:
 
     def _catch_up_slice(self, run_id: str, transcript: Path, agent: Agent) -> tuple[bool, bool, tuple[int, int, int]]:
         """Read and store one slice: (stored, more to read, (events, turns, skipped lines))."""
-        from orcmem.ingest import advance_turns, parse_transcript
+        from orcmem.ingest.common import advance_turns
+        from orcmem.ingest.transcript import parse_transcript
 
         run = self.store.runs.get(run_id)
         if run is None:
@@ -217,7 +223,7 @@ class Learning:
             return
         if self.store.runs.max_seq(run.id) > 0:
             return  # a run seen before it was linked stays a conversation
-        current = self.store.tasks.list(project.id, ("in_progress",))
+        current = self.store.tasks.list(project.id, (TaskStatus.IN_PROGRESS,))
         if current:
             self.store.runs.link_task(run.id, current[0].id, kind or RUN_KIND_TASK)
 
@@ -239,7 +245,7 @@ class Learning:
         job = self.store.jobs.get(run.id)
         already_distilled = (
             job is not None
-            and job.state not in ("queued", "running")
+            and job.state not in (JobState.QUEUED, JobState.RUNNING)
             and self.store.runs.max_seq(run.id) <= job.through_seq
         )
         if already_distilled:
@@ -265,7 +271,7 @@ class Learning:
     def untaken_jobs(self) -> bool:
         """Whether queued jobs wait that no running worker will take next (fewer than the maximum run)."""
         counts = self.store.jobs.counts()
-        return counts.get("queued", 0) > 0 and counts.get("running", 0) < MAX_CONCURRENT_EXTRACTIONS
+        return counts.get(JobState.QUEUED, 0) > 0 and counts.get(JobState.RUNNING, 0) < MAX_CONCURRENT_EXTRACTIONS
 
     def sweep_idle(self, idle_ms: int) -> list[str]:
         """Queue every run that ended, or has been idle `idle_ms` since its last turn, with undistilled events."""
@@ -323,8 +329,8 @@ class Learning:
             outcome = self._distil(job, generators)
         except Exception as exc:  # a job must end with a state, whatever went wrong
             log.exception("extraction of %s failed", job.run_id)
-            outcome = JobOutcome(job.run_id, "failed", f"{type(exc).__name__}: {exc}")
-        if outcome.state == "queued":  # stopped mid-call: the next worker distils it again from the same events
+            outcome = JobOutcome(job.run_id, JobState.FAILED, f"{type(exc).__name__}: {exc}")
+        if outcome.state == JobState.QUEUED:  # stopped mid-call: the next worker distils it again from the same events
             self.store.jobs.release(job.run_id, job.worker_pid)
             return outcome
         self.store.jobs.finish(
@@ -343,15 +349,17 @@ class Learning:
         return self.extraction_allowed() is not None or self.memory.policy_revision() != job.policy_revision
 
     def _distil(self, job: Job, generators: GeneratorFactory) -> JobOutcome:
-        from orcmem.extract import build_digest, build_prompt, is_empty, parse_extraction, render_digest
+        from orcmem.extract.digest import build_digest, is_empty, render_digest
+        from orcmem.extract.parse import parse_extraction
+        from orcmem.extract.prompt import build_prompt
 
         if self._policy_changed(job):
-            return JobOutcome(job.run_id, "skipped", MEMORY_OFF_REASON)
+            return JobOutcome(job.run_id, JobState.SKIPPED, MEMORY_OFF_REASON)
         run = self.store.runs.get(job.run_id)
         if run is None:
-            return JobOutcome(job.run_id, "skipped", "the run was deleted")
+            return JobOutcome(job.run_id, JobState.SKIPPED, "the run was deleted")
         if run.kind == RUN_KIND_DISCUSSION:
-            return JobOutcome(job.run_id, "skipped", "discussion runs are never distilled")
+            return JobOutcome(job.run_id, JobState.SKIPPED, "discussion runs are never distilled")
         run = self.catch_up(run)  # what the agent wrote after its last hook, such as the turn's final answer
         through = self.store.runs.max_seq(run.id)
         self.store.jobs.set_through(run.id, through)
@@ -359,26 +367,26 @@ class Learning:
         digest = build_digest(events)
         if is_empty(digest):
             self.store.runs.mark_distilled(run.id, through)
-            return JobOutcome(run.id, "skipped")
+            return JobOutcome(run.id, JobState.SKIPPED)
         choice = generators(run)
         if choice.generator is None:
-            return JobOutcome(run.id, "skipped", f"no distillation provider available: {choice.reason}")
+            return JobOutcome(run.id, JobState.SKIPPED, f"no distillation provider available: {choice.reason}")
         if self.cancelled.is_set():  # stopped while the run was read: no paid call starts now
-            return JobOutcome(run.id, "queued", CANCELLED_REASON)
+            return JobOutcome(run.id, JobState.QUEUED, CANCELLED_REASON)
         task_title, spec = self._task_of(run)
         prompt = build_prompt(
             task_title or run.title or "conversation", spec, render_digest(digest), earlier=self._earlier(run)
         )
         answer = choice.generator.generate(prompt)
         if self._policy_changed(job):
-            return JobOutcome(run.id, "skipped", MEMORY_OFF_REASON)
+            return JobOutcome(run.id, JobState.SKIPPED, MEMORY_OFF_REASON)
         if self.cancelled.is_set():
-            return JobOutcome(run.id, "queued", CANCELLED_REASON)
+            return JobOutcome(run.id, JobState.QUEUED, CANCELLED_REASON)
         if answer.text is None:
-            return JobOutcome(run.id, "failed", answer.error or "the model gave no answer")
+            return JobOutcome(run.id, JobState.FAILED, answer.error or "the model gave no answer")
         extraction = parse_extraction(answer.text)
         if extraction is None:
-            return JobOutcome(run.id, "failed", "the model's answer was not the JSON asked for")
+            return JobOutcome(run.id, JobState.FAILED, "the model's answer was not the JSON asked for")
         return self._save(run, extraction, model=run.model, worker_pid=job.worker_pid, through=through)
 
     def _new_events(self, run: Run, through: int) -> list[LedgerEvent]:
@@ -396,7 +404,7 @@ class Learning:
     def _earlier(self, run: Run) -> str | None:
         """What a later pass is told of the passes before it: the opening request, the summary so far and the
         memories already saved from the run; None on a first pass."""
-        from orcmem.extract import render_earlier
+        from orcmem.extract.prompt import render_earlier
 
         if run.distilled_seq == 0:
             return None
@@ -423,13 +431,13 @@ class Learning:
         """
         project = self.store.projects.get(run.project_id)
         if project is None:
-            return JobOutcome(run.id, "skipped", "the project was deleted")
-        outcome = JobOutcome(run.id, "done")
+            return JobOutcome(run.id, JobState.SKIPPED, "the project was deleted")
+        outcome = JobOutcome(run.id, JobState.DONE)
         # Embedding waits for the model to load: done before the transaction, which hooks must never wait behind.
         meanings = self.memory.meanings([(item.title, item.body) for item in extraction.memories])
         with self.store.db.transaction():
             if not self.store.jobs.holds(run.id, worker_pid):
-                return JobOutcome(run.id, "skipped", "another worker took this job over")
+                return JobOutcome(run.id, JobState.SKIPPED, "another worker took this job over")
             self.store.summaries.upsert(self._grown_summary(run, extraction.summary, model))
             for item, meaning in zip(extraction.memories, meanings, strict=True):
                 new = NewMemory(
@@ -500,8 +508,7 @@ def _agent_of(transcript: Path) -> Agent:
     Raises:
         ValidationError: the file is missing, unreadable, or neither agent's format.
     """
-    from orcmem.ingest import detect_agent
-    from orcmem.ingest.transcript import DETECT_BYTES
+    from orcmem.ingest.transcript import DETECT_BYTES, detect_agent
 
     try:
         with transcript.open("rb") as handle:

@@ -6,10 +6,12 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from orcmem.models import MemoryType, Project, Source, Status
 from orcmem.models.constants import MS_PER_DAY
-from orcmem.store import Job, Run, Store, Summary
-from orcmem.store.stats import StatsRepository
+from orcmem.models.types import MemoryType, Project, Source, Status
+from orcmem.store.facade import Store
+from orcmem.store.jobs import Job
+from orcmem.store.runs import Run
+from orcmem.store.summaries import Summary
 
 DAILY_MAX_DAYS = 62  # up to two months of history is drawn day by day
 WEEKLY_MAX_WEEKS = 80  # then week by week (weeks start on Monday), then month by month
@@ -52,12 +54,6 @@ class RunsOverview:
 
     summaries: tuple[RunSummaryView, ...]
     jobs: tuple[tuple[Job, Run], ...]
-
-
-def _stats(store: Store) -> StatsRepository:
-    """The store's statistics repository (made on the spot until the facade carries one)."""
-    existing = getattr(store, "stats", None)
-    return existing if isinstance(existing, StatsRepository) else StatsRepository(store.db)
 
 
 def _period_start(day: date, period: str) -> date:
@@ -103,7 +99,7 @@ def growth_buckets(per_day: list[tuple[int, int]], today: int) -> tuple[tuple[Gr
 
 def build_overview(store: Store, project: Project | None, now: int, *, utc_offset_ms: int = 0) -> Overview:
     """Counts and growth of the memories a project sees (its own and global ones)."""
-    stats = _stats(store)
+    stats = store.stats
     project_id = project.id if project else None
     types: Counter[str] = Counter()
     sources: Counter[str] = Counter()

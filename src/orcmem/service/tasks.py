@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from orcmem.errors import NotFoundError, ValidationError
-from orcmem.models import Project
+from orcmem.models.types import Project
+from orcmem.models.vocabulary import TaskStatus
 from orcmem.recall import RECALL_HEADER, defang, fence, label, memory_line
 from orcmem.rules import check_body, check_title
 from orcmem.service.memory_service import MemoryService
-from orcmem.store import Task
-from orcmem.store.tasks import TASK_STATUSES
+from orcmem.store.tasks import TASK_STATUSES, Task
 
 TASK_RUN_SUMMARIES = 4  # earlier runs shown in the task context
 TASK_CONTEXT_MEMORIES = 8
@@ -53,11 +53,11 @@ class Tasks:
 
     def start(self, project: Project, task_id: str) -> Task:
         """Put a task in progress: it becomes the current task."""
-        return self.set_status(project, task_id, "in_progress")
+        return self.set_status(project, task_id, TaskStatus.IN_PROGRESS)
 
     def current(self, project: Project) -> Task | None:
         """The task most recently put in progress, or None."""
-        tasks = self.store.tasks.list(project.id, ("in_progress",))
+        tasks = self.store.tasks.list(project.id, (TaskStatus.IN_PROGRESS,))
         return tasks[0] if tasks else None
 
     def context(self, project: Project, task: Task | None = None) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from orcmem.models.constants import EMBED_BATCH_SIZE
-from orcmem.store import Store
+from orcmem.store.facade import Store
 from orcmem.store.vectors import PendingMemory
 
 log = logging.getLogger("orcmem.vectors")

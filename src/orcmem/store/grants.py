@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from orcmem.errors import ValidationError
+from orcmem.models.vocabulary import Answer
 from orcmem.store.connection import Database
 
-GRANT_SCOPES = ("session", "workspace")
+GRANT_SCOPES = (Answer.SESSION.value, Answer.WORKSPACE.value)  # the answers that last beyond one call
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,7 @@ class JobRepository:
         """Queue a run (again) unless it is queued or running already; returns whether it was queued."""
         with self.db.transaction():
             job = self.get(run_id)
-            if job is not None and job.state in ("queued", "running"):
+            if job is not None and job.state in (JobState.QUEUED, JobState.RUNNING):
                 return False
             self.db.query(
                 "INSERT INTO extraction_jobs (run_id, state, policy_revision, queued_at) VALUES (?, 'queued', ?, ?) "

@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from orcmem.errors import ValidationError
-from orcmem.models import Memory, MemoryFilter, MemoryType, Scope, Source, Status
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
+from orcmem.models.types import Memory, MemoryFilter, MemoryType, Scope, Source, Status
 from orcmem.repeats import same_text_digest, same_text_key
 from orcmem.store.connection import Database
 from orcmem.store.visibility import VISIBLE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 
-from orcmem.models import Project
+from orcmem.models.types import Project
 from orcmem.store.connection import Database
 
 _COLUMNS = "id, canonical_root, root_path, name, created_at, last_seen_at"

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.models import EventKind, LedgerEvent
 from orcmem.models.constants import OPENING_REQUEST_SCAN
-from orcmem.models.ledger import NO_PENDING_TURN, TurnState
+from orcmem.models.ledger import NO_PENDING_TURN, EventKind, LedgerEvent, TurnState
 from orcmem.redact import redact_label, redact_text
 from orcmem.store.connection import Database
 

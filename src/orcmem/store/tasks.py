@@ -83,4 +83,4 @@ class TaskRepository:
 
     def open_titles(self, project_id: str, limit: int = 8) -> builtins.list[str]:
         """Titles of a project's tasks in progress or in review, newest first."""
-        return [task.title for task in self.list(project_id, ("in_progress", "review"))[:limit]]
+        return [task.title for task in self.list(project_id, (TaskStatus.IN_PROGRESS, TaskStatus.REVIEW))[:limit]]

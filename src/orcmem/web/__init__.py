@@ -2,8 +2,3 @@
 
 `orcmem ui` serves it on 127.0.0.1 with `serve`; tests build it with `create_app` and drive it through ASGI.
 """
-
-from orcmem.web.app import create_app
-from orcmem.web.server import serve
-
-__all__ = ["create_app", "serve"]

@@ -7,8 +7,6 @@ import hashlib
 import os
 import secrets
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import jinja2
@@ -18,43 +16,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from orcmem.service import MemoryService
-from orcmem.web import views
+from orcmem.runtime import open_service
+from orcmem.service.memory_service import MemoryService
+from orcmem.web import routes, views
 from orcmem.web.chart import share_bar
 from orcmem.web.security import Guard
+from orcmem.web.state import WebState
 
 HERE = Path(__file__).parent
 TEMPLATES_DIR = HERE / "templates"
 STATIC_DIR = HERE / "static"
-
-
-@dataclass
-class WebState:
-    """What every request handler needs: the service, the launch token and where the profile lives."""
-
-    service: MemoryService
-    token: str
-    cookie_name: str
-    templates: Jinja2Templates
-    environ: Mapping[str, str]
-    home: Path | None = None
-    owns_service: bool = False
-
-    @property
-    def flash_cookie(self) -> str:
-        """The cookie that carries one notice across a redirect."""
-        return self.cookie_name + "_flash"
-
-    def close(self) -> None:
-        """Close the service if this app opened it (once)."""
-        if self.owns_service:
-            self.owns_service = False
-            self.service.close(embed_wait=5.0)
-
-    def utc_offset_ms(self) -> int:
-        """This machine's current offset from UTC, so days and times read as the local clock does."""
-        offset = datetime.now().astimezone().utcoffset()
-        return int(offset.total_seconds() * 1000) if offset else 0
 
 
 def _static_version() -> str:
@@ -121,13 +92,9 @@ def create_app(
     Raises:
         StoreError: the profile database cannot be opened.
     """
-    from orcmem.web import routes
-
     if service is None:
         if home is None:
             raise ValueError("create_app needs a profile folder (home) or an open service")
-        from orcmem.runtime import open_service
-
         service = open_service(home, allow_download=False)
         owns = True
     else:

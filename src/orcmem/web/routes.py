@@ -18,20 +18,23 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 
 from orcmem import keystore
 from orcmem.errors import KeyStoreError, OrcmemError, ValidationError
-from orcmem.models import Memory, MemoryFilter, MemoryType, Project, Source, Status
-from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, SEARCH_MAX_LIMIT
-from orcmem.service import MemoryService
+from orcmem.extract.resolve import agent_name
+from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, MODEL_HARNESS, SEARCH_MAX_LIMIT
+from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Source, Status, Verdict
+from orcmem.models.vocabulary import values
+from orcmem.runtime import describe_extraction, make_embedder
+from orcmem.service.memory_service import MemoryService
 from orcmem.web import views
-from orcmem.web.app import WebState
 from orcmem.web.chart import growth_chart
 from orcmem.web.security import TOKEN_FIELD, TOKEN_HEADER, tokens_match
+from orcmem.web.state import WebState
 
 log = logging.getLogger("orcmem.web")
 T = TypeVar("T")
 
 PARTIAL_HEADER = "x-orcmem-partial"
 MISSING_TOKEN = "Refused: this change did not carry the key of this page. Reload the page and try again."
-MEMORY_ACTIONS = ("edit", "helpful", "wrong", "stale", "delete", "export")
+MEMORY_ACTIONS = ("edit", *values(Verdict), "delete", "export")  # a verdict is one of the page's buttons
 
 
 def _state(request: Request) -> WebState:
@@ -372,8 +375,6 @@ async def runs_page(request: Request) -> Response:
         runs = state.service.runs_overview(choice.project) if choice.project else None
         return {"choice": choice, "runs": runs}
 
-    from orcmem.extract.resolve import agent_name
-
     return _render(request, "runs.html", {**(await _call(load)), "agent_name": agent_name})
 
 
@@ -381,8 +382,6 @@ async def runs_page(request: Request) -> Response:
 
 
 def _load_settings(state: WebState) -> dict[str, Any]:
-    from orcmem.runtime import describe_extraction
-
     service = state.service
     settings = service.settings()
     key = keystore.load_api_key(state.environ)
@@ -392,7 +391,7 @@ def _load_settings(state: WebState) -> dict[str, Any]:
         "key": key,
         "vectors": service.vector_status(),
         "semantic_ready": service.semantic_ready,
-        "model_harness": views.MODEL_HARNESS,
+        "model_harness": MODEL_HARNESS,
         "model_defaults": views.MODEL_DEFAULT_LABELS,
         "grants": service.grants(),
     }
@@ -417,8 +416,6 @@ def _turn_memory(state: WebState, enabled: bool) -> bool:
     settings = service.set_enabled(enabled)
     if settings.enabled and service.embedder is None and state.home is not None:
         # Memory was off when the page started, so no search model was attached: attach it now if it is installed.
-        from orcmem.runtime import make_embedder
-
         embedder = make_embedder(state.home, service, allow_download=False)
         if embedder is not None:
             service.use_embedder(embedder)
@@ -454,10 +451,8 @@ async def set_provider(request: Request) -> Response:
         return _settings_answer(request, False, f"Could not change the provider: {provider!r} is not one of them.")
 
     def apply() -> dict[str, Any]:
-        from orcmem.runtime import describe_extraction
-
         # Only providers that run a model have a model setting; an empty field restores the default.
-        chosen = model if provider in views.MODEL_HARNESS else None
+        chosen = model if provider in MODEL_HARNESS else None
         settings = state.service.set_provider(provider, chosen)
         return {
             "provider": settings.provider,

@@ -7,48 +7,50 @@ from datetime import UTC, datetime, timedelta, timezone
 from urllib.parse import urlencode
 
 from orcmem.extract.constants import DEFAULT_CLAUDE_MODEL_LABEL
+from orcmem.models.constants import MS_PER_DAY, MS_PER_MINUTE
+from orcmem.models.types import MemoryType, Source, Status
+from orcmem.models.vocabulary import Agent, ExtractionProvider, JobState
 
 PAGE_SIZE = 25
 
 TYPE_LABELS = {
-    "decision": "Decision",
-    "lesson": "Lesson",
-    "command": "Command",
-    "env_quirk": "Env quirk",
-    "convention": "Convention",
-    "preference": "Preference",
-    "spec": "Spec",
-    "ownership": "Ownership",
-    "fact": "Fact",
-    "workflow": "Workflow",
+    MemoryType.DECISION: "Decision",
+    MemoryType.LESSON: "Lesson",
+    MemoryType.COMMAND: "Command",
+    MemoryType.ENV_QUIRK: "Env quirk",
+    MemoryType.CONVENTION: "Convention",
+    MemoryType.PREFERENCE: "Preference",
+    MemoryType.SPEC: "Spec",
+    MemoryType.OWNERSHIP: "Ownership",
+    MemoryType.FACT: "Fact",
+    MemoryType.WORKFLOW: "Workflow",
 }
 SOURCE_LABELS = {
-    "agent": "Saved by an agent",
-    "extraction": "Learned after a run",
-    "user": "Saved by you",
-    "tool": "Saved by a tool",
+    Source.AGENT: "Saved by an agent",
+    Source.EXTRACTION: "Learned after a run",
+    Source.USER: "Saved by you",
+    Source.TOOL: "Saved by a tool",
 }
-STATUS_LABELS = {"active": "Active", "stale": "Stale", "retracted": "Retracted"}
+STATUS_LABELS = {Status.ACTIVE: "Active", Status.STALE: "Stale", Status.RETRACTED: "Retracted"}
 JOB_STATE_LABELS = {
-    "queued": "Queued",
-    "running": "Running",
-    "done": "Done",
-    "failed": "Failed",
-    "skipped": "Skipped",
+    JobState.QUEUED: "Queued",
+    JobState.RUNNING: "Running",
+    JobState.DONE: "Done",
+    JobState.FAILED: "Failed",
+    JobState.SKIPPED: "Skipped",
 }
 PROVIDER_OPTIONS = (
-    ("auto", "Automatic", "each run is summarized by the agent that ran it"),
-    ("claude", "Claude Code", "your Claude Code subscription"),
-    ("codex", "Codex", "your Codex subscription"),
-    ("apikey", "Anthropic API key", "billed to your API key"),
-    ("off", "Off", "no background learning; agents can still save memories"),
+    (ExtractionProvider.AUTO, "Automatic", "each run is summarized by the agent that ran it"),
+    (ExtractionProvider.CLAUDE, "Claude Code", "your Claude Code subscription"),
+    (ExtractionProvider.CODEX, "Codex", "your Codex subscription"),
+    (ExtractionProvider.APIKEY, "Anthropic API key", "billed to your API key"),
+    (ExtractionProvider.OFF, "Off", "no background learning; agents can still save memories"),
 )
-MODEL_HARNESS = {"claude": "claude", "apikey": "claude", "codex": "codex"}  # whose model setting a provider uses
-MODEL_DEFAULT_LABELS = {"claude": DEFAULT_CLAUDE_MODEL_LABEL, "codex": "the account's default Codex model"}
+MODEL_DEFAULT_LABELS = {Agent.CLAUDE: DEFAULT_CLAUDE_MODEL_LABEL, Agent.CODEX: "the account's default Codex model"}
 
-_MINUTE = 60_000
-_HOUR = 60 * _MINUTE
-_DAY = 24 * _HOUR
+_MINUTE = MS_PER_MINUTE
+_HOUR = 60 * MS_PER_MINUTE
+_DAY = MS_PER_DAY
 
 
 def relative_time(ms: int, now: int) -> str:
