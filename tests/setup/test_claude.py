@@ -22,7 +22,7 @@ from orcmem.setup_agents.entries import (
     default_orcmem_command,
     is_orcmem_hook,
 )
-from tests.setup.support import CLAUDE_JSON, CLAUDE_SETTINGS, backups, snapshot_tree
+from tests.setup.support import CLAUDE_JSON, CLAUDE_SETTINGS, ORCMEM_BACKUPS, backups, snapshot_tree
 
 
 def settings_of(home: Path) -> dict[str, Any]:
@@ -34,7 +34,14 @@ def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 
 def run(home: Path, project: Path, command: list[str] | None, **kwargs: Any):
-    return setup_claude(kwargs.pop("scope", "user"), home=home, project_dir=project, orcmem_command=command, **kwargs)
+    return setup_claude(
+        kwargs.pop("scope", "user"),
+        home=home,
+        project_dir=project,
+        orcmem_command=command,
+        backup_dir=home / ORCMEM_BACKUPS,
+        **kwargs,
+    )
 
 
 def test_user_scope_merges_hooks_and_server_without_touching_the_rest(home: Path, project: Path, orcmem_bin: Path):
@@ -109,7 +116,7 @@ def test_backup_holds_the_original_bytes_and_permissions(home: Path, project: Pa
     settings.chmod(0o600)
     report = run(home, project, [str(orcmem_bin)])
     backup = report.files[0].backup
-    assert backup is not None and backup.parent == settings.parent
+    assert backup is not None and backup.parent == home / ORCMEM_BACKUPS / settings.parent.relative_to("/")
     assert backup.read_text() == CLAUDE_SETTINGS
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert stat.S_IMODE(settings.stat().st_mode) == 0o600  # the rewritten file keeps its mode
@@ -281,3 +288,42 @@ def test_the_default_command_is_this_orcmem_by_absolute_path():
     command = default_orcmem_command()
     assert Path(command[0]).is_absolute()
     assert checked_command(command) == command
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "/home/dev/.cache/uv/archive-v0/kP3xL0dQ/bin/orcmem",  # uvx orcmem ...
+        "/srv/uv-cache/uv/archive-v0/kP3xL0dQ/bin/orcmem",  # uvx with UV_CACHE_DIR elsewhere
+        "/home/dev/.local/share/pipx/.cache/2f9a0c1e/bin/orcmem",  # pipx run orcmem ...
+    ],
+)
+def test_a_command_in_a_tools_run_cache_is_refused_unless_allowed(tmp_path: Path, program: str) -> None:
+    with pytest.raises(ValidationError, match="run cache.*uv tool install orcmem.*--allow-ephemeral"):
+        setup_claude("user", home=tmp_path, project_dir=tmp_path, orcmem_command=[program], backup_dir=tmp_path / "b")
+    assert list(tmp_path.iterdir()) == []  # nothing was written
+    report = setup_claude(
+        "user",
+        home=tmp_path,
+        project_dir=tmp_path,
+        orcmem_command=[program],
+        backup_dir=tmp_path / "b",
+        allow_ephemeral=True,
+    )
+    assert program in (tmp_path / ".claude" / "settings.json").read_text() and report.files
+
+
+def test_an_installed_tool_or_a_venv_is_a_lasting_command(tmp_path: Path) -> None:
+    for program in ("/home/dev/.local/bin/orcmem", "/home/dev/project/.venv/bin/orcmem", "/opt/orcmem/bin/orcmem"):
+        assert checked_command([program]) == [program]
+
+
+def test_project_scope_leaves_the_repository_as_it_was(home: Path, project: Path, orcmem_bin: Path) -> None:
+    (project / ".mcp.json").write_text('{\n  "mcpServers": {\n    "docs": {"command": "docs-mcp"}\n  }\n}\n')
+    before = snapshot_tree(project)
+    run(home, project, [str(orcmem_bin)], scope="project")
+    assert (project / ".claude" / "settings.json").is_file()
+    assert backups(project) == [] and len(backups(home / ORCMEM_BACKUPS)) == 1  # .mcp.json's, outside the repo
+    run(home, project, None, scope="project", remove=True)
+    assert snapshot_tree(project) == before  # byte for byte
+    assert sorted(p.name for p in project.iterdir()) == [".mcp.json"]  # no empty .claude folder left behind

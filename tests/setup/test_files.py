@@ -81,7 +81,7 @@ def test_a_file_changed_after_planning_is_planned_again(tmp_path: Path):
         doc["ours"] = True
         return Outcome(json.dumps(doc) + "\n", [ItemChange("x", "added")])
 
-    reports, _ = apply_edits([FileEdit(path, transform)], dry_run=False)
+    reports, _ = apply_edits([FileEdit(path, transform)], dry_run=False, backup_dir=tmp_path / "backups")
     assert seen == ['{"a": 1}\n', '{"a": 2}\n']
     assert json.loads(path.read_text()) == {"a": 2, "ours": True}
     assert reports[0].backup is not None and reports[0].backup.read_text() == '{"a": 2}\n'
@@ -91,4 +91,4 @@ def test_a_file_that_is_not_utf8_is_refused(tmp_path: Path):
     path = tmp_path / "settings.json"
     path.write_bytes(b'{"a": "\xff"}')
     with pytest.raises(Exception, match="UTF-8"):
-        apply_edits([FileEdit(path, lambda text: Outcome(text))], dry_run=False)
+        apply_edits([FileEdit(path, lambda text: Outcome(text))], dry_run=False, backup_dir=tmp_path / "backups")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from orcmem.errors import ModelError
+from orcmem.errors import ModelError, ModelHostUnreachable
 
 #: Called with (bytes done, bytes expected) as a download or copy advances.
 Progress = Callable[[int, int], None]
@@ -60,7 +60,7 @@ def download_archive(
             raise ModelError(f"The embedding model download failed with HTTP {exc.code}.") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise ModelError(f"The embedding model could not be downloaded: {reason}.") from None
+            raise ModelHostUnreachable(f"The embedding model could not be downloaded: {reason}.") from None
         with response:
             if response.status != 200:
                 raise ModelError(f"The embedding model download failed with HTTP {response.status}.")

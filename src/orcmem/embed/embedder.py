@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -178,9 +181,34 @@ def load_embedder(
     return FastEmbedEmbedder(folder, source.pins, threads=threads)
 
 
+# ONNX Runtime 1.32 starts Microsoft's telemetry when it loads: it writes a device id and an event queue under
+# ~/.cache/Microsoft/DeveloperTools and uploads to events.data.microsoft.com. Believing it runs in CI is its only
+# switch that skips all of it, so orcmem sets CI while the library loads, and only then (docs/security.md).
+_TELEMETRY_SWITCH = ("CI", "true")
+_import_lock = threading.Lock()
+
+
+def load_onnxruntime() -> Any:
+    """Import ONNX Runtime with its telemetry never started (the environment is as it was afterwards)."""
+    with _import_lock:
+        if "onnxruntime" not in sys.modules:
+            name, value = _TELEMETRY_SWITCH
+            before = os.environ.get(name)
+            os.environ[name] = value
+            try:
+                import onnxruntime  # noqa: F401
+            finally:
+                if before is None:
+                    del os.environ[name]
+                else:
+                    os.environ[name] = before
+    return sys.modules["onnxruntime"]
+
+
 def _load_fastembed(folder: Path, threads: int | None, max_tokens: int) -> Any:
     """A fastembed TextEmbedding over the verified `folder`, never allowed to download, truncating at `max_tokens`."""
     try:
+        load_onnxruntime()  # before fastembed imports it
         from fastembed import TextEmbedding
         from fastembed.text.pooled_normalized_embedding import PooledNormalizedEmbedding
     except ImportError as exc:
@@ -214,8 +242,7 @@ def _quiet_session(model_file: Path, threads: int | None) -> Any:
     Spinning threads keep both cores busy after every query embedding, which slowed the search that runs right
     after it by half (docs/benchmarks.md); fastembed exposes no option for it, so the session is rebuilt here.
     """
-    import onnxruntime as ort
-
+    ort = load_onnxruntime()
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

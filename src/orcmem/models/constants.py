@@ -170,6 +170,7 @@ DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
 # --- Database -----------------------------------------------------------------------------------------------------
 DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
+BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
 SCHEMA_VERSION: Final = 4  # the newest migration (store/migrations.py); the prompt hook reads only this
 HOME_ENV_VAR: Final = "ORCMEM_HOME"

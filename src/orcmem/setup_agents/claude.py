@@ -91,15 +91,17 @@ def setup_claude(
     scope: Scope = "user",
     *,
     home: Path,
+    backup_dir: Path,
     project_dir: Path,
     orcmem_command: Sequence[str] | None = None,
     remove: bool = False,
     dry_run: bool = False,
+    allow_ephemeral: bool = False,
     prompt_transport: PromptTransport = "command",
 ) -> SetupReport:
     """Add (or with remove=True take out) orcmem's Claude Code hooks and MCP server for a user or project scope."""
     settings, servers = claude_paths(scope, home=home, project_dir=project_dir)
-    command = None if remove else checked_command(orcmem_command)
+    command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
     specs = None if command is None else claude_hook_specs(command, prompt_transport)
     edits = [
         FileEdit(settings, _settings_transform(settings, specs)),
@@ -109,7 +111,7 @@ def setup_claude(
             new_mode=0o600 if scope == "user" else None,  # ~/.claude.json also holds the user's account state
         ),
     ]
-    files, notes = apply_edits(edits, dry_run=dry_run)
+    files, notes = apply_edits(edits, dry_run=dry_run, backup_dir=backup_dir)
     if not remove and any(f.changed for f in files):
         notes.append("Claude Code reads hook changes at once; start a new session for the MCP server to connect")
         if scope == "project":

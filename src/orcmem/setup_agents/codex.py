@@ -144,19 +144,21 @@ def _config_transform(path: Path, command: list[str] | None) -> Transform:
 def setup_codex(
     *,
     home: Path,
+    backup_dir: Path,
     orcmem_command: Sequence[str] | None = None,
     remove: bool = False,
     dry_run: bool = False,
+    allow_ephemeral: bool = False,
     codex_home: Path | None = None,
     session_end: bool = True,
 ) -> SetupReport:
     """Add (or with remove=True take out) orcmem's MCP server in Codex's config.toml and its hooks in hooks.json."""
     folder = codex_home if codex_home is not None else home / ".codex"
-    command = None if remove else checked_command(orcmem_command)
+    command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
     specs = None if command is None else codex_hook_specs(command, session_end=session_end)
     config, hooks = folder / "config.toml", folder / "hooks.json"
     edits = [FileEdit(config, _config_transform(config, command)), FileEdit(hooks, _hooks_transform(hooks, specs))]
-    files, notes = apply_edits(edits, dry_run=dry_run)
+    files, notes = apply_edits(edits, dry_run=dry_run, backup_dir=backup_dir)
     hooks_report = files[1]
     if not remove and any(i.action in ("added", "updated") for i in hooks_report.items):
         notes.append(TRUST_NOTE)

@@ -43,6 +43,16 @@ MANAGED_EVENTS = tuple(HOOK_NAMES)
 
 PromptTransport = Literal["command", "mcp_tool"]
 _PROGRAM_NAMES = {"orcmem", "orcmem.exe"}
+# Parts of the path of a program run from a tool's cache: uvx (uv's archive and cache) and `pipx run`.
+_EPHEMERAL_MARKERS = (
+    "/.cache/uv/",
+    "/uv/cache/",
+    "/uv/archive-v",
+    "/uv/builds-v",
+    "/uv/environments-v",
+    "/pipx/.cache/",
+    "/.cache/pipx/",
+)
 
 
 @dataclass(frozen=True)
@@ -71,13 +81,28 @@ def default_orcmem_command() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "orcmem"]
 
 
-def checked_command(orcmem_command: Sequence[str] | None) -> list[str]:
-    """The command as a list, refused unless its program is an absolute path (hooks run with the agent's PATH)."""
+def ephemeral_reason(program: str) -> str | None:
+    """Why a program's path will not last (a tool's run cache), or None when it will."""
+    if any(marker in program for marker in _EPHEMERAL_MARKERS):
+        return f"{program} lives in a tool's run cache (uvx, uv run --with, pipx run), which is cleaned without notice"
+    return None
+
+
+def checked_command(orcmem_command: Sequence[str] | None, *, allow_ephemeral: bool = False) -> list[str]:
+    """The command as a list, refused unless its program is an absolute path (hooks run with the agent's PATH)
+    that will still be there tomorrow (unless `allow_ephemeral`)."""
     command = default_orcmem_command() if orcmem_command is None else list(orcmem_command)
     if not command or not all(isinstance(part, str) and part for part in command):
         raise ValidationError("the orcmem command must be a non-empty list of non-empty strings")
     if not Path(command[0]).is_absolute():
         raise ValidationError(f"the orcmem command must start with an absolute path, not {command[0]!r}")
+    reason = ephemeral_reason(command[0])
+    if reason is not None and not allow_ephemeral:
+        raise ValidationError(
+            f"{reason}: the agent's hooks would break when it goes. Install orcmem to stay "
+            "(`uv tool install orcmem` or `pipx install orcmem`) and run this again from there, "
+            "or pass --allow-ephemeral to write it anyway."
+        )
     if not _runs_orcmem(command):
         raise ValidationError(
             f"{shlex.join(command)!r} does not look like orcmem (a program named orcmem or -m orcmem)"

