@@ -46,7 +46,7 @@ def test_install_from_a_folder_matches_its_pins_and_backfills(run, int8_models_d
     ).stdout.strip()
     folder = int8_models_dir / "minilm-l6-v2-int8"
     out = run("model", "install", "--from", str(folder)).stdout
-    assert "installed minilm-l6-v2-int8" in out and "embedded 1 memories" in out
+    assert "installed minilm-l6-v2-int8" in out and "embedded 1 memory" in out
     status = json.loads(run("model", "status", "--json").stdout)
     assert status["installed"] and status["vectors"] == 1 and status["missing"] == 0
     assert all(item["ok"] for item in doctor(run).values())

@@ -281,7 +281,7 @@ def test_the_learning_commands(agent_env, project_dir: Path) -> None:
     assert "0 new events" in run("ingest", str(transcript)).stdout  # nothing new the second time
     run_id = out.split(":")[0]
     extracted = run("extract", run_id).stdout
-    assert f"{run_id}: done, 1 memories" in extracted and "Print with echo" in extracted
+    assert f"{run_id}: done, 1 memory" in extracted and "Print with echo" in extracted
     jobs = json.loads(run("jobs", "--json").stdout)
     assert [(j["run_id"], j["state"], j["memories_written"]) for j in jobs] == [(run_id, "done", 1)]
     summaries = json.loads(run("summaries", "--json").stdout)
@@ -380,7 +380,7 @@ open(out, "w").write({json.dumps(ANSWER)!r})
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "done, 1 memories" in result.stdout
+    assert "done, 1 memory" in result.stdout
     assert not Path(agent_env["STANDIN_CALLS"]).exists()  # claude was never asked: auto keeps a run with its agent
 
 

@@ -135,3 +135,17 @@ def test_a_real_codex_session_is_learned_by_codex(env, project_dir: Path, orcmem
     asked = json.dumps(distilled[0])
     assert "mcp__orcmem" not in asked  # the configured MCP servers are switched off in the distillation run
     assert "json_schema" in json.dumps(distilled[0].get("text"))  # held to orcmem's output schema
+
+
+def test_codex_reads_the_server_entry_setup_writes_with_the_profile(env, project_dir: Path, orcmem_home: Path) -> None:
+    """The real Codex parses config.toml: orcmem's server, its command, and $ORCMEM_HOME carried into its env."""
+    codex = cli("codex")
+    orcmem(env, project_dir, "setup", "codex")
+    listed = subprocess.run(
+        [str(codex), "mcp", "list", "--json"], env=env, cwd=project_dir, capture_output=True, text=True, timeout=60
+    )
+    assert listed.returncode == 0, listed.stderr
+    [server] = [entry for entry in json.loads(listed.stdout) if entry["name"] == "orcmem"]
+    assert server["enabled"] and server["transport"]["args"] == ["mcp"]
+    assert Path(server["transport"]["command"]).name == "orcmem" or server["transport"]["command"].endswith("python")
+    assert server["transport"]["env"] == {"ORCMEM_HOME": str(orcmem_home)}

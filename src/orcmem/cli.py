@@ -21,8 +21,10 @@ from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.errors import ModelError, OrcmemError
 from orcmem.models.constants import (
     BACKUPS_DIRNAME,
+    BODY_MAX_CHARS,
     EXPORT_FILES,
     EXTRACTION_PROVIDERS,
+    HOME_ENV_VAR,
     IDLE_MINUTES_DEFAULT,
     LIST_MAX_LIMIT,
     SEARCH_DEFAULT_LIMIT,
@@ -52,9 +54,12 @@ from orcmem.setup_agents.claude import setup_claude
 from orcmem.setup_agents.codex import setup_codex
 from orcmem.setup_agents.entries import checked_command
 from orcmem.textsafe import printable
+from orcmem.wording import plural
 from orcmem.workspace import Location, locate
 
 EMBED_WAIT_ON_EXIT_S = 15.0
+SNIPPET_CHARS = 100  # a search result's body, on one line under its title
+BODY_READ_MAX_BYTES = 64 * 1024  # far more than a body holds, so an over-long body is reported, not cut
 MODEL_LOAD_WAIT_S = 10.0
 
 SOURCE_LABELS = {
@@ -75,6 +80,10 @@ class OrcmemGroup(click.Group):
             result = super().main(args, *posargs, **kwargs)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a bare `orcmem` or `orcmem memory`: help, not an error
+            if exc.ctx is not None:
+                click.echo(exc.ctx.get_help())
+            sys.exit(0)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
             _fail(f"{exc.format_message()}{hint}", 2)
@@ -168,6 +177,12 @@ def _line(memory: Memory, now: int) -> str:
     )
 
 
+def _snippet(body: str) -> str:
+    """The body on one line, cut to fit a terminal line."""
+    text = printable(" ".join(body.split()))
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
+
+
 def _echo_json(data: Any) -> None:
     # ASCII only: JSON escapes C0 controls by itself, and with this also C1 controls and bidi or invisible marks.
     click.echo(json.dumps(data, ensure_ascii=True, indent=2))
@@ -185,6 +200,8 @@ def _hit_dict(hit: SearchHit) -> dict[str, Any]:
             "type_weight": parts.type_weight,
             "confidence_factor": parts.confidence_factor,
             "recency_factor": parts.recency_factor,
+            "word_score": parts.word_score,
+            "similarity": parts.similarity,
         },
     }
 
@@ -198,7 +215,8 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 @cli.command()
 @click.option("--type", "type_", required=True, type=click.Choice([t.value for t in MemoryType]), help="Kind.")
 @click.option("--title", required=True, help="Short imperative title, 1-120 characters.")
-@click.option("--body", required=True, help="The memory itself, 1-800 characters.")
+@click.option("--body", help="The memory itself, 1-800 characters; `-` reads it from standard input.")
+@click.option("--body-file", type=click.Path(dir_okay=False, path_type=Path), help="Read the body from this file.")
 @click.option("--topic", help="Topic key (up to 80 characters): a later write with it replaces this memory.")
 @click.option("--scope", type=click.Choice([s.value for s in Scope]), default="project", show_default=True)
 @click.option("--confidence", type=float, help="0.1 to 1 (default 0.6).")
@@ -208,17 +226,21 @@ def add(
     app: AppContext,
     type_: str,
     title: str,
-    body: str,
+    body: str | None,
+    body_file: Path | None,
     topic: str | None,
     scope: str,
     confidence: float | None,
     files: tuple[str, ...],
 ) -> None:
     """Save a memory of your own and print its id."""
+    text = _body_text(body, body_file)
+    if text is None:
+        raise click.UsageError("give the body with --body TEXT, --body - (standard input) or --body-file PATH")
     new = NewMemory(
         type=type_,
         title=title,
-        body=body,
+        body=text,
         source=Source.USER,
         topic_key=topic,
         scope=Scope(scope),
@@ -229,6 +251,28 @@ def add(
     echo(result.memory.id)
     if result.merged:
         echo(f"merged into the memory with topic {result.memory.topic_key!r}", err=True)
+
+
+def _body_text(body: str | None, body_file: Path | None) -> str | None:
+    """The body from --body, standard input (`--body -`) or --body-file; None when none was given."""
+    if body is not None and body_file is not None:
+        raise click.UsageError("give the body one way: --body or --body-file")
+    if body_file is not None:
+        try:
+            with body_file.open("rb") as handle:
+                raw = handle.read(BODY_READ_MAX_BYTES + 1)
+        except OSError as exc:
+            message = f"cannot read {body_file}: {exc.strerror or exc}"
+            raise click.BadParameter(message, param_hint="--body-file") from None
+    elif body == "-":
+        raw = sys.stdin.buffer.read(BODY_READ_MAX_BYTES + 1)
+    else:
+        return body
+    if len(raw) > BODY_READ_MAX_BYTES:
+        raise click.UsageError(
+            f"the body is over {BODY_READ_MAX_BYTES:,} bytes; a memory holds {BODY_MAX_CHARS} characters"
+        )
+    return raw.decode("utf-8", errors="surrogateescape")  # bytes that are no UTF-8 are refused by the body's check
 
 
 @cli.command(name="list")
@@ -321,11 +365,17 @@ def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool)
     now = service.clock()
     for hit in hits:
         echo(_line(hit.memory, now))
+        echo(f"    {_snippet(hit.memory.body)}")
         if explain:
             p = hit.parts
-            ranks = f"words #{p.word_rank or '-'}, meaning #{p.meaning_rank or '-'}"
+            words = f"words #{p.word_rank} (BM25 {p.word_score:.3g})" if p.word_score is not None else "words -"
+            meaning = (
+                f"meaning #{p.meaning_rank} (similarity {p.similarity:.2f})"
+                if p.similarity is not None
+                else "meaning -"
+            )
             echo(
-                f"    score {hit.score:.6f} = fused {p.fused:.6f} ({ranks}) × type {p.type_weight:.2f} "
+                f"    score {hit.score:.6f} = fused {p.fused:.6f} ({words}, {meaning}) × type {p.type_weight:.2f} "
                 f"× confidence {p.confidence_factor:.3f} × recency {p.recency_factor:.3f}"
             )
 
@@ -333,12 +383,21 @@ def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool)
 @cli.command()
 @click.argument("memory_id")
 @click.option("--title", help="New title.")
-@click.option("--body", help="New body.")
+@click.option("--body", help="New body; `-` reads it from standard input.")
+@click.option("--body-file", type=click.Path(dir_okay=False, path_type=Path), help="Read the new body from this file.")
 @click.option("--type", "type_", type=click.Choice([t.value for t in MemoryType]), help="New type.")
 @pass_app
-def edit(app: AppContext, memory_id: str, title: str | None, body: str | None, type_: str | None) -> None:
+def edit(
+    app: AppContext,
+    memory_id: str,
+    title: str | None,
+    body: str | None,
+    body_file: Path | None,
+    type_: str | None,
+) -> None:
     """Change a memory's title, body or type."""
-    memory = app.service().edit(app.project(), memory_id, title=title, body=body, type=type_)
+    text = _body_text(body, body_file)
+    memory = app.service().edit(app.project(), memory_id, title=title, body=text, type=type_)
     echo(f"updated {memory.id}")
 
 
@@ -442,7 +501,7 @@ def projects(app: AppContext, as_json: bool) -> None:
         echo("No projects yet: `orcmem add` in a project's folder creates one.")
         return
     for project, count in rows:
-        echo(f"{project.name}  {count} memories  {project.root_path}")
+        echo(f"{project.name}  {plural(count, 'memory', 'memories')}  {project.root_path}")
 
 
 # --- the embedding model ----------------------------------------------------------------------------------------
@@ -561,7 +620,7 @@ def _reindex(app: AppContext, *, announce: bool = True) -> None:
     if service.pump is not None and service.pump.last_error:
         raise click.ClickException(service.pump.last_error)
     if count or announce:
-        echo(f"embedded {count} memories")
+        echo(f"embedded {plural(count, 'memory', 'memories')}")
 
 
 @cli.command()
@@ -633,7 +692,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
             check(
                 "vectors",
                 status["missing"] == 0,
-                f"{status['vectors']} stored, {status['missing']} memories waiting",
+                f"{status['vectors']} stored, {plural(int(str(status['missing'])), 'memory', 'memories')} waiting",
                 "Run `orcmem reindex`.",
                 adds="every memory found by meaning, not only those embedded so far",
             )
@@ -670,8 +729,12 @@ def recall(app: AppContext, text: str, bare: bool) -> None:
     """Print what the prompt hook would add before TEXT: matching memories, framed as reference material."""
     if bare or os.environ.get("ORCMEM_BARE"):
         return
-    found = app.service().recall(app.location().canonical_root, text)
-    echo(found if found else "Nothing recalled: no active memory matches, or memory is off.")
+    service = app.service()
+    if not service.is_enabled():
+        echo("Nothing recalled: memory is off (`orcmem memory on` turns it on).")
+        return
+    found = service.recall(app.location().canonical_root, text)
+    echo(found if found else "Nothing recalled: no active memory of this project matches these words closely enough.")
 
 
 @cli.group()
@@ -747,7 +810,9 @@ def ui(app: AppContext, port: int, no_open: bool) -> None:
     """Serve the Memory page on 127.0.0.1: see, search, correct and delete memories (Ctrl+C stops it)."""
     from orcmem.web.server import serve
 
-    serve(home_dir(), port=port, open_browser=not no_open, echo=click.echo, location=app.location())
+    status = serve(home_dir(), port=port, open_browser=not no_open, echo=click.echo, location=app.location())
+    if status:
+        raise click.exceptions.Exit(status)  # stopped by Ctrl-C (130) or SIGTERM (143)
 
 
 @cli.command(name="forget-run")
@@ -907,6 +972,7 @@ def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephe
         home=Path.home(),
         backup_dir=home_dir() / BACKUPS_DIRNAME,
         codex_home=Path(codex_home).expanduser() if codex_home else None,
+        profile_home=home_dir() if os.environ.get(HOME_ENV_VAR) else None,
         remove=remove,
         dry_run=dry_run,
         allow_ephemeral=allow_ephemeral,
@@ -955,6 +1021,7 @@ def init(
         backup_dir=home / BACKUPS_DIRNAME,
         codex_home=codex_home,
         allow_ephemeral=allow_ephemeral,
+        profile_home=home if environ.get(HOME_ENV_VAR) else None,
     )
     steps = _init_steps(service, found, wiring, remove=remove, no_model=no_model, home=home)
     echo(f"orcmem init {'--remove ' if remove else ''}will:")
@@ -1079,7 +1146,7 @@ def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
 
 def _outcome_line(outcome: Any) -> str:
     detail = f": {outcome.error}" if outcome.error else ""
-    return f"{outcome.run_id}: {outcome.state}, {outcome.written} memories{detail}"
+    return f"{outcome.run_id}: {outcome.state}, {plural(outcome.written, 'memory', 'memories')}{detail}"
 
 
 @cli.command()
@@ -1153,7 +1220,7 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
     for job, run in rows:
         error = f" - {job.error}" if job.error else ""
         echo(
-            f"{job.run_id}  {job.state:<8} {job.memories_written} memories  {run.agent}, queued "
+            f"{job.run_id}  {job.state:<8} {plural(job.memories_written, 'memory', 'memories')}  {run.agent}, queued "
             f"{_age(job.queued_at, now)}{error}"
         )
 

@@ -7,7 +7,7 @@ import sys
 
 def main() -> None:
     """Console-script entry point."""
-    if len(sys.argv) > 1 and sys.argv[1] == "hook":
+    if len(sys.argv) > 2 and sys.argv[1] == "hook" and sys.argv[2] not in ("--help", "-h"):
         from orcmem import hooks
 
         sys.exit(hooks.main(sys.argv[2:]))

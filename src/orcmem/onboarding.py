@@ -54,6 +54,7 @@ class AgentWiring:
     backup_dir: Path
     codex_home: Path | None = None
     allow_ephemeral: bool = False
+    profile_home: Path | None = None  # $ORCMEM_HOME when set: Codex's MCP server gets it, its environment is minimal
 
     def files(self, agent: Agent) -> list[Path]:
         """The config files `setup` edits for an agent."""
@@ -78,6 +79,7 @@ class AgentWiring:
             home=self.home,
             backup_dir=self.backup_dir,
             codex_home=self.codex_home,
+            profile_home=self.profile_home,
             remove=remove,
             dry_run=dry_run,
             allow_ephemeral=self.allow_ephemeral,

@@ -82,8 +82,12 @@ def check_verdict(value: str) -> Verdict:
 
 def check_text(field: str, value: str, max_chars: int) -> str:
     """Trimmed text of 1..max_chars characters."""
-    if not isinstance(value, str) or not _is_utf8(value):
+    if not isinstance(value, str):
         raise ValidationError(f"The {field} must be text.")
+    if not _is_utf8(value):
+        raise ValidationError(
+            f"The {field} holds bytes that are not UTF-8 text; check the terminal's or the file's encoding."
+        )
     text = value.strip()
     if not text:
         raise ValidationError(f"The {field} is empty; it needs 1 to {max_chars} characters.")

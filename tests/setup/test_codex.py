@@ -160,3 +160,20 @@ def test_codex_home_can_be_elsewhere(tmp_path: Path, orcmem_bin: Path):
     )
     assert [f.path for f in report.files] == [elsewhere / "config.toml", elsewhere / "hooks.json"]
     assert (elsewhere / "hooks.json").is_file()
+
+
+def test_the_profile_is_carried_into_the_server_entry(home: Path, orcmem_bin: Path, tmp_path: Path) -> None:
+    """Codex starts MCP servers with a minimal environment: without this the server opens another database."""
+    profile = tmp_path / "my profile"
+    report = setup_codex(
+        home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)], profile_home=profile
+    )
+    server = config_of(home)["mcp_servers"]["orcmem"]
+    assert server["env"] == {"ORCMEM_HOME": str(profile)} and report.changed
+    again = setup_codex(
+        home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)], profile_home=profile
+    )
+    assert not again.changed
+    other = tmp_path / "another"
+    setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)], profile_home=other)
+    assert config_of(home)["mcp_servers"]["orcmem"]["env"] == {"ORCMEM_HOME": str(other)}

@@ -114,6 +114,8 @@ def serve_http(
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from orcmem.serving import StoppableServer
+
     sock = bind_loopback(port)
     bound = int(sock.getsockname()[1])
     guard_hosts = [f"{HOST}:{bound}", f"localhost:{bound}"]
@@ -129,7 +131,8 @@ def serve_http(
     key = secrets.token_urlsafe(32)
     url = f"http://{HOST}:{bound}{MCP_PATH}"
     address = write_address(home, url, key)
-    web = uvicorn.Server(uvicorn.Config(LoopbackGuard(app, bound, key), log_level="warning", lifespan="on"))
+    web = StoppableServer(uvicorn.Config(LoopbackGuard(app, bound, key), log_level="warning", lifespan="on"))
+    web.cleanup = lambda: remove_address(home)  # no stale key file after a hard stop
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -155,4 +158,4 @@ def serve_http(
     finally:
         sock.close()
         remove_address(home)
-    return 0
+    return web.exit_status

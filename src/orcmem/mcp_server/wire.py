@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 # an error at once, read no further than the cap, so a huge or endless line costs neither memory nor time.
 MAX_LINE_BYTES = 256 * 1024
 TOO_LARGE = -32600  # JSON-RPC "invalid request"
+# After stdin ends, the requests already read are answered before the SDK hears of the end (it cancels what is
+# still running when it does); a request that takes longer than this is cancelled after all.
+DRAIN_TIMEOUT_S = 30.0
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 
 # mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS of the pinned SDK (a test keeps them equal).
@@ -104,8 +107,11 @@ class StdioWire:
         self.early_answer: tuple[int | str, dict[str, Any]] | None = None  # (request id, result) already sent
         self.mismatch: str | None = None  # set when the SDK would have answered differently
         self._lock = threading.Lock()
+        self._unanswered: set[int | str] = set()  # ids of the requests read and not yet answered
+        self._answered = threading.Condition()
         self._in_fd = -1
         self._out_fd = -1
+        self.interrupted = 0  # the signal (Ctrl-C, SIGTERM) that ended the server
 
     def start(self, *, early_initialize: bool = True) -> None:
         """Take over fd 0 and 1 and start reading; with `early_initialize`, answer `initialize` as it arrives."""
@@ -133,11 +139,37 @@ class StdioWire:
                 if first and early_initialize:
                     self._answer_initialize(line)
                 first = False
+                self._note_request(line)
                 self.lines.put(line)
         except (OSError, ValueError):
             pass  # stdin closed or broken: the same as end of input
         finally:
             self.lines.put(None)
+
+    def _note_request(self, line: bytes) -> None:
+        """Remember a request's id until its answer goes out (notifications and answers need none)."""
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if isinstance(message, dict) and "method" in message and isinstance(message.get("id"), int | str):
+            with self._answered:
+                self._unanswered.add(message["id"])
+
+    def _note_answer(self, text: str) -> None:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return
+        if isinstance(message, dict) and "method" not in message and isinstance(message.get("id"), int | str):
+            with self._answered:
+                self._unanswered.discard(message["id"])
+                self._answered.notify_all()
+
+    def wait_answered(self, timeout: float = DRAIN_TIMEOUT_S) -> bool:
+        """Wait until every request read so far has its answer; False when `timeout` passed first."""
+        with self._answered:
+            return self._answered.wait_for(lambda: not self._unanswered, timeout)
 
     def _refuse_too_large(self, head: bytes, stream: Any) -> None:
         """Answer an oversized request with an error (its id, when its first or last bytes name one) and skip the
@@ -175,6 +207,7 @@ class StdioWire:
 
     def outgoing(self, text: str) -> bool:
         """Whether the SDK's message `text` goes on the wire (its answer to the replayed `initialize` does not)."""
+        self._note_answer(text)
         if self.early_answer is None:
             return True
         request_id, sent = self.early_answer
@@ -190,11 +223,18 @@ class StdioWire:
             print(f"orcmem mcp: the early initialize answer differs from the SDK's: {self.mismatch}", file=sys.stderr)
         return False
 
+    def stop(self, signum: int) -> None:
+        """On Ctrl-C or SIGTERM: end as if stdin had ended (answers already due still go out)."""
+        self.interrupted = signum
+        self.lines.put(None)
+
     def serve(self, server: MCPServer) -> int:
-        """Run `server` on the wire until stdin ends; returns the exit status."""
+        """Run `server` on the wire until stdin ends or a signal stops it; returns the exit status."""
         import anyio
         import anyio.to_thread
         from mcp.server.stdio import stdio_server
+
+        from orcmem.stopping import stop_on_signals
 
         wire = self
 
@@ -207,6 +247,7 @@ class StdioWire:
             async def __anext__(self) -> str:
                 line = await anyio.to_thread.run_sync(wire.lines.get, abandon_on_cancel=True)
                 if line is None:
+                    await anyio.to_thread.run_sync(wire.wait_answered, abandon_on_cancel=True)
                     raise StopAsyncIteration
                 return line.decode("utf-8", errors="replace")
 
@@ -221,9 +262,13 @@ class StdioWire:
                 return None
 
         async def run() -> None:
+            with stop_on_signals(wire.stop):
+                await serve_lines()
+
+        async def serve_lines() -> None:
             async with stdio_server(stdin=Lines(), stdout=Writer()) as (read_stream, write_stream):  # type: ignore[arg-type]
                 lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
                 await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
         anyio.run(run)
-        return 0
+        return 128 + self.interrupted if self.interrupted else 0

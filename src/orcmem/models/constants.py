@@ -77,6 +77,9 @@ FTS_BODY_WEIGHT: Final = 1.0
 SEARCH_CANDIDATES: Final = 40  # per list (words, meaning)
 SEARCH_DEFAULT_LIMIT: Final = 8
 SEARCH_MAX_LIMIT: Final = 50  # one search returns at most this many (the Memory page pages through them)
+# A candidate only meaning found (no word of the query matched it) must be at least this close (cosine) to the
+# query; measured in docs/benchmarks.md (Meaning-only floor).
+SEARCH_MEANING_ONLY_MIN_SIMILARITY: Final = 0.3
 
 # --- Fusion and scoring -------------------------------------------------------------------------------------------
 SEED_RRF_K: Final = 60  # the specification's RRF constant (RRF_K is the measured one: docs/search.md)

@@ -150,6 +150,8 @@ class ScoreParts:
     confidence_factor: float
     recency_factor: float
     score: float
+    word_score: float | None = None  # BM25 relevance of the words (higher is better), when the words found it
+    similarity: float | None = None  # cosine similarity to the query, when meaning found it
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from orcmem.models.constants import (
     MAX_RESULTS_PER_RUN,
@@ -22,8 +22,20 @@ def recency_factor(last_confirmed_at: int, now: int, half_life_days: float = REC
     return 0.4 + 0.6 * math.pow(0.5, days / half_life_days)
 
 
-def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int, k: int = RRF_K) -> list[SearchHit]:
-    """Fuse two ranked lists by reciprocal rank (`retrieve.rrf`) and score every memory, best first."""
+def fuse(
+    word_list: Sequence[Memory],
+    meaning_list: Sequence[Memory],
+    now: int,
+    k: int = RRF_K,
+    *,
+    word_scores: Mapping[str, float] | None = None,
+    similarities: Mapping[str, float] | None = None,
+) -> list[SearchHit]:
+    """Fuse two ranked lists by reciprocal rank (`retrieve.rrf`) and score every memory, best first.
+
+    `word_scores` (BM25, higher is better) and `similarities` (cosine) by memory id only explain a score; the
+    ranks alone make it.
+    """
     memories: dict[str, Memory] = {}
     word_rank: dict[str, int] = {}
     meaning_rank: dict[str, int] = {}
@@ -48,6 +60,8 @@ def fuse(word_list: Sequence[Memory], meaning_list: Sequence[Memory], now: int, 
             confidence_factor=confidence,
             recency_factor=recency,
             score=score,
+            word_score=(word_scores or {}).get(memory_id),
+            similarity=(similarities or {}).get(memory_id),
         )
         hits.append(SearchHit(memory, score, parts))
     hits.sort(key=lambda hit: (-hit.score, -hit.memory.updated_at))

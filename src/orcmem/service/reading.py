@@ -21,6 +21,7 @@ from orcmem.models.constants import (
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
+    SEARCH_MEANING_ONLY_MIN_SIMILARITY,
 )
 from orcmem.models.types import (
     Memory,
@@ -32,6 +33,7 @@ from orcmem.models.types import (
 from orcmem.retrieve.query import fts_query
 from orcmem.retrieve.scoring import cap_per_run, fuse
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
+from orcmem.store.memories import WordHit
 from orcmem.store.recall import RecallRow
 
 if TYPE_CHECKING:
@@ -103,18 +105,31 @@ class Reading(ServiceSettings):
         if not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise ValidationError(f"The search limit must be between 1 and {SEARCH_MAX_LIMIT}.")
         pending = self._nearest_soon(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else None
-        word_list = self.search_words(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
-        meaning_list = self.search_meaning(project, text, SEARCH_CANDIDATES, pending=pending) if pending else []
-        hits = cap_per_run(fuse(word_list, meaning_list, self.clock()), limit)
+        words = self._word_hits(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
+        near = self._meaning_hits(project, pending, SEARCH_CANDIDATES) if pending else []
+        word_ids = {hit.memory.id for hit in words}
+        # A memory only meaning found must be close: else any query, however far off, fills the list.
+        near = [hit for hit in near if hit[0].id in word_ids or hit[1] >= SEARCH_MEANING_ONLY_MIN_SIMILARITY]
+        fused = fuse(
+            [hit.memory for hit in words],
+            [memory for memory, _similarity in near],
+            self.clock(),
+            word_scores={hit.memory.id: -hit.rank for hit in words},
+            similarities={memory.id: similarity for memory, similarity in near},
+        )
+        hits = cap_per_run(fused, limit)
         complete = self.store.memories.with_files([hit.memory for hit in hits])
         return [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
 
-    def search_words(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> builtins.list[Memory]:
-        """Word matches only, best BM25 first (candidates: read without their files)."""
+    def _word_hits(self, project: Project | None, text: str, limit: int) -> builtins.list[WordHit]:
         match = fts_query(text)
         if match is None:
             return []
-        return [hit.memory for hit in self.store.memories.search_words(match, project.id if project else None, limit)]
+        return self.store.memories.search_words(match, project.id if project else None, limit)
+
+    def search_words(self, project: Project | None, text: str, limit: int = SEARCH_CANDIDATES) -> builtins.list[Memory]:
+        """Word matches only, best BM25 first (candidates: read without their files)."""
+        return [hit.memory for hit in self._word_hits(project, text, limit)]
 
     def _nearest_soon(self, project: Project | None, text: str, limit: int) -> Future[Scan | None] | None:
         """Start embedding the query and scanning the vectors in the background, or None when meaning cannot be used.
@@ -160,6 +175,12 @@ class Reading(ServiceSettings):
         pending = pending or self._nearest_soon(project, text, limit)
         if pending is None:
             return []
+        return [memory for memory, _similarity in self._meaning_hits(project, pending, limit)]
+
+    def _meaning_hits(
+        self, project: Project | None, pending: Future[Scan | None], limit: int
+    ) -> builtins.list[tuple[Memory, float]]:
+        """A pending scan's memories with their cosine similarity, closest first; empty when it fails or is late."""
         from concurrent.futures import TimeoutError as FuturesTimeout
 
         try:
@@ -173,7 +194,9 @@ class Reading(ServiceSettings):
         if found is None:
             return []
         hits = self.store.vectors.pick(found, project.id if project else None, limit)
-        return self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
+        similarity = {hit.memory_id: 1.0 - hit.distance for hit in hits}
+        memories = self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
+        return [(memory, similarity[memory.id]) for memory in memories]
 
     def _use_meaning(self, semantic: bool | None) -> bool:
         return self.is_enabled() if semantic is None else semantic

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from orcmem.errors import OrcmemError
+from orcmem.models.constants import HOME_ENV_VAR
 from orcmem.setup_agents.entries import (
     MCP_STARTUP_TIMEOUT_SECONDS,
     PROMPT_STATUS,
@@ -80,7 +81,24 @@ def _config_notes(doc: Any, path: Path) -> list[str]:
     return notes
 
 
-def _edit_config(doc: Any, command: list[str] | None, path: Path) -> list[ItemChange]:
+def _profile_env(entry: Any, profile_home: Path | None) -> bool:
+    """Carry the profile into the server's environment (Codex starts MCP servers with a minimal one, so without it
+    the server opens the default profile while the hooks use $ORCMEM_HOME); True when that changed the entry."""
+    if profile_home is None:
+        return False
+    import tomlkit
+
+    env = entry.get("env")
+    if not isinstance(env, dict):
+        env = tomlkit.inline_table()
+        entry["env"] = env
+    if env.get(HOME_ENV_VAR) == str(profile_home):
+        return False
+    env[HOME_ENV_VAR] = str(profile_home)
+    return True
+
+
+def _edit_config(doc: Any, command: list[str] | None, path: Path, profile_home: Path | None = None) -> list[ItemChange]:
     import tomlkit
 
     servers = doc.get("mcp_servers")
@@ -98,15 +116,17 @@ def _edit_config(doc: Any, command: list[str] | None, path: Path) -> list[ItemCh
         return [ItemChange(server_item(), "removed")]
     values = _server_values(command)
     detail = shell_command([values["command"], *values["args"]])
-    if isinstance(entry, dict) and all(entry.get(k) == v for k, v in values.items()):
-        return [ItemChange(server_item(), "unchanged")]
     if isinstance(entry, dict):
+        same = all(entry.get(k) == v for k, v in values.items())
         for key, value in values.items():
             entry[key] = value  # in place: the user's other keys, comments and [mcp_servers.orcmem.env] stay
+        if not _profile_env(entry, profile_home) and same:
+            return [ItemChange(server_item(), "unchanged")]
         return [ItemChange(server_item(), "updated", detail)]
     inline = isinstance(servers, tomlkit.items.InlineTable)
     table = tomlkit.inline_table() if inline else tomlkit.table()
     table.update(values)
+    _profile_env(table, profile_home)
     if not inline:
         table.add(tomlkit.nl())  # a blank line before whatever table follows
     if servers is None:
@@ -118,14 +138,14 @@ def _edit_config(doc: Any, command: list[str] | None, path: Path) -> list[ItemCh
     return [ItemChange(server_item(), "updated" if entry is not None else "added", detail)]
 
 
-def _config_transform(path: Path, command: list[str] | None) -> Transform:
+def _config_transform(path: Path, command: list[str] | None, profile_home: Path | None = None) -> Transform:
     def transform(text: str | None) -> Outcome:
         import tomlkit
         from tomlkit.exceptions import TOMLKitError
 
         try:
             doc = tomlkit.parse(text or "")
-            items = _edit_config(doc, command, path)
+            items = _edit_config(doc, command, path, profile_home)
             notes = _config_notes(doc, path) if command is not None else []
             new = tomlkit.dumps(doc) if any(i.action != "unchanged" for i in items) else text
         except TOMLKitError as exc:
@@ -151,13 +171,17 @@ def setup_codex(
     allow_ephemeral: bool = False,
     codex_home: Path | None = None,
     session_end: bool = True,
+    profile_home: Path | None = None,
 ) -> SetupReport:
     """Add (or with remove=True take out) orcmem's MCP server in Codex's config.toml and its hooks in hooks.json."""
     folder = codex_home if codex_home is not None else home / ".codex"
     command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
     specs = None if command is None else codex_hook_specs(command, session_end=session_end)
     config, hooks = folder / "config.toml", folder / "hooks.json"
-    edits = [FileEdit(config, _config_transform(config, command)), FileEdit(hooks, _hooks_transform(hooks, specs))]
+    edits = [
+        FileEdit(config, _config_transform(config, command, profile_home)),
+        FileEdit(hooks, _hooks_transform(hooks, specs)),
+    ]
     files, notes = apply_edits(edits, dry_run=dry_run, backup_dir=backup_dir)
     hooks_report = files[1]
     if not remove and any(i.action in ("added", "updated") for i in hooks_report.items):

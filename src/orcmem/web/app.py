@@ -22,6 +22,7 @@ from orcmem.web import routes, views
 from orcmem.web.chart import share_bar
 from orcmem.web.security import Guard
 from orcmem.web.state import WebState
+from orcmem.wording import plural
 
 HERE = Path(__file__).parent
 TEMPLATES_DIR = HERE / "templates"
@@ -55,7 +56,7 @@ def _templates() -> Jinja2Templates:
         PROVIDER_OPTIONS=views.PROVIDER_OPTIONS,
         static_version=_static_version(),
         share_bar=share_bar,
-        plural=views.plural,
+        plural=plural,
     )
     env.filters.update(ago=views.relative_time, iso=views.iso_time, fulltime=views.full_time)
     return Jinja2Templates(env=env)

@@ -44,7 +44,7 @@ def serve(
     echo: Callable[[str], None] = print,
     environ: Mapping[str, str] | None = None,
     location: Location | None = None,
-) -> None:
+) -> int:
     """Serve the Memory page for the profile in `home` until interrupted (Ctrl+C).
 
     Args:
@@ -60,8 +60,7 @@ def serve(
         OrcmemError: the port cannot be used.
         StoreError: the profile database cannot be opened.
     """
-    import uvicorn
-
+    from orcmem.serving import StoppableServer
     from orcmem.web.app import create_app
 
     sock = bind_loopback(port)
@@ -72,12 +71,13 @@ def serve(
         state = app.state.web
         project = state.service.project(location, create=False) if location is not None else None
         url = launch_url(actual, state.token, project.id if project else None)
-        server = uvicorn.Server(server_config(app))  # type: ignore[arg-type]
+        server = StoppableServer(server_config(app))  # type: ignore[arg-type]
         echo(f"orcmem Memory page: {url}")
         echo("Only this address opens it (it carries a key made for this launch). Press Ctrl+C to stop.")
         if open_browser:
             threading.Thread(target=_open_when_ready, args=(server, url), name="orcmem-ui-browser", daemon=True).start()
         server.run(sockets=[sock])
+        return server.exit_status
     finally:
         sock.close()
         if app is not None:

@@ -89,11 +89,6 @@ def full_time(ms: int, offset_ms: int = 0) -> str:
     return datetime.fromtimestamp(ms / 1000, local_zone(offset_ms)).strftime("%Y-%m-%d %H:%M")
 
 
-def plural(n: int, one: str, many: str | None = None) -> str:
-    """`1 memory`, `3 memories`."""
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
 def with_query(path: str, **params: object) -> str:
     """`path` with the non-empty parameters as a query string."""
     kept = {key: value for key, value in params.items() if value not in (None, "", 0, False)}

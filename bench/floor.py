@@ -1,0 +1,86 @@
+"""The floor under candidates only meaning found: LoCoMo's questions asked of their own conversation (on topic:
+recall must not drop) and of another conversation (off topic: the answer should be short or empty).
+
+`python -m bench.floor [LOCOMO.json]` prints one row per floor; `python -m bench` puts them in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import orcmem.service.reading as reading
+from bench.common import embedding_source
+from bench.locomo import load
+from orcmem.embed.model_files import ensure_model
+from orcmem.embed.worker import worker_embedder
+from orcmem.models.constants import SEARCH_DEFAULT_LIMIT, SEARCH_MEANING_ONLY_MIN_SIMILARITY
+from orcmem.service.memory_service import MemoryService
+
+FLOORS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4)
+
+
+@dataclass(frozen=True)
+class FloorRow:
+    """One floor's figures at the default search limit."""
+
+    floor: float
+    on_topic_recall: float  # share of questions with an answering memory among the results
+    off_topic_results: float  # mean results for a question asked of another conversation
+    off_topic_empty: float  # share of those answered with nothing
+
+
+def run(path: Path, work: Path | None = None, floors: tuple[float, ...] = FLOORS) -> list[FloorRow]:
+    """Search every question at each floor; restores the product's floor afterwards."""
+    work = work or Path(tempfile.mkdtemp(prefix="orcmem-floor-"))
+    models = work / "models"
+    ensure_model(models, embedding_source())
+    svc = MemoryService.open(work / "home")
+    svc.set_enabled(True)
+    svc.set_embedding_model(embedding_source().pins.model_id)
+    questions = load(path, svc, work)
+    embedder = worker_embedder(models, embedding_source())
+    embedder.wait_ready(60)
+    svc.use_embedder(embedder)
+    svc.reindex()
+    projects = sorted({q.project.id: q.project for q in questions}.values(), key=lambda p: p.name)
+    rows = []
+    try:
+        for floor in floors:
+            reading.SEARCH_MEANING_ONLY_MIN_SIMILARITY = floor  # type: ignore[misc]
+            found = 0
+            off_counts: list[int] = []
+            for question in questions:
+                hits = svc.search(question.project, question.text, SEARCH_DEFAULT_LIMIT)
+                found += any(hit.memory.id in question.evidence for hit in hits)
+                other = projects[(projects.index(question.project) + 1) % len(projects)]
+                off_counts.append(len(svc.search(other, question.text, SEARCH_DEFAULT_LIMIT)))
+            rows.append(
+                FloorRow(
+                    floor,
+                    found / len(questions),
+                    sum(off_counts) / len(off_counts),
+                    sum(1 for n in off_counts if n == 0) / len(off_counts),
+                )
+            )
+    finally:
+        reading.SEARCH_MEANING_ONLY_MIN_SIMILARITY = SEARCH_MEANING_ONLY_MIN_SIMILARITY  # type: ignore[misc]
+        svc.close()
+    return rows
+
+
+def main() -> None:
+    """Print the table."""
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("../shared/data/locomo/locomo-dev.json")
+    print("| floor | on topic: recall@8 | off topic: results (mean of 8) | off topic: none |")
+    print("|---:|---:|---:|---:|")
+    for row in run(path):
+        print(
+            f"| {row.floor:.2f} | {row.on_topic_recall:.3f} | {row.off_topic_results:.2f} | {row.off_topic_empty:.1%} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
