@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import agents, costs, duplicates, learning, load, locomo, peers, precision, redaction, search
+from bench import agents, costs, duplicates, floor, learning, load, locomo, peers, plugin, precision, redaction, search
 from bench.common import machine
 from orcmem.models.constants import RRF_K, SEED_RRF_K
 
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     redacted = redaction.run()
     print("the MCP server...", flush=True)
     served = agents.run()
+    print("the plugin's hook command...", flush=True)
+    plugged = plugin.run()
     print("forget and server memory...", flush=True)
     spent = costs.run()
     print("recall precision...", flush=True)
@@ -63,9 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     results, rates = search.run(sizes)
     quality: tuple[list[locomo.Scores], int, locomo.CrossValidation] | None = None
     compared: peers.PeersResult | None = None
+    floors: list[floor.FloorRow] | None = None
     if locomo_path is not None:
         print("retrieval quality on LoCoMo...", flush=True)
         quality = locomo.run(locomo_path)
+        print("the meaning-only floor on LoCoMo...", flush=True)
+        floors = floor.run(locomo_path)
         print("peers, side by side...", flush=True)
         compared = peers.run(locomo_path, size=args.peer_size)
     print(f"load test ({args.load_seconds:.0f} s)...", flush=True)
@@ -74,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         render(command, results, rates, learned, served, quality),
         "\n".join(duplicates.render(once)),
         "\n".join(redaction.render(redacted)),
+        *([] if floors is None else ["\n".join(floor.render(floors))]),
         *([] if compared is None else ["\n".join(peers.render(compared))]),
+        "\n".join(plugin.render(plugged)),
         "\n".join(precision.render(precise)),
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
