@@ -12,12 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orcmem.service.reading as reading
-from bench.common import embedding_source
-from bench.locomo import load
-from orcmem.embed.model_files import ensure_model
-from orcmem.embed.worker import worker_embedder
+from bench.locomo import open_locomo
 from orcmem.models.constants import SEARCH_DEFAULT_LIMIT, SEARCH_MEANING_ONLY_MIN_SIMILARITY
-from orcmem.service.memory_service import MemoryService
 
 FLOORS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4)
 
@@ -34,17 +30,7 @@ class FloorRow:
 
 def run(path: Path, work: Path | None = None, floors: tuple[float, ...] = FLOORS) -> list[FloorRow]:
     """Search every question at each floor; restores the product's floor afterwards."""
-    work = work or Path(tempfile.mkdtemp(prefix="orcmem-floor-"))
-    models = work / "models"
-    ensure_model(models, embedding_source())
-    svc = MemoryService.open(work / "home")
-    svc.set_enabled(True)
-    svc.set_embedding_model(embedding_source().pins.model_id)
-    questions = load(path, svc, work)
-    embedder = worker_embedder(models, embedding_source())
-    embedder.wait_ready(60)
-    svc.use_embedder(embedder)
-    svc.reindex()
+    svc, questions = open_locomo(path, work or Path(tempfile.mkdtemp(prefix="orcmem-floor-")))
     projects = sorted({q.project.id: q.project for q in questions}.values(), key=lambda p: p.name)
     rows = []
     try:

@@ -94,9 +94,8 @@ def _words(svc: MemoryService, question: Question, terms: list[str]) -> list[Mem
     ]
 
 
-def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossValidation]:
-    """Every retriever's scores, the number of questions, and the cross-validated choice of RRF k."""
-    work = work or Path(tempfile.mkdtemp(prefix="orcmem-locomo-"))
+def open_locomo(path: Path, work: Path) -> tuple[MemoryService, list[Question]]:
+    """A service in `work` holding every LoCoMo turn as an embedded memory, with the model loaded; its questions."""
     models = work / "models"
     ensure_model(models, embedding_source())
     svc = MemoryService.open(work / "home")
@@ -107,6 +106,14 @@ def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossV
     embedder.wait_ready(60)
     svc.use_embedder(embedder)
     svc.reindex()
+    return svc, questions
+
+
+def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossValidation]:
+    """Every retriever's scores, the number of questions, and the cross-validated choice of RRF k."""
+    svc, questions = open_locomo(path, work or Path(tempfile.mkdtemp(prefix="orcmem-locomo-")))
+    embedder = svc.embedder
+    assert embedder is not None
     meaning_cache: dict[str, list[Memory]] = {}
 
     def meaning(question: Question) -> list[Memory]:

@@ -207,6 +207,11 @@ def _hit_dict(hit: SearchHit) -> dict[str, Any]:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+allow_ephemeral_option = click.option(
+    "--allow-ephemeral",
+    is_flag=True,
+    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
+)
 
 
 # --- memories ------------------------------------------------------------------------------------------------
@@ -923,11 +928,7 @@ def setup() -> None:
         "MCP server (words and meaning, its model already loaded)."
     ),
 )
-@click.option(
-    "--allow-ephemeral",
-    is_flag=True,
-    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
-)
+@allow_ephemeral_option
 @json_option
 @pass_app
 def setup_claude_command(
@@ -957,11 +958,7 @@ def setup_claude_command(
 @setup.command(name="codex")
 @click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@click.option(
-    "--allow-ephemeral",
-    is_flag=True,
-    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
-)
+@allow_ephemeral_option
 @json_option
 @pass_app
 def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool) -> None:
@@ -992,11 +989,7 @@ def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephe
     help="Wire only this agent (repeatable; default: every one installed).",
 )
 @click.option("--no-model", is_flag=True, help="Skip the embedding model (search and recall then use words only).")
-@click.option(
-    "--allow-ephemeral",
-    is_flag=True,
-    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
-)
+@allow_ephemeral_option
 @pass_app
 def init(
     app: AppContext,

@@ -254,23 +254,12 @@ class Reading(ServiceSettings):
     def _close_in_meaning(
         self, project: Project | None, pending: Future[Scan | None], min_similarity: float
     ) -> builtins.list[RecallRow]:
-        """The memories of a pending scan at least `min_similarity` close to the query, closest first."""
-        from concurrent.futures import TimeoutError as FuturesTimeout
-
-        try:
-            found = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.25)
-        except FuturesTimeout:
-            return []  # recall answers from words rather than hold up the prompt
-        except Exception as exc:  # a failing scan must leave recall working on words
-            log.warning("recall by meaning failed: %s", exc)
-            return []
-        if found is None:
-            return []
-        hits = self.store.vectors.pick(found, project.id if project else None, RECALL_MAX_MEMORIES)
-        close = [hit.memory_id for hit in hits if 1.0 - hit.distance >= min_similarity]
+        """The memories of a pending scan at least `min_similarity` close to the query, closest first (recall
+        answers from words alone when the scan is late or fails)."""
         return [
             RecallRow(str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged)
-            for m in self.store.memories.get_many(close, files=False)
+            for m, similarity in self._meaning_hits(project, pending, RECALL_MAX_MEMORIES)
+            if similarity >= min_similarity
         ]
 
 
