@@ -11,7 +11,21 @@ import sys
 import time
 from pathlib import Path
 
-from bench import agents, costs, duplicates, floor, learning, load, locomo, peers, plugin, precision, redaction, search
+from bench import (
+    agents,
+    costs,
+    duplicates,
+    floor,
+    learning,
+    load,
+    locomo,
+    onboarding,
+    peers,
+    plugin,
+    precision,
+    redaction,
+    search,
+)
 from bench.common import machine
 from orcmem.models.constants import RRF_K, SEED_RRF_K
 
@@ -55,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     redacted = redaction.run()
     print("the MCP server...", flush=True)
     served = agents.run()
+    print("from a clean venv to the first recall...", flush=True)
+    started_up = onboarding.run()
     print("the plugin's hook command...", flush=True)
     plugged = plugin.run()
     print("forget and server memory...", flush=True)
@@ -81,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(redaction.render(redacted)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
         *([] if compared is None else ["\n".join(peers.render(compared))]),
+        "\n".join(onboarding.render(started_up)),
         "\n".join(plugin.render(plugged)),
         "\n".join(precision.render(precise)),
         "\n".join(costs.render(spent)),

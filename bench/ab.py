@@ -1,7 +1,7 @@
 """One checkout's figures for a before-and-after table on one machine: `PYTHONPATH=<checkout>/src:<checkout>
 .venv/bin/python -m bench.ab NAME [SIZE ...]` prints a JSON line of record rates, search p50s, hook p50s, the ingest
 parts and the MCP server's start, measured by that checkout's own `bench.search`, `bench.learning` and
-`bench.agents` (docs/benchmarks.md, Before and after). SIZE defaults to 1000 and 10000."""
+`bench.agents` (docs/benchmarks.md, Before and after). SIZE defaults to 1000 and 10000; a lone 0 skips search."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def main(name: str, sizes: list[int]) -> None:
     """Measure and print `{name: figures}`."""
     started = time.time()
     figures: dict[str, float] = {}
-    results, _rates = search.run(sizes)
+    results, _rates = search.run(sizes) if sizes else ([], [])
     for result in results:
         figures[f"record_{result.size}"] = result.record_per_s
         figures[f"fused_p50_{result.size}"] = result.fused.p50
@@ -39,4 +39,6 @@ def main(name: str, sizes: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "this", [int(size) for size in sys.argv[2:]] or [1000, 10000])
+    # SIZE 0 alone: hooks and the MCP server only, no search.
+    sizes = [int(size) for size in sys.argv[2:]] or [1000, 10000]
+    main(sys.argv[1] if len(sys.argv) > 1 else "this", [size for size in sizes if size])

@@ -63,10 +63,6 @@ def main() -> None:
     print("\n".join(render(run(path))))
 
 
-if __name__ == "__main__":
-    main()
-
-
 def render(rows: list[FloorRow]) -> list[str]:
     """The report section."""
     chosen = next((row for row in rows if abs(row.floor - SEARCH_MEANING_ONLY_MIN_SIMILARITY) < 1e-9), None)
@@ -94,3 +90,7 @@ def render(rows: list[FloorRow]) -> list[str]:
             f" results against {rows[0].off_topic_results:.2f}."
         )
     return lines
+
+
+if __name__ == "__main__":
+    main()

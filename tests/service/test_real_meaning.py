@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.models.constants import SEARCH_MEANING_ONLY_MIN_SIMILARITY
 from orcmem.retrieve.query import query_terms
 from orcmem.workspace import locate
 from tests.helpers import user_memory
@@ -89,3 +90,15 @@ def test_a_reworded_repeat_confirms_the_memory_and_a_different_fact_does_not(emb
     assert not svc.record(project, first_port).merged
     assert not svc.record(project, other_port).merged  # 0.99 alike in meaning, but another port
     assert svc.count(project) == 3
+
+
+def test_a_query_about_nothing_stored_finds_nothing_by_meaning_alone(real) -> None:
+    """Meaning always has a nearest memory; one that no word matched must be close enough to be shown."""
+    svc, project, ids = real
+    hits = svc.search(project, "recipe for banana bread with walnuts")
+    assert hits == []
+    found = svc.search(project, QUERY)  # a paraphrase passes the floor
+    assert found[0].memory.id == ids[0]
+    assert found[0].parts.similarity is not None
+    assert found[0].parts.similarity >= SEARCH_MEANING_ONLY_MIN_SIMILARITY
+    assert all(h.parts.word_rank or h.parts.similarity >= SEARCH_MEANING_ONLY_MIN_SIMILARITY for h in found)
