@@ -79,7 +79,7 @@ SEARCH_DEFAULT_LIMIT: Final = 8
 SEARCH_MAX_LIMIT: Final = 50  # one search returns at most this many (the Memory page pages through them)
 # A candidate only meaning found (no word of the query matched it) must be at least this close (cosine) to the
 # query; measured in docs/benchmarks.md (Meaning-only floor).
-SEARCH_MEANING_ONLY_MIN_SIMILARITY: Final = 0.3
+SEARCH_MEANING_ONLY_MIN_SIMILARITY: Final = 0.35
 
 # --- Fusion and scoring -------------------------------------------------------------------------------------------
 SEED_RRF_K: Final = 60  # the specification's RRF constant (RRF_K is the measured one: docs/search.md)
