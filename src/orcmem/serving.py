@@ -20,14 +20,19 @@ class StoppableServer(uvicorn.Server):
 
     stopped_by: int | None = None
     cleanup: Callable[[], None] | None = None  # runs before a hard exit, when the graceful one takes too long
+    signals_outside = False  # the caller watches the signals from before the server starts (and calls `stop`)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         """Stop on SIGINT or SIGTERM while serving."""
-        with stop_on_signals(self._stop, self.cleanup):
+        if self.signals_outside:
+            yield
+            return
+        with stop_on_signals(self.stop, self.cleanup):
             yield
 
-    def _stop(self, signum: int) -> None:
+    def stop(self, signum: int) -> None:
+        """Shut down gracefully because of `signum`."""
         self.stopped_by = signum
         self.should_exit = True
 

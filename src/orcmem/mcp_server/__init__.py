@@ -278,9 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     from orcmem.profile import home_dir
 
     project = args.project or Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
-    if args.http:
-        return run_http(home_dir(), project, args.port, mode, args.auto_approve, args.headless)
-    return run_stdio(home_dir(), project, mode, args.auto_approve, args.headless)
+    try:
+        if args.http:
+            return run_http(home_dir(), project, args.port, mode, args.auto_approve, args.headless)
+        return run_stdio(home_dir(), project, mode, args.auto_approve, args.headless)
+    except KeyboardInterrupt:  # Ctrl-C before the server watches for it (while it loads): no traceback
+        return 130
 
 
 __all__ = [

@@ -115,6 +115,7 @@ def serve_http(
     from mcp.server.transport_security import TransportSecuritySettings
 
     from orcmem.serving import StoppableServer
+    from orcmem.stopping import stop_on_signals
 
     sock = bind_loopback(port)
     bound = int(sock.getsockname()[1])
@@ -134,7 +135,13 @@ def serve_http(
     web = StoppableServer(uvicorn.Config(LoopbackGuard(app, bound, key), log_level="warning", lifespan="on"))
     web.cleanup = lambda: remove_address(home)  # no stale key file after a hard stop
 
+    web.signals_outside = True  # watched from before the address is printed: a client may act on it at once
+
     async def main() -> None:
+        with stop_on_signals(web.stop, web.cleanup):
+            await serve()
+
+    async def serve() -> None:
         async with anyio.create_task_group() as group:
             if stop_after is not None:
 
