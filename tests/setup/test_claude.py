@@ -295,6 +295,7 @@ def test_the_default_command_is_this_orcmem_by_absolute_path():
     [
         "/home/dev/.cache/uv/archive-v0/kP3xL0dQ/bin/orcmem",  # uvx orcmem ...
         "/srv/uv-cache/uv/archive-v0/kP3xL0dQ/bin/orcmem",  # uvx with UV_CACHE_DIR elsewhere
+        "/tmp/px/uvcache/archive-v0/lXMMiUUhdbawPBfD/bin/orcmem",  # the same, as seen with UV_CACHE_DIR=/tmp/px/uvcache
         "/home/dev/.local/share/pipx/.cache/2f9a0c1e/bin/orcmem",  # pipx run orcmem ...
     ],
 )
@@ -314,7 +315,12 @@ def test_a_command_in_a_tools_run_cache_is_refused_unless_allowed(tmp_path: Path
 
 
 def test_an_installed_tool_or_a_venv_is_a_lasting_command(tmp_path: Path) -> None:
-    for program in ("/home/dev/.local/bin/orcmem", "/home/dev/project/.venv/bin/orcmem", "/opt/orcmem/bin/orcmem"):
+    for program in (
+        "/home/dev/.local/bin/orcmem",  # pipx's or uv's shim
+        "/home/dev/.local/share/uv/tools/orcmem/bin/orcmem",  # uv tool install
+        "/home/dev/project/.venv/bin/orcmem",
+        "/opt/orcmem/bin/orcmem",
+    ):
         assert checked_command([program]) == [program]
 
 

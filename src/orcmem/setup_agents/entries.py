@@ -43,16 +43,9 @@ MANAGED_EVENTS = tuple(HOOK_NAMES)
 
 PromptTransport = Literal["command", "mcp_tool"]
 _PROGRAM_NAMES = {"orcmem", "orcmem.exe"}
-# Parts of the path of a program run from a tool's cache: uvx (uv's archive and cache) and `pipx run`.
-_EPHEMERAL_MARKERS = (
-    "/.cache/uv/",
-    "/uv/cache/",
-    "/uv/archive-v",
-    "/uv/builds-v",
-    "/uv/environments-v",
-    "/pipx/.cache/",
-    "/.cache/pipx/",
-)
+# Parts of the path of a program run from a tool's cache: uv's (uvx, `uv run --with`; wherever UV_CACHE_DIR puts it,
+# its environments sit in versioned `archive-vN`, `builds-vN` or `environments-vN` folders) and `pipx run`'s.
+_EPHEMERAL_PATH = re.compile(r"/(?:archive|builds|environments)-v\d+/|/\.cache/uv/|/pipx/\.cache/|/\.cache/pipx/")
 
 
 @dataclass(frozen=True)
@@ -83,7 +76,7 @@ def default_orcmem_command() -> list[str]:
 
 def ephemeral_reason(program: str) -> str | None:
     """Why a program's path will not last (a tool's run cache), or None when it will."""
-    if any(marker in program for marker in _EPHEMERAL_MARKERS):
+    if _EPHEMERAL_PATH.search(program):
         return f"{program} lives in a tool's run cache (uvx, uv run --with, pipx run), which is cleaned without notice"
     return None
 
