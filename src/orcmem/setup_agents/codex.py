@@ -9,6 +9,7 @@ from typing import Any
 from orcmem.errors import OrcmemError
 from orcmem.models.constants import HOME_ENV_VAR
 from orcmem.setup_agents.entries import (
+    CODEX_SESSION_END_TIMEOUT_SECONDS,
     MCP_STARTUP_TIMEOUT_SECONDS,
     PROMPT_STATUS,
     SERVER_NAME,
@@ -37,7 +38,8 @@ def codex_hook_specs(command: list[str], *, session_end: bool = True) -> list[Ho
         HookSpec("Stop", command_handler(command, "Stop")),
     ]
     if session_end:
-        specs.append(HookSpec("SessionEnd", command_handler(command, "SessionEnd")))
+        handler = command_handler(command, "SessionEnd", timeout=CODEX_SESSION_END_TIMEOUT_SECONDS)
+        specs.append(HookSpec("SessionEnd", handler))
     return specs
 
 

@@ -29,6 +29,7 @@ PRE_TOOL_MATCHER = f"mcp__{SERVER_NAME}__.*"
 PROMPT_STATUS = "orcmem: recalling project memory"
 START_STATUS = "orcmem: loading project memory"
 HOOK_TIMEOUT_SECONDS = 10  # SessionEnd: also lifts Claude Code's 1.5 s budget for session-end hooks
+CODEX_SESSION_END_TIMEOUT_SECONDS = 3  # Codex cuts a longer SessionEnd timeout to this, with a warning
 MCP_STARTUP_TIMEOUT_SECONDS = 20
 
 # Events orcmem manages and the `orcmem hook` name each runs.
@@ -154,12 +155,14 @@ def is_orcmem_server(entry: Any) -> bool:
     return len(words) >= 2 and words[-1] == "mcp" and _runs_orcmem(words[:-1])
 
 
-def command_handler(command: list[str], event: str, status: str | None = None) -> dict[str, Any]:
+def command_handler(
+    command: list[str], event: str, status: str | None = None, *, timeout: int = HOOK_TIMEOUT_SECONDS
+) -> dict[str, Any]:
     """A command handler running `orcmem hook <name>` for the event, with orcmem's timeout."""
     handler: dict[str, Any] = {
         "type": "command",
         "command": shell_command(command, "hook", HOOK_NAMES[event]),
-        "timeout": HOOK_TIMEOUT_SECONDS,
+        "timeout": timeout,
     }
     if status:
         handler["statusMessage"] = status
