@@ -144,3 +144,93 @@ def test_init_from_the_wheel_reaches_recall_by_words_and_meaning(clean_venv: Pat
 
     _run(orcmem, "init", "--remove", "--yes", env=env, cwd=project)
     assert snapshot_tree(home) == before
+
+
+WHEELHOUSE = Path(os.environ.get("ORCMEM_WHEELHOUSE") or REPO / ".venv" / "wheelhouse")
+
+
+@pytest.fixture
+def wheelhouse() -> Path:
+    """Wheels of orcmem's dependencies (scripts/check builds them from pip's cache), for offline tool installs."""
+    if not any(WHEELHOUSE.glob("*.whl")):
+        pytest.skip(f"no dependency wheels in {WHEELHOUSE} (scripts/check builds them)")
+    return WHEELHOUSE
+
+
+def _tool_env(tmp_path: Path, wheelhouse: Path, bin_dir: Path) -> dict[str, str]:
+    """Each tool's folders inside the test, and no index: the installs read the wheelhouse only."""
+    return {
+        "HOME": str(tmp_path / "home"),
+        "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin",
+        "ORCMEM_HOME": str(tmp_path / "orcmem-home"),
+        "LANG": "C.UTF-8",
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(bin_dir),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheelhouse),
+        "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
+        "UV_TOOL_BIN_DIR": str(bin_dir),
+        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_OFFLINE": "1",
+        "UV_NO_INDEX": "1",
+        "UV_FIND_LINKS": str(wheelhouse),
+    }
+
+
+@pytest.mark.parametrize("tool", ["uv", "pipx"])
+def test_a_tool_install_runs_and_setup_writes_its_shim(tool: str, dist: Path, wheelhouse: Path, tmp_path: Path) -> None:
+    """`uv tool install` and `pipx install` of the wheel: the command on PATH runs, `setup` writes that shim (a
+    path that lasts), and the hook it wrote recalls a memory."""
+    [wheel] = dist.glob("orcmem-*.whl")
+    bin_dir = tmp_path / "bin"
+    env = _tool_env(tmp_path, wheelhouse, bin_dir)
+    (tmp_path / "home").mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    install = ["uv", "tool", "install"] if tool == "uv" else ["pipx", "install"]
+    _run(sys.executable, "-m", *install, "--python", sys.executable, wheel, env={**env, "PATH": os.environ["PATH"]})
+    shim = bin_dir / "orcmem"
+    assert "orcmem, version" in _run(shim, "--version", env=env).stdout
+
+    _run(shim, "setup", "claude", env=env, cwd=project)
+    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    [prompt_hook] = settings["hooks"]["UserPromptSubmit"][0]["hooks"]
+    assert prompt_hook["command"] == f"{shim} hook prompt"
+
+    _run(shim, "memory", "on", env=env, cwd=project)
+    _run(
+        shim,
+        "add",
+        "--type",
+        "command",
+        "--title",
+        "Deploy with make ship",
+        "--body",
+        "make ship",
+        env=env,
+        cwd=project,
+    )
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "s",
+        "cwd": str(project),
+        "prompt": "how to deploy?",
+    }
+    recalled = subprocess.run(
+        prompt_hook["command"], shell=True, input=json.dumps(payload), env=env, capture_output=True, text=True
+    )
+    assert "Deploy with make ship" in recalled.stdout, recalled.stderr
+
+
+def test_setup_under_uvx_refuses_the_run_cache_path(dist: Path, wheelhouse: Path, tmp_path: Path) -> None:
+    """`uvx orcmem setup` would write a path in uv's cache, which uv cleans: it refuses and says what to do."""
+    [wheel] = dist.glob("orcmem-*.whl")
+    env = {**_tool_env(tmp_path, wheelhouse, tmp_path / "bin"), "PATH": os.environ["PATH"]}
+    (tmp_path / "home").mkdir()
+    uvx = [sys.executable, "-m", "uv", "tool", "run", "--python", sys.executable, "--from", str(wheel), "orcmem"]
+    refused = subprocess.run([*uvx, "setup", "claude"], env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0
+    assert "lives in a tool's run cache" in refused.stderr and "uv tool install orcmem" in refused.stderr
+    assert not (tmp_path / "home" / ".claude" / "settings.json").exists()
