@@ -36,7 +36,12 @@ def stand_in(tmp_path: Path, body: str) -> Path:
 
 def answering(tmp_path: Path, *hooks: dict, status: str = "untrusted") -> Path:
     answer = {"id": 1, "result": {"data": [{"cwd": "/p", "hooks": list(hooks), "warnings": [], "errors": []}]}}
-    lines = ["not json", json.dumps({"id": 0, "result": {}}), json.dumps({"method": "configWarning"}), json.dumps(answer)]
+    lines = [
+        "not json",
+        json.dumps({"id": 0, "result": {}}),
+        json.dumps({"method": "configWarning"}),
+        json.dumps(answer),
+    ]
     printed = "\n".join(f"echo '{line}'" for line in lines)
     return stand_in(tmp_path, f"read first\n{printed}\nsleep 30")  # stays up, as the real one does, until killed
 
@@ -69,8 +74,10 @@ def test_no_orcmem_hooks_says_how_to_add_them(tmp_path: Path) -> None:
     [
         ("exit 3", "stopped before it listed the hooks"),
         ("sleep 30", "did not list the hooks within 0.5 s"),
-        ("""read first; echo '{"id": 1, "error": {"code": -32601, "message": "no such method"}}'; sleep 30""",
-         "refused hooks/list"),
+        (
+            """read first; echo '{"id": 1, "error": {"code": -32601, "message": "no such method"}}'; sleep 30""",
+            "refused hooks/list",
+        ),
     ],
 )
 def test_a_codex_that_fails_gives_one_line(tmp_path: Path, body: str, said: str) -> None:

@@ -144,7 +144,6 @@ def codex_hooks(
                     stream.close()
 
 
-
 def trust_summary(hooks: CodexHooks) -> tuple[bool, str, str]:
     """(every orcmem hook will run, one line saying which will not and why, how to fix it)."""
     if not hooks.orcmem:
