@@ -307,7 +307,7 @@ def test_merge_recall_puts_a_memory_both_lists_found_first_and_shows_it_once() -
     from orcmem.store.recall import RecallRow
 
     def row(title: str) -> RecallRow:
-        return RecallRow("lesson", title, f"{title} body", "user", 0, False)
+        return RecallRow("lesson", title, f"{title} body", "user", 0, False, f"mem_{title}", 0)
 
     words = [row("a"), row("b"), row("c")]
     meaning = [row("d"), row("c")]

@@ -158,10 +158,12 @@ PROMPT_HOOK_MODULES = {
     "orcmem.retrieve",
     "orcmem.retrieve.query",
     "orcmem.retrieve.rrf",
+    "orcmem.session_recall",
     "orcmem.store",
     "orcmem.store.recall",
     "orcmem.store.visibility",
     "orcmem.textsafe",
+    "orcmem.warm",
     "orcmem.workspace",
 }
 

@@ -57,6 +57,8 @@ from orcmem.setup_agents.codex import setup_codex
 from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
 from orcmem.setup_agents.entries import checked_command
 from orcmem.textsafe import printable
+from orcmem.warm import WARM_PATH
+from orcmem.warm import ask as ask_warm
 from orcmem.wording import plural
 from orcmem.workspace import Location, locate
 
@@ -739,17 +741,33 @@ def brief(app: AppContext) -> None:
 @cli.command()
 @click.argument("text")
 @click.option("--bare", is_flag=True, help="Recall nothing (what agents started with --bare get).")
+@click.option("--explain", is_flag=True, help="Also say which path answered: the warm server, or words here.")
 @pass_app
-def recall(app: AppContext, text: str, bare: bool) -> None:
-    """Print what the prompt hook would add before TEXT: matching memories, framed as reference material."""
+def recall(app: AppContext, text: str, bare: bool, explain: bool) -> None:
+    """Print what the prompt hook would add before TEXT: matching memories, framed as reference material.
+
+    Like the hook, it asks the running `orcmem mcp` first (recall by meaning and by words) and reads the matches
+    by words itself when none answers. Memories a session was already given are the hook's business: none here.
+    """
     if bare or os.environ.get("ORCMEM_BARE"):
         return
     service = app.service()
     if not service.is_enabled():
         echo("Nothing recalled: memory is off (`orcmem memory on` turns it on).")
         return
-    found = service.recall(app.location().canonical_root, text)
-    echo(found if found else "Nothing recalled: no active memory of this project matches these words closely enough.")
+    started = time.perf_counter()
+    answer, path = ask_warm(str(home_dir()), {"prompt": text, "cwd": str(app.location().worktree_root)})
+    if answer is not None:
+        found = str(answer["text"])
+        how = f"{path}: recall by meaning and by words on the running server, {answer.get('ms', 0):.1f} ms there"
+        if path != WARM_PATH:
+            how = f"{path}: the running server's model has not loaded yet"
+    else:
+        found = service.recall(app.location().canonical_root, text)
+        how = f"words ({path}): matched by words in this process"
+    if explain:
+        echo(f"path: {how}; {(time.perf_counter() - started) * 1000:.1f} ms in all")
+    echo(found if found else "Nothing recalled: no active memory of this project matches closely enough.")
 
 
 @cli.group()
@@ -927,17 +945,6 @@ def setup() -> None:
 )
 @click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@click.option(
-    "--prompt-via",
-    "prompt_transport",
-    type=click.Choice(["command", "mcp_tool"]),
-    default="command",
-    show_default=True,
-    help=(
-        "How the prompt hook recalls: run `orcmem hook prompt` (words), or call memory_recall on the session's "
-        "MCP server (words and meaning, its model already loaded)."
-    ),
-)
 @allow_ephemeral_option
 @json_option
 @pass_app
@@ -946,7 +953,6 @@ def setup_claude_command(
     scope: str,
     remove: bool,
     dry_run: bool,
-    prompt_transport: str,
     allow_ephemeral: bool,
     as_json: bool,
 ) -> None:
@@ -959,7 +965,6 @@ def setup_claude_command(
         project_dir=Path(app.location().worktree_root),
         remove=remove,
         dry_run=dry_run,
-        prompt_transport=prompt_transport,  # type: ignore[arg-type]
         allow_ephemeral=allow_ephemeral,
     )
     _echo_setup(app, report, as_json)

@@ -123,6 +123,9 @@ def _ensure_worker(home: str) -> None:
 
 def session_end(payload: dict[str, Any], home: str) -> str:
     """SessionEnd: ingest the transcript and queue the run; never waits for a model."""
+    from orcmem.session_recall import forget_session
+
+    forget_session(home, _text(payload, "session_id"))
     _ingest(payload, home, ended=True)
     return ""
 
@@ -148,11 +151,15 @@ def session_start(payload: dict[str, Any], home: str) -> str:
 
     from orcmem.brief import fenced_brief
     from orcmem.service.memory_service import MemoryService
+    from orcmem.session_recall import forget_session, prune_sessions
     from orcmem.workspace import locate
 
     cwd = _text(payload, "cwd")
     if cwd is None or not os.path.exists(os.path.join(home, DB_FILENAME)):
         return ""
+    # A new session, or a cleared or compacted one: the context no longer holds what recall gave before.
+    forget_session(home, _text(payload, "session_id"))
+    prune_sessions(home)
     service = MemoryService.open(Path(home), vectors=False)
     try:
         project = service.project(locate(cwd), create=False)
@@ -164,18 +171,33 @@ def session_start(payload: dict[str, Any], home: str) -> str:
 def prompt(payload: dict[str, Any], home: str) -> str:
     """UserPromptSubmit: the memories that match the prompt, as reference material; nothing when none match.
 
-    The fast path of every prompt: one read-only query, no service, no model.
+    Asks the session's warm server first (by meaning and by words, its model loaded); when none answers in time,
+    reads the matches by words itself: one read-only query, no service, no model. Either way a memory the session
+    was already given, unchanged, is not given again.
     """
-    from orcmem.recall import format_recall, recall_by_words
-    from orcmem.workspace import locate
+    from orcmem.warm import ask
 
     text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
     if text is None or cwd is None:
         return ""
+    session = _text(payload, "session_id")
+    started = time.perf_counter()
+    answer, why = ask(home, {"prompt": text, "cwd": cwd, "session_id": session})
+    if answer is not None:
+        return _context("UserPromptSubmit", str(answer["text"]))  # the server logged it
+    return _context("UserPromptSubmit", recall_by_words_here(home, text, cwd, session, started, why))
+
+
+def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, started: float, why: str) -> str:
+    """The word path in this process, for the session; logged with why the warm server did not answer."""
+    from orcmem.recall import recall_by_words
+    from orcmem.session_recall import log_recall, recall_for_session
+    from orcmem.workspace import locate
+
     rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, text)
-    if not rows:
-        return ""
-    return _context("UserPromptSubmit", format_recall(rows, int(time.time() * 1000)))
+    selection = None if rows is None else recall_for_session(home, session, rows, int(time.time() * 1000))
+    log_recall(home, f"words ({why})", (time.perf_counter() - started) * 1000, session, selection)
+    return selection.text if selection is not None else ""
 
 
 WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})

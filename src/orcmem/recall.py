@@ -9,7 +9,14 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
-from orcmem.models.constants import CONTEXT_TAG, MS_PER_DAY, RECALL_MAX_CHARS, RECALL_MAX_MEMORIES, RRF_K
+from orcmem.models.constants import (
+    CONTEXT_TAG,
+    MS_PER_DAY,
+    RECALL_CANDIDATES,
+    RECALL_MAX_CHARS,
+    RECALL_MAX_MEMORIES,
+    RRF_K,
+)
 from orcmem.retrieve.query import fts_query
 from orcmem.retrieve.rrf import reciprocal_rank
 from orcmem.store.recall import RecallRow, recall_rows
@@ -53,13 +60,17 @@ def recall_match(prompt: str) -> str | None:
     return fts_query(prompt)
 
 
-def recall_by_words(db_path: str | os.PathLike[str], canonical_root: str, prompt: str) -> list[RecallRow] | None:
+def recall_by_words(
+    db_path: str | os.PathLike[str], canonical_root: str, prompt: str, limit: int = RECALL_CANDIDATES
+) -> list[RecallRow] | None:
     """The memories whose words match the prompt, past the relevance gate, best first: the one word pipeline of
-    recall (the prompt hook's, and the service's before it adds meaning). None when memory is off."""
+    recall (the prompt hook's, and the service's before it adds meaning). None when memory is off.
+
+    More than recall shows are read, so that a session's recall can pass over those it already gave."""
     match = recall_match(prompt)
     if match is None:
         return []
-    return recall_rows(db_path, canonical_root, match, RECALL_MAX_MEMORIES)
+    return recall_rows(db_path, canonical_root, match, limit)
 
 
 def defang(text: str) -> str:
@@ -87,38 +98,22 @@ def fence(kind: str, lines: Iterable[str]) -> str:
 
 
 def merge_recall(by_words: Sequence[RecallRow], by_meaning: Sequence[RecallRow], k: int = RRF_K) -> list[RecallRow]:
-    """Both lists fused by reciprocal rank (as search fuses them), a memory found by both first.
-
-    A memory is known by its title and body, all a recalled line shows of it; two memories that read the same
-    stay two (the n-th of them in one list meets the n-th in the other).
-    """
-    rows: dict[tuple[str, str, int], RecallRow] = {}
-    keyed: list[list[tuple[str, str, int]]] = []
-    for ranked in (by_words, by_meaning):
-        seen: dict[tuple[str, str], int] = {}
-        keys = []
-        for row in ranked:
-            text = (row.title, row.body)
-            seen[text] = seen.get(text, 0) + 1
-            key = (*text, seen[text])
-            rows.setdefault(key, row)
-            keys.append(key)
-        keyed.append(keys)
-    scores = reciprocal_rank(keyed, k)
+    """Both lists fused by reciprocal rank (as search fuses them), a memory found by both first and shown once."""
+    rows: dict[str, RecallRow] = {}
+    for row in (*by_words, *by_meaning):
+        rows.setdefault(row.id, row)
+    scores = reciprocal_rank([[row.id for row in by_words], [row.id for row in by_meaning]], k)
     # sorted() is stable: on equal scores the words' order comes first
     return [rows[key] for key in sorted(rows, key=lambda key: -scores[key])]
 
 
-def format_recall(rows: Sequence[RecallRow], now: int) -> str:
-    """At most RECALL_MAX_MEMORIES memories and RECALL_MAX_CHARS characters of them, fenced; empty when nothing was
-    found.
-
-    Each row is (type, title, body, source, last_confirmed_at, flagged), best match first.
-    """
+def frame_recall(rows: Sequence[RecallRow], now: int) -> tuple[str, int]:
+    """At most RECALL_MAX_MEMORIES memories and RECALL_MAX_CHARS characters of them, fenced, best first; and how
+    many of the rows that is. ("", 0) when nothing was found."""
     lines = [RECALL_HEADER]
     used = 0
     for row in rows[:RECALL_MAX_MEMORIES]:
-        line = memory_line(*row, now=now)
+        line = memory_line(row.type, row.title, row.body, row.source, row.confirmed_at, row.flagged, now)
         if used + len(line) + 1 > RECALL_MAX_CHARS:
             if used == 0:
                 lines.append(line[: RECALL_MAX_CHARS - 1] + "…")  # a single huge memory is cut, not dropped
@@ -126,5 +121,10 @@ def format_recall(rows: Sequence[RecallRow], now: int) -> str:
         lines.append(line)
         used += len(line) + 1
     if len(lines) == 1:
-        return ""
-    return fence("recall", lines)
+        return "", 0
+    return fence("recall", lines), len(lines) - 1
+
+
+def format_recall(rows: Sequence[RecallRow], now: int) -> str:
+    """The fenced recall of `rows` within recall's limits; empty when nothing was found."""
+    return frame_recall(rows, now)[0]

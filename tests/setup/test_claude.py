@@ -16,7 +16,6 @@ from orcmem.errors import OrcmemError, ValidationError
 from orcmem.setup_agents.claude import setup_claude
 from orcmem.setup_agents.entries import (
     HOOK_NAMES,
-    RECALL_TOOL,
     SERVER_NAME,
     checked_command,
     default_orcmem_command,
@@ -195,16 +194,19 @@ def test_hand_written_orcmem_hooks_are_taken_over_not_doubled(home: Path, projec
     assert merged["hooks"]["SessionEnd"][0]["hooks"][0]["command"] == f"{shlex.quote(str(orcmem_bin))} hook session-end"
 
 
-def test_prompt_hook_can_call_the_mcp_tool_and_switch_back(home: Path, project: Path, orcmem_bin: Path):
-    run(home, project, [str(orcmem_bin)], prompt_transport="mcp_tool")
-    (handler,) = ours(settings_of(home), "UserPromptSubmit")
-    assert handler["type"] == "mcp_tool" and handler["server"] == SERVER_NAME and handler["tool"] == RECALL_TOOL
-    assert handler["input"]["prompt"] == "${prompt}"
+def test_an_earlier_mcp_tool_prompt_hook_is_replaced_by_the_command(home: Path, project: Path, orcmem_bin: Path):
+    """Earlier versions could write an `mcp_tool` recall hook; setup now puts the command hook in its place."""
     run(home, project, [str(orcmem_bin)])
+    doc = settings_of(home)
+    old = {"type": "mcp_tool", "server": SERVER_NAME, "tool": "memory_recall", "input": {"prompt": "${prompt}"}}
+    doc["hooks"]["UserPromptSubmit"][-1]["hooks"] = [old]
+    (home / ".claude" / "settings.json").write_text(json.dumps(doc, indent=2))
+    report = run(home, project, [str(orcmem_bin)])
+    assert any(item.action == "updated" for item in report.files[0].items)
     (handler,) = ours(settings_of(home), "UserPromptSubmit")
-    assert handler["type"] == "command"
+    assert handler["type"] == "command" and handler["command"].endswith("hook prompt")
     run(home, project, None, remove=True)
-    assert (home / ".claude" / "settings.json").read_text() == CLAUDE_SETTINGS
+    assert json.loads((home / ".claude" / "settings.json").read_text()) == json.loads(CLAUDE_SETTINGS)
 
 
 def test_dry_run_reports_but_writes_nothing(home: Path, project: Path, orcmem_bin: Path):

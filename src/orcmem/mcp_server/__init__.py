@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from mcp.server import MCPServer
 
+    from orcmem.mcp_server.recall_socket import RecallSocket
     from orcmem.service.agent_tools import AgentTools
 
 SERVER_NAME = "orcmem"
@@ -188,12 +189,14 @@ def run_stdio(
     wire = StdioWire(server_name=SERVER_NAME, version=_version(), instructions=INSTRUCTIONS)
     wire.start(early_initialize=early_initialize)
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
+    recall = _recall_socket(home, box)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
         return wire.serve(server)
     finally:
+        recall.close()
         box.close()
 
 
@@ -221,13 +224,24 @@ def run_http(
 
     _check_mode(mode)
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download, answers_from_person=False)
+    recall = _recall_socket(home, box)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
         return serve_http(server, home, port, stop_after=stop_after, on_ready=on_ready)
     finally:
+        recall.close()
         box.close()
+
+
+def _recall_socket(home: Path, box: ToolsBox) -> RecallSocket:
+    """Start answering the prompt hook's recall on the profile's socket (now, or once another server lets go)."""
+    from orcmem.mcp_server.recall_socket import RecallSocket, recall_answer
+
+    recall = RecallSocket(home, recall_answer(home, box))
+    recall.start()
+    return recall
 
 
 def _check_mode(mode: str) -> None:

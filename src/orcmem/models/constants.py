@@ -132,6 +132,8 @@ BRIEF_MAX_CHARS: Final = 5000
 # --- Recall before each prompt (docs/agents.md) -------------------------------------------------------------------
 RECALL_MAX_MEMORIES: Final = 8
 RECALL_MAX_CHARS: Final = 4096
+# Memories read for one prompt's recall: room to pass over those the session was already given.
+RECALL_CANDIDATES: Final = 2 * RECALL_MAX_MEMORIES
 # The relevance gate: recall injects nothing unless one of the best matches holds at least this share of the
 # prompt's words (function words aside, rounded up), or this many of them in a long prompt. The figures behind
 # both numbers are in docs/benchmarks.md (bench/precision.py).

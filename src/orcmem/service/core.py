@@ -128,7 +128,7 @@ class ServiceCore:
         if not self.is_enabled():
             raise MemoryOffError(MEMORY_OFF_MESSAGE)
 
-    def _model_ready(self) -> bool:
+    def model_ready(self) -> bool:
         """Whether the query can be embedded now: an embedder whose model has loaded (one without a load is ready)."""
         return self.semantic_ready and self.embedder is not None and self.embedder.ready
 

@@ -106,7 +106,7 @@ class MemoryService(Reading):
         project_id = project.id if scope is Scope.PROJECT and project is not None else None
         origin_root = project.root_path if project is not None else None
         may_repeat = source is not Source.USER
-        if may_repeat and meaning is None and look_up_meaning and self._model_ready():
+        if may_repeat and meaning is None and look_up_meaning and self.model_ready():
             meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
         with self.store.db.transaction():
             existing = self.store.memories.find_active_topic(project_id, topic_key) if topic_key else None

@@ -237,28 +237,30 @@ class Reading(ServiceSettings):
         *,
         meaning: bool = False,
         min_similarity: float = RECALL_MIN_SIMILARITY,
+        limit: int = RECALL_MAX_MEMORIES,
     ) -> builtins.list[RecallRow]:
-        """What `recall` frames: the gated word matches, fused with the close ones by meaning when asked, best first."""
+        """What `recall` frames: the gated word matches, fused with the close ones by meaning when asked, best first
+        (`limit` of them: a session's recall reads more, to pass over those it already gave)."""
         if recall_match(prompt) is None:
             return []
         project = self.store.projects.by_root(canonical_root) if meaning else None
-        pending = self._nearest_soon(project, prompt, RECALL_MAX_MEMORIES) if meaning and self._model_ready() else None
-        by_words = recall_by_words(self.store.db.path, canonical_root, prompt)
+        pending = self._nearest_soon(project, prompt, limit) if meaning and self.model_ready() else None
+        by_words = recall_by_words(self.store.db.path, canonical_root, prompt, limit)
         if by_words is None:  # memory is off, or the database is from another version
             if pending is not None:
                 pending.cancel()
             return []
-        by_meaning = self._close_in_meaning(project, pending, min_similarity) if pending is not None else []
-        return merge_recall(by_words, by_meaning)[:RECALL_MAX_MEMORIES]
+        by_meaning = self._close_in_meaning(project, pending, min_similarity, limit) if pending is not None else []
+        return merge_recall(by_words, by_meaning)[:limit]
 
     def _close_in_meaning(
-        self, project: Project | None, pending: Future[Scan | None], min_similarity: float
+        self, project: Project | None, pending: Future[Scan | None], min_similarity: float, limit: int
     ) -> builtins.list[RecallRow]:
         """The memories of a pending scan at least `min_similarity` close to the query, closest first (recall
         answers from words alone when the scan is late or fails)."""
         return [
-            RecallRow(str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged)
-            for m, similarity in self._meaning_hits(project, pending, RECALL_MAX_MEMORIES)
+            RecallRow(str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged, m.id, m.updated_at)
+            for m, similarity in self._meaning_hits(project, pending, limit)
             if similarity >= min_similarity
         ]
 

@@ -13,12 +13,10 @@ from orcmem.setup_agents.entries import (
     SERVER_NAME,
     START_STATUS,
     HookSpec,
-    PromptTransport,
     checked_command,
     command_handler,
     merge_hooks,
     merge_json_server,
-    recall_tool_handler,
     remove_hooks,
     remove_json_server,
 )
@@ -28,17 +26,11 @@ from orcmem.setup_agents.report import SetupReport
 Scope = Literal["user", "project"]
 
 
-def claude_hook_specs(command: list[str], prompt_transport: PromptTransport = "command") -> list[HookSpec]:
+def claude_hook_specs(command: list[str]) -> list[HookSpec]:
     """orcmem's Claude Code hooks: SessionStart, UserPromptSubmit, PreToolUse on its own tools, Stop, SessionEnd."""
-    if prompt_transport == "mcp_tool":
-        prompt = recall_tool_handler()
-    elif prompt_transport == "command":
-        prompt = command_handler(command, "UserPromptSubmit", PROMPT_STATUS)
-    else:
-        raise ValidationError(f"prompt_transport must be 'command' or 'mcp_tool', not {prompt_transport!r}")
     return [
         HookSpec("SessionStart", command_handler(command, "SessionStart", START_STATUS)),
-        HookSpec("UserPromptSubmit", prompt),
+        HookSpec("UserPromptSubmit", command_handler(command, "UserPromptSubmit", PROMPT_STATUS)),
         HookSpec("PreToolUse", command_handler(command, "PreToolUse"), matcher=PRE_TOOL_MATCHER),
         HookSpec("Stop", command_handler(command, "Stop")),
         HookSpec("SessionEnd", command_handler(command, "SessionEnd")),
@@ -97,12 +89,11 @@ def setup_claude(
     remove: bool = False,
     dry_run: bool = False,
     allow_ephemeral: bool = False,
-    prompt_transport: PromptTransport = "command",
 ) -> SetupReport:
     """Add (or with remove=True take out) orcmem's Claude Code hooks and MCP server for a user or project scope."""
     settings, servers = claude_paths(scope, home=home, project_dir=project_dir)
     command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
-    specs = None if command is None else claude_hook_specs(command, prompt_transport)
+    specs = None if command is None else claude_hook_specs(command)
     edits = [
         FileEdit(settings, _settings_transform(settings, specs)),
         FileEdit(
@@ -118,10 +109,5 @@ def setup_claude(
             notes.append(
                 f"{servers.name} and .claude/settings.json now hold this machine's path to orcmem; "
                 "interactive sessions ask once before using a project MCP server"
-            )
-        if prompt_transport == "mcp_tool":
-            notes.append(
-                "The prompt hook calls the orcmem MCP server's memory_recall tool; while the server is still "
-                "connecting (first prompt of a session) that hook fails without blocking the prompt"
             )
     return SetupReport("claude", scope, remove, dry_run, tuple(files), tuple(notes))

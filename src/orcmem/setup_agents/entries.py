@@ -2,8 +2,9 @@
 
 An entry is orcmem's when it runs orcmem: a command handler whose command line ends in `<orcmem> hook <name>`
 (where `<orcmem>` is a program named `orcmem`, or `python -m orcmem`), an `mcp_tool` handler on the `orcmem`
-server, or an MCP server whose command line ends in `<orcmem> mcp`. So a moved orcmem (new path) replaces its old
-entries instead of adding a second set, and hand-written `orcmem hook stop` entries are taken over, not doubled.
+server (earlier versions wrote one for recall; setup replaces it with the command), or an MCP server whose
+command line ends in `<orcmem> mcp`. So a moved orcmem (new path) replaces its old entries instead of adding a
+second set, and hand-written `orcmem hook stop` entries are taken over, not doubled.
 """
 
 from __future__ import annotations
@@ -15,16 +16,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from orcmem.errors import OrcmemError, ValidationError
 from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents.report import ItemChange
 
 SERVER_NAME = "orcmem"
-RECALL_TOOL = "memory_recall"
-# Arguments of the `mcp_tool` recall hook; `${path}` is filled from the hook's JSON input by Claude Code.
-RECALL_TOOL_INPUT = {"prompt": "${prompt}", "session_id": "${session_id}", "cwd": "${cwd}"}
 PRE_TOOL_MATCHER = f"mcp__{SERVER_NAME}__.*"
 PROMPT_STATUS = "orcmem: recalling project memory"
 START_STATUS = "orcmem: loading project memory"
@@ -42,7 +40,6 @@ HOOK_NAMES = {  # the agent's hook event -> `orcmem hook NAME`
 }
 MANAGED_EVENTS = tuple(HOOK_NAMES)
 
-PromptTransport = Literal["command", "mcp_tool"]
 _PROGRAM_NAMES = {"orcmem", "orcmem.exe"}
 # Parts of the path of a program run from a tool's cache: uv's (uvx, `uv run --with`; wherever UV_CACHE_DIR puts it,
 # its environments sit in versioned `archive-vN`, `builds-vN` or `environments-vN` folders) and `pipx run`'s.
@@ -167,18 +164,6 @@ def command_handler(
     if status:
         handler["statusMessage"] = status
     return handler
-
-
-def recall_tool_handler() -> dict[str, Any]:
-    """Claude Code's `mcp_tool` handler calling memory_recall on the session's orcmem server."""
-    return {
-        "type": "mcp_tool",
-        "server": SERVER_NAME,
-        "tool": RECALL_TOOL,
-        "input": dict(RECALL_TOOL_INPUT),
-        "timeout": HOOK_TIMEOUT_SECONDS,
-        "statusMessage": PROMPT_STATUS,
-    }
 
 
 # --- hooks in the Claude Code / Codex JSON shape -------------------------------------------------------------

@@ -18,6 +18,7 @@ from orcmem.models.constants import (
     FTS_BODY_WEIGHT,
     FTS_TITLE_WEIGHT,
     RECALL_ENOUGH_TERMS,
+    RECALL_MAX_MEMORIES,
     RECALL_MIN_TERM_SHARE,
     SCHEMA_VERSION,
     SETTING_MEMORY_ENABLED,
@@ -29,9 +30,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 # One recalled memory, as much of it as a recalled line shows (collections' namedtuple: `typing` costs the hook).
-RecallRow = namedtuple("RecallRow", "type title body source confirmed_at flagged")  # noqa: PYI024
+# `id` and `updated_at` tell a session's recall whether it already gave this memory, unchanged.
+RecallRow = namedtuple("RecallRow", "type title body source confirmed_at flagged id updated_at")  # noqa: PYI024
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
-_COLUMNS = "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged"
+_COLUMNS = "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged, m.id, m.updated_at"
 _VISIBLE = f"m.status = 'active' AND {VISIBLE_AT}"
 # The tokenizer of memories_fts (migrations), so a prompt's words are matched against a memory exactly as FTS5 does.
 _TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
@@ -92,8 +94,12 @@ def recall_rows(
                 f"ORDER BY bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}), m.updated_at DESC LIMIT ?",
                 (match, project_id, limit),
             ).fetchall()
-        found_rows = [RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f)) for t, ti, b, s, c, f, _n in rows]
-        if not found_rows or not _relevant(conn, match, found_rows, share, enough):
+        found_rows = [
+            RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u))
+            for t, ti, b, s, c, f, i, u, _n in rows
+        ]
+        # The gate looks at the matches recall would show first, however many more were read.
+        if not found_rows or not _relevant(conn, match, found_rows[:RECALL_MAX_MEMORIES], share, enough):
             return []
         return found_rows
     finally:
