@@ -25,12 +25,12 @@ from orcmem.models.constants import (
     BODY_MAX_CHARS,
     EXPORT_FILES,
     EXTRACTION_PROVIDERS,
-    HOME_ENV_VAR,
     IDLE_MINUTES_DEFAULT,
     LIST_MAX_LIMIT,
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
 )
+from orcmem.models.env_names import BARE_ENV_VAR, HOME_ENV_VAR
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Project, Scope, SearchHit, Source, Status
 from orcmem.models.vocabulary import Agent, HookName, JobState, TaskStatus, values
 from orcmem.onboarding import AgentWiring, agent_label, check_recall, installed_agents
@@ -749,7 +749,7 @@ def recall(app: AppContext, text: str, bare: bool, explain: bool) -> None:
     Like the hook, it asks the running `orcmem mcp` first (recall by meaning and by words) and reads the matches
     by words itself when none answers. Memories a session was already given are the hook's business: none here.
     """
-    if bare or os.environ.get("ORCMEM_BARE"):
+    if bare or os.environ.get(BARE_ENV_VAR):
         return
     service = app.service()
     if not service.is_enabled():

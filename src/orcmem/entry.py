@@ -7,6 +7,11 @@ import sys
 
 def main() -> None:
     """Console-script entry point."""
+    if len(sys.argv) > 2 and sys.argv[1:3] == ["hook", "prompt"]:
+        # Every prompt: the warm server answers the agent's payload as it came; nothing else loads unless it cannot.
+        from orcmem import prompt_hook
+
+        sys.exit(prompt_hook.main(sys.argv[2:]))
     if len(sys.argv) > 2 and sys.argv[1] == "hook" and sys.argv[2] not in ("--help", "-h"):
         from orcmem import hooks
 

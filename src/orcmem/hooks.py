@@ -10,7 +10,8 @@ import os
 import sys
 import time
 
-from orcmem.models.constants import DB_FILENAME, DISTILLING_ENV_VAR, HOOK_OUTPUT_MAX_CHARS
+from orcmem.models.constants import DB_FILENAME, HOOK_OUTPUT_MAX_CHARS
+from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR
 from orcmem.models.vocabulary import HookName
 from orcmem.profile import home_dir_str
 
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 MAX_STDIN_BYTES = 1 << 20
-BARE_ENV_VAR = "ORCMEM_BARE"  # skip recall, the brief and tool checks (docs/agents.md, --bare)
 LOG_NAME = "hooks.log"
 TASK_ENV_VAR = "ORCMEM_TASK"  # set by whatever starts an agent on a task: the run belongs to that task
 RUN_KIND_ENV_VAR = "ORCMEM_RUN_KIND"  # "discussion": the run only talks about the task and is never distilled
@@ -137,7 +137,7 @@ def stop(payload: dict[str, Any], home: str) -> str:
     return "{}"
 
 
-def _context(event: str, text: str) -> str:
+def hook_context(event: str, text: str) -> str:
     """The JSON both Claude Code and Codex read as added context ("" adds nothing)."""
     if not text:
         return ""
@@ -163,29 +163,30 @@ def session_start(payload: dict[str, Any], home: str) -> str:
     service = MemoryService.open(Path(home), vectors=False)
     try:
         project = service.project(locate(cwd), create=False)
-        return _context("SessionStart", fenced_brief(service.brief(project)))
+        return hook_context("SessionStart", fenced_brief(service.brief(project)))
     finally:
         service.close()
 
 
-def prompt(payload: dict[str, Any], home: str) -> str:
+def prompt(payload: dict[str, Any], home: str, warm_tried: str | None = None) -> str:
     """UserPromptSubmit: the memories that match the prompt, as reference material; nothing when none match.
 
-    Asks the session's warm server first (by meaning and by words, its model loaded); when none answers in time,
-    reads the matches by words itself: one read-only query, no service, no model. Either way a memory the session
-    was already given, unchanged, is not given again.
+    Asks the session's warm server first (by meaning and by words, its model loaded) unless `warm_tried` says why
+    it did not answer already; then reads the matches by words itself: one read-only query, no service, no model.
+    Either way a memory the session was already given, unchanged, is not given again.
     """
-    from orcmem.warm import ask
-
     text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
     if text is None or cwd is None:
         return ""
     session = _text(payload, "session_id")
     started = time.perf_counter()
-    answer, why = ask(home, {"prompt": text, "cwd": cwd, "session_id": session})
-    if answer is not None:
-        return _context("UserPromptSubmit", str(answer["text"]))  # the server logged it
-    return _context("UserPromptSubmit", recall_by_words_here(home, text, cwd, session, started, why))
+    if warm_tried is None:
+        from orcmem.warm import ask
+
+        answer, warm_tried = ask(home, {"prompt": text, "cwd": cwd, "session_id": session})
+        if answer is not None:
+            return hook_context("UserPromptSubmit", str(answer["text"]))  # the server logged it
+    return hook_context("UserPromptSubmit", recall_by_words_here(home, text, cwd, session, started, warm_tried))
 
 
 def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, started: float, why: str) -> str:
@@ -268,8 +269,12 @@ HOOKS: dict[str, Callable[[dict[str, Any], str], str]] = {
 CONTEXT_HOOKS = frozenset({HookName.SESSION_START, HookName.PROMPT, HookName.PRE_TOOL_USE})
 
 
-def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Run one hook by name; any failure is logged and the hook exits 0 with nothing on stdout."""
+def main(
+    argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None, *, warm_tried: str | None = None
+) -> int:
+    """Run one hook by name; any failure is logged and the hook exits 0 with nothing on stdout.
+
+    `warm_tried` says why the warm server did not answer the prompt hook already (`prompt_hook` asked it first)."""
     if os.environ.get(DISTILLING_ENV_VAR):
         return 0  # this agent was started by orcmem to distil a run: its hooks must not feed orcmem again
     name = argv[0] if argv else ""
@@ -282,7 +287,8 @@ def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = N
         return 0
     home = home_dir_str()
     try:
-        output = handler(_read_payload(stdin or sys.stdin), home)
+        payload = _read_payload(stdin or sys.stdin)
+        output = prompt(payload, home, warm_tried) if handler is prompt else handler(payload, home)
     except Exception as exc:  # a hook must never block or break the agent
         import traceback
 

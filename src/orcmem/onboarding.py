@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orcmem.extract.constants import AGENT_NAMES
-from orcmem.models.constants import HOME_ENV_VAR
+from orcmem.models.env_names import HOME_ENV_VAR
 from orcmem.models.types import NewMemory, Source
 from orcmem.models.vocabulary import Agent
 from orcmem.service.memory_service import MemoryService

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from orcmem.models.constants import HOME_ENV_VAR
+from orcmem.models.env_names import HOME_ENV_VAR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -46,13 +46,19 @@ def neutralize(text: str, words: re.Pattern[str], replacement: str) -> str:
     """Text with every span whose skeleton matches `words` (a pattern over skeletons) replaced.
 
     Each character is folded on its own so that a match in the skeleton maps back to the characters it came from.
+    An ASCII character's skeleton is its lower case, one for one: such a text (most are) is folded at once.
     """
-    folded: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(text):
-        for piece in skeleton(char):
-            folded.append(piece)
-            origin.append(index)
+    if text.isascii():
+        lowered = text.lower()
+        if words.search(lowered) is None:
+            return text
+        folded, origin = list(lowered), list(range(len(text)))
+    else:
+        folded, origin = [], []
+        for index, char in enumerate(text):
+            for piece in skeleton(char):
+                folded.append(piece)
+                origin.append(index)
     out: list[str] = []
     kept = 0
     for match in words.finditer("".join(folded)):

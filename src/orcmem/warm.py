@@ -2,16 +2,19 @@
 
 The session's `orcmem mcp` has its model loaded, so it recalls by meaning as well as by words in milliseconds. It
 answers on a Unix socket in the profile's `run/` folder (0700, the socket 0600): the hook finds it by name, asks
-with a short timeout, and falls back to its own word path when no server answers. Kept to os, socket and json:
-the hook imports this on every prompt.
+with a short timeout, and falls back to its own word path when no server answers. Kept to os, time and the C
+socket module: the hook imports this on every prompt.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import time
+
+try:  # the C module itself: `socket` adds enum and selectors, milliseconds on every prompt
+    import _socket
+except ImportError:  # pragma: no cover - every CPython has it
+    import socket as _socket  # type: ignore[no-redef]
 
 RUN_DIRNAME = "run"  # in the profile: the socket and the lock that says which server holds it
 SOCKET_NAME = "recall.sock"
@@ -24,6 +27,11 @@ WARM_TIMEOUT_S = 1.0  # connect, ask and read the answer; the server answers in 
 ANSWER_MAX_BYTES = 1 << 20
 WARM_PATH = "warm"  # how an answer names the path that made it (the log and `orcmem recall --explain` show it)
 WARM_WORDS_PATH = "warm, words only (model not loaded yet)"
+# A request is a mode line, then the JSON: `hook` gets back `ok` and the hook's own output (the agent's payload is
+# passed on as it came, so the hook parses nothing), `json` gets back the answer as a JSON object.
+HOOK_MODE = b"hook\n"
+JSON_MODE = b"json\n"
+OK = b"ok"
 
 
 def run_dir(home: str) -> str:
@@ -63,41 +71,63 @@ def private_folder(folder: str) -> bool:
     return True
 
 
-def ask(home: str, request: dict[str, object], timeout: float = WARM_TIMEOUT_S) -> tuple[dict[str, object] | None, str]:
-    """The warm server's answer to `request`, or (None, why not) when none answered in time."""
+def _exchange(home: str, data: bytes, timeout: float) -> tuple[bytes | None, str]:
+    """Send `data` to the warm server and read its whole answer, or (None, why not) when none answered in time."""
     path = socket_path(home)
     if not private_folder(os.path.dirname(path)):
         return None, "no warm server"
     deadline = time.monotonic() + timeout
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         client.settimeout(timeout)
         try:
             client.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             return None, "no warm server"
-        client.sendall(json.dumps(request).encode("utf-8", "replace") + b"\n")
-        client.shutdown(socket.SHUT_WR)
+        client.sendall(data)
+        client.shutdown(_socket.SHUT_WR)
         chunks: list[bytes] = []
         size = 0
         while (left := deadline - time.monotonic()) > 0:
             client.settimeout(left)
             chunk = client.recv(65536)
             if not chunk:
-                break
+                return b"".join(chunks), WARM_PATH
             chunks.append(chunk)
             size += len(chunk)
             if size > ANSWER_MAX_BYTES:
                 return None, "warm server answer too large"
-        else:
-            return None, "warm server timed out"
-        answer = json.loads(b"".join(chunks))
-        if not isinstance(answer, dict) or not isinstance(answer.get("text"), str):
-            return None, "warm server answered badly"
-        return answer, str(answer.get("path") or "warm")
+        return None, "warm server timed out"
     except TimeoutError:
         return None, "warm server timed out"
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         return None, f"warm server failed: {type(exc).__name__}"
     finally:
         client.close()
+
+
+def ask_for_hook(home: str, payload: bytes, timeout: float = WARM_TIMEOUT_S) -> tuple[bytes | None, str]:
+    """The prompt hook's output for the agent's `payload` (its stdin, passed on unparsed), or (None, why not)."""
+    answer, why = _exchange(home, HOOK_MODE + payload, timeout)
+    if answer is None:
+        return None, why
+    status, _, output = answer.partition(b"\n")
+    if status != OK:
+        return None, "warm server failed: " + status.decode("utf-8", "replace")[:200]
+    return output, WARM_PATH
+
+
+def ask(home: str, request: dict[str, object], timeout: float = WARM_TIMEOUT_S) -> tuple[dict[str, object] | None, str]:
+    """The warm server's answer to a recall `request` ({prompt, cwd, session_id}), or (None, why not)."""
+    import json
+
+    answer, why = _exchange(home, JSON_MODE + json.dumps(request).encode("utf-8", "replace"), timeout)
+    if answer is None:
+        return None, why
+    try:
+        reply = json.loads(answer)
+    except ValueError:
+        return None, "warm server answered badly"
+    if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
+        return None, "warm server answered badly"
+    return reply, str(reply.get("path") or WARM_PATH)

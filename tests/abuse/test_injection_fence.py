@@ -190,3 +190,23 @@ def test_no_title_or_body_can_close_or_open_the_fence(
             assert re.match(r"- \[(lesson · )?today · saved by an agent( · flagged[^\]]*)?\] fencetest", own[0])
     finally:
         service.forget(project, memory.id)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_the_ascii_fast_path_neutralizes_as_the_character_by_character_one(text: str) -> None:
+    """An ASCII text is folded at once; the result is the one folding each character on its own gives."""
+    from orcmem.textsafe import neutralize, skeleton
+
+    words = re.compile(r"orcmem[\s_.·:/-]*context")
+    slow_folded = [(piece, i) for i, char in enumerate(text) for piece in skeleton(char)]
+    expected, kept = [], 0
+    for match in words.finditer("".join(p for p, _ in slow_folded)):
+        start, end = slow_folded[match.start()][1], slow_folded[match.end() - 1][1] + 1
+        if start < kept:
+            continue
+        expected += [text[kept:start], "X"]
+        kept = end
+    expected.append(text[kept:])
+    assert neutralize(text, words, "X") == "".join(expected)
+    assert neutralize(f"a {text} ORCMEM-Context b", words, "X").endswith(" X b")

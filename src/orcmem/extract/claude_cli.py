@@ -17,7 +17,8 @@ from orcmem.extract.constants import (
 )
 from orcmem.extract.generator import GeneratorResult, clip
 from orcmem.extract.runner import ProcessOutcome, run_process
-from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, DISTILLING_ENV_VAR, GENERATOR_TIMEOUT_S
+from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
+from orcmem.models.env_names import DISTILLING_ENV_VAR
 
 
 def claude_argv(binary: str, model: str, launcher: Sequence[str] = ()) -> list[str]:

@@ -14,7 +14,8 @@ from orcmem.extract.constants import CODEX_BINARY, CODEX_MODEL_HINTS, GENERATOR_
 from orcmem.extract.generator import GeneratorResult, clip
 from orcmem.extract.prompt import output_schema_json
 from orcmem.extract.runner import ProcessOutcome, run_process
-from orcmem.models.constants import DISTILLING_ENV_VAR, GENERATOR_TIMEOUT_S
+from orcmem.models.constants import GENERATOR_TIMEOUT_S
+from orcmem.models.env_names import DISTILLING_ENV_VAR
 
 SCHEMA_FILE = "schema.json"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # a TOML bare key: what a dotted `-c` path can name

@@ -82,11 +82,25 @@ def open_tools(
     )
 
 
+MODEL_WAIT_S = 300.0  # how long warm-up waits for the model before it leaves the first query to load the vectors
+
+
 def warm_up(tools: AgentTools) -> None:
-    """Start loading the embedding model and embed memories that lack a vector, both in the background."""
+    """In the background: load the embedding model, embed memories that lack a vector, and, once the model is in,
+    the vectors' in-memory copy and one query (the first prompt's recall would wait for both otherwise)."""
+    import threading
+
     if tools.memory.embedder is not None:
         tools.memory.embedder.start()
+        threading.Thread(target=_prepare_quietly, args=(tools,), name="orcmem-warm-up", daemon=True).start()
     tools.memory.vectors_changed()
+
+
+def _prepare_quietly(tools: AgentTools) -> None:
+    try:
+        tools.memory.prepare_meaning(MODEL_WAIT_S)
+    except Exception as exc:  # the first query loads them itself
+        print(f"orcmem mcp: warm-up failed: {exc}", file=sys.stderr)
 
 
 class ToolsBox:

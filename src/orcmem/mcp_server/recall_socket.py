@@ -2,8 +2,9 @@
 
 One server per profile holds the socket at a time: the one holding an exclusive lock on `run/recall.lock` (the
 lock goes with its process, however that ends). The others try again every CLAIM_RETRY_S, so when the holder's
-session ends the next running server takes over. A request is one JSON line `{prompt, cwd, session_id}`; the
-answer is one JSON object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask reads it).
+session ends the next running server takes over. A request is a mode line and a JSON object `{prompt, cwd,
+session_id}` (the agent's own hook payload has these keys); the answer is the hook's output after `ok`, or the JSON
+object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them).
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from orcmem.hooks import hook_context
 from orcmem.models.constants import RECALL_CANDIDATES
 from orcmem.session_recall import log_recall, recall_for_session
 from orcmem.warm import (
     ANSWER_MAX_BYTES,
+    HOOK_MODE,
+    JSON_MODE,
     LOCK_NAME,
+    OK,
     SOCKET_NAME,
     WARM_PATH,
     WARM_WORDS_PATH,
@@ -162,15 +167,16 @@ class RecallSocket:
         try:
             if not _same_user(connection):
                 return
-            request = _read_request(connection)
-            if request is None:
-                return
+            mode, request = _read_request(connection)
             try:
+                if request is None:
+                    raise ValueError("the request is not one JSON object")
                 reply = self.answer(request)
             except Exception as exc:  # the hook falls back to words; the server keeps serving
-                reply = {"text": "", "path": WARM_PATH, "error": f"{type(exc).__name__}: {exc}"}
-                print(f"orcmem mcp: recall failed: {reply['error']}", file=sys.stderr)
-            connection.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace"))
+                message = f"{type(exc).__name__}: {exc}"
+                print(f"orcmem mcp: recall failed: {message}", file=sys.stderr)
+                reply = {"text": "", "path": WARM_PATH, "error": message}
+            connection.sendall(_encode(mode, reply))
         except OSError:
             pass  # the client went away or timed out
 
@@ -198,17 +204,28 @@ def _same_user(connection: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
-def _read_request(connection: socket.socket) -> dict[str, Any] | None:
-    """One JSON object sent before the client shut its side; None when it is too large or not an object."""
+def _read_request(connection: socket.socket) -> tuple[bytes, dict[str, Any] | None]:
+    """(mode, request): what the client sent before it shut its side; the request is None when it is too large
+    or not a JSON object."""
     chunks: list[bytes] = []
     size = 0
     while chunk := connection.recv(65536):
         chunks.append(chunk)
         size += len(chunk)
         if size > ANSWER_MAX_BYTES:
-            return None
+            return HOOK_MODE, None
+    mode, _, body = b"".join(chunks).partition(b"\n")
     try:
-        request = json.loads(b"".join(chunks))
+        request = json.loads(body)
     except ValueError:
-        return None
-    return request if isinstance(request, dict) else None
+        return mode + b"\n", None
+    return mode + b"\n", request if isinstance(request, dict) else None
+
+
+def _encode(mode: bytes, reply: dict[str, Any]) -> bytes:
+    """The answer as the mode asks: the hook's own output after `ok` (or the error), or the JSON object."""
+    if mode == JSON_MODE:
+        return json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace")
+    if "error" in reply:
+        return str(reply["error"]).encode("utf-8", "replace")[:500]
+    return OK + b"\n" + hook_context("UserPromptSubmit", str(reply["text"])).encode("utf-8")

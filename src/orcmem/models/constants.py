@@ -65,9 +65,6 @@ EXTRACTED_FILES_MAX: Final = 20
 EXTRACTED_OUTCOME_DEFAULT: Final = "unknown"
 
 GENERATOR_TIMEOUT_S: Final = 180.0  # one distillation call
-# Set in the environment of every CLI that orcmem runs to distil a run, so orcmem's own hooks can stay quiet even
-# where a flag could not turn them off (managed Claude Code hooks, Codex versions without features.hooks).
-DISTILLING_ENV_VAR: Final = "ORCMEM_DISTILLING"
 MAX_EVENT_TEXT: Final = 8 * 1024  # characters of one ledger event; a longer output is cut, not stored whole
 
 # --- Word search (FTS5) -------------------------------------------------------------------------------------------
@@ -178,4 +175,3 @@ MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
 SCHEMA_VERSION: Final = 4  # the newest migration (store/migrations.py); the prompt hook reads only this
-HOME_ENV_VAR: Final = "ORCMEM_HOME"

@@ -198,6 +198,16 @@ class Reading(ServiceSettings):
         memories = self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
         return [(memory, similarity[memory.id]) for memory in memories]
 
+    def prepare_meaning(self, timeout: float) -> bool:
+        """Wait up to `timeout` for the model, then load the vectors' in-memory copy and run the model once, so the
+        first recall or search by meaning answers as fast as the next; False when the model did not load."""
+        embedder = self.embedder
+        if embedder is None or not self.store.vectors.available or not embedder.wait_ready(timeout):
+            return False
+        self.store.vectors.refresh(embedder.model_id)
+        embedder.embed_query_here("orcmem")
+        return True
+
     def _use_meaning(self, semantic: bool | None) -> bool:
         return self.is_enabled() if semantic is None else semantic
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from orcmem.errors import OrcmemError
-from orcmem.models.constants import HOME_ENV_VAR
+from orcmem.models.env_names import HOME_ENV_VAR
 from orcmem.setup_agents.entries import (
     CODEX_SESSION_END_TIMEOUT_SECONDS,
     MCP_STARTUP_TIMEOUT_SECONDS,
