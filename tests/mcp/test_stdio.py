@@ -14,6 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from orcmem.mcp_server import TOOL_LIST_FILE
 from orcmem.mcp_server.wire import HANDSHAKE_VERSIONS, StdioWire, initialize_result
 from orcmem.service.memory_service import MemoryService
 from tests.mcp.support import Elicitor, answer
@@ -88,12 +89,57 @@ def test_only_a_well_formed_initialize_is_answered_early(message: object) -> Non
 
 def test_the_sdks_answer_to_the_replayed_initialize_is_dropped_and_compared(capsys: pytest.CaptureFixture[str]) -> None:
     wire = StdioWire(server_name="orcmem", version="0", instructions=None)
-    wire.early_answer = (1, {"protocolVersion": "2025-06-18"})
+    wire.answered_early[1] = {"protocolVersion": "2025-06-18"}
     assert wire.outgoing('{"jsonrpc":"2.0","method":"notifications/message"}')
     assert not wire.outgoing('{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}')
     assert wire.mismatch is not None and "2025-11-25" in wire.mismatch
     assert "differs from the SDK's" in capsys.readouterr().err
     assert wire.outgoing('{"jsonrpc":"2.0","id":1,"result":{}}')  # only the first answer is dropped
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+def test_the_pinned_tool_list_is_the_sdks(orcmem_home: Path, project_dir: Path, version: str) -> None:
+    """tools.json, answered before the SDK loads, is what the SDK itself lists (ORCMEM_UPDATE_TOOL_LIST=1 rewrites
+    it after a change to the tools)."""
+    MemoryService.open(orcmem_home, vectors=False).set_enabled(True)
+    lines = (initialize(version), rpc("notifications/initialized"), rpc("tools/list", id=2))
+    late, stderr, _ = talk(server_command(orcmem_home, project_dir, early=False), *lines)
+    listed = late[1]["result"]
+    if os.environ.get("ORCMEM_UPDATE_TOOL_LIST"):
+        TOOL_LIST_FILE.write_text(json.dumps(listed, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert listed == json.loads(TOOL_LIST_FILE.read_text(encoding="utf-8")), "run with ORCMEM_UPDATE_TOOL_LIST=1"
+
+
+@pytest.mark.parametrize("memory_on", [True, False])
+def test_tools_are_listed_before_the_sdk_loads_as_the_sdk_lists_them(
+    orcmem_home: Path, project_dir: Path, memory_on: bool
+) -> None:
+    MemoryService.open(orcmem_home, vectors=False).set_enabled(memory_on)
+    lines = (initialize(), rpc("notifications/initialized"), rpc("tools/list", id=2), rpc("tools/list", {}, id=3))
+    early, stderr, times = talk(server_command(orcmem_home, project_dir), *lines)
+    late, _, late_times = talk(server_command(orcmem_home, project_dir, early=False), *lines)
+    assert "differs" not in stderr, stderr  # the SDK's own answers, compared and dropped, were the same
+    assert early == late and early[1] == {**early[2], "id": 2}
+    names = {tool["name"] for tool in early[1]["result"]["tools"]}
+    assert names == (ALL_TOOLS if memory_on else {"task_context"})
+    print(f"\ntools/list answered after {times[1] * 1000:.0f} ms (SDK-only: {late_times[1] * 1000:.0f} ms)")
+
+
+def test_a_paged_or_odd_tools_list_is_left_to_the_sdk() -> None:
+    calls: list[int] = []
+    wire = StdioWire(server_name="orcmem", version="0", instructions=None, tools_early=lambda: calls.append(1) or {})
+    wire._initialized_early = True
+    wire.write = lambda message: None  # type: ignore[method-assign]
+    for line in (
+        rpc("tools/list", {"cursor": "2"}, id=5),
+        rpc("tools/list", None, id=None),
+        rpc("tools/list", "params", id=6),
+        b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}',
+    ):
+        wire._answer_tools_list(line)
+    assert calls == [] and wire.answered_early == {}
+    wire._answer_tools_list(rpc("tools/list", id=7))
+    assert calls == [1] and 7 in wire.answered_early
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "1999-01-01"])

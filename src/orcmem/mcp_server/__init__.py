@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from orcmem.service.agent_tools import AgentTools
 
 SERVER_NAME = "orcmem"
+ALWAYS_LISTED = frozenset({"task_context"})  # the one tool listed while memory is off
+# The tools/list result as the SDK gives it with memory on, pinned so it can be answered before the SDK loads (a
+# test keeps it equal to the SDK's: ORCMEM_UPDATE_TOOL_LIST=1 rewrites it).
+TOOL_LIST_FILE = Path(__file__).with_name("tools.json")
 MODE_ENV_VAR = "ORCMEM_MCP_MODE"  # the default of --mode, so an agent's config can set it without extra arguments
 MODES = values(Mode)
 
@@ -200,7 +204,9 @@ def run_stdio(
     from orcmem.mcp_server.wire import StdioWire
 
     _check_mode(mode)
-    wire = StdioWire(server_name=SERVER_NAME, version=_version(), instructions=INSTRUCTIONS)
+    wire = StdioWire(
+        server_name=SERVER_NAME, version=_version(), instructions=INSTRUCTIONS, tools_early=early_tool_list(home)
+    )
     wire.start(early_initialize=early_initialize)
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
     recall = _recall_socket(home, box)
@@ -256,6 +262,25 @@ def _recall_socket(home: Path, box: ToolsBox) -> RecallSocket:
     recall = RecallSocket(home, recall_answer(home, box))
     recall.start()
     return recall
+
+
+def early_tool_list(home: Path) -> Callable[[], dict[str, Any] | None]:
+    """What lists the tools before the SDK has loaded: the pinned list, or task_context alone while memory is off;
+    None (the SDK answers) when the database cannot tell."""
+
+    def listing() -> dict[str, Any] | None:
+        import json
+
+        from orcmem.models.constants import DB_FILENAME
+        from orcmem.store.recall import memory_enabled
+
+        enabled = memory_enabled(home / DB_FILENAME)
+        if enabled is None:
+            return None
+        tools = json.loads(TOOL_LIST_FILE.read_text(encoding="utf-8"))["tools"]
+        return {"tools": tools if enabled else [tool for tool in tools if tool["name"] in ALWAYS_LISTED]}
+
+    return listing
 
 
 def _check_mode(mode: str) -> None:
@@ -315,12 +340,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = [
+    "ALWAYS_LISTED",
     "INSTRUCTIONS",
     "MODE_ENV_VAR",
     "MODES",
     "SERVER_NAME",
     "ToolsBox",
     "build_server",
+    "early_tool_list",
     "embedder_attacher",
     "main",
     "open_tools",

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from orcmem import __version__
 from orcmem.errors import OrcmemError
-from orcmem.mcp_server import INSTRUCTIONS, SERVER_NAME
+from orcmem.mcp_server import ALWAYS_LISTED, INSTRUCTIONS, SERVER_NAME
 from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS, TOPIC_KEY_MAX_CHARS
 from orcmem.service.agent_tools import SEARCH_LIMIT_MAX, AgentTools
 from orcmem.service.approvals import Ask
@@ -31,7 +31,6 @@ from orcmem.service.write_plans import (
 )
 
 MEMORY_TOOLS = frozenset({"memory_search", "memory_record", "memory_feedback", "memory_manage", "memory_recall"})
-ALWAYS_LISTED = frozenset({"task_context"})
 MEMORY_OFF_REFUSAL = f"{MEMORY_OFF_MESSAGE} While it is off, only task_context is available."
 
 _WRITES_NOTE = (

@@ -1,9 +1,11 @@
-"""Stdio for `orcmem mcp`: take over fd 0 and 1, answer `initialize` at once, then hand the wire to the SDK.
+"""Stdio for `orcmem mcp`: take over fd 0 and 1, answer `initialize` and `tools/list` at once, then hand the wire
+to the SDK.
 
-Claude Code waits only about a second for a stdio server, and importing the MCP SDK alone takes about 0.8 s.
-So a thread reads stdin from the first moment: if the first message is an `initialize` request it is answered
-right away, with the result the SDK would give, and then replayed to the SDK once it has loaded; the SDK's own
-answer to that replay is compared with ours and dropped. Every later message goes to the SDK in order.
+Claude Code waits only about a second for a stdio server, Codex leaves a server that is not ready within about a
+second out of the session's first turn, and importing the MCP SDK alone takes about 0.8 s. So a thread reads
+stdin from the first moment: a first `initialize` request is answered right away, with the result the SDK would
+give, and so is `tools/list` after it (from the pinned tool list, tools.json); both are replayed to the SDK once it
+has loaded, and its own answers to them are compared with ours and dropped. Every message goes to the SDK in order.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import queue
 import re
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 TYPE_CHECKING = False
@@ -98,13 +101,24 @@ def initialize_result(message: object, *, name: str, version: str, instructions:
 class StdioWire:
     """The process's stdin and stdout, owned by the server: nothing else can read from or write to the wire."""
 
-    def __init__(self, *, server_name: str, version: str, instructions: str | None) -> None:
-        """Remember what the early `initialize` answer says about the server."""
+    def __init__(
+        self,
+        *,
+        server_name: str,
+        version: str,
+        instructions: str | None,
+        tools_early: Callable[[], dict[str, Any] | None] | None = None,
+    ) -> None:
+        """Remember what the early `initialize` answer says about the server, and what lists the tools early (the
+        `tools/list` result, or None to leave the answer to the SDK)."""
         self.server_name = server_name
         self.version = version
         self.instructions = instructions
+        self.tools_early = tools_early
         self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.early_answer: tuple[int | str, dict[str, Any]] | None = None  # (request id, result) already sent
+        # Results already sent, by request id: the SDK's own answers to those requests are compared and dropped.
+        self.answered_early: dict[int | str, dict[str, Any]] = {}
+        self._initialized_early = False
         self.mismatch: str | None = None  # set when the SDK would have answered differently
         self._lock = threading.Lock()
         self._unanswered: set[int | str] = set()  # ids of the requests read and not yet answered
@@ -138,6 +152,8 @@ class StdioWire:
                 line = _well_formed(line)
                 if first and early_initialize:
                     self._answer_initialize(line)
+                elif self._initialized_early and self.tools_early is not None:
+                    self._answer_tools_list(line)
                 first = False
                 self._note_request(line)
                 self.lines.put(line)
@@ -192,8 +208,36 @@ class StdioWire:
         result = initialize_result(message, name=self.server_name, version=self.version, instructions=self.instructions)
         if result is None:
             return
-        self.early_answer = (message["id"], result)
-        self.write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        self._initialized_early = True
+        self._answer_early(message["id"], result)
+
+    def _answer_tools_list(self, line: bytes) -> None:
+        """Answer `tools/list` (without a cursor) from the pinned list, before the SDK has loaded."""
+        if b"tools/list" not in line:
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or message.get("method") != "tools/list" or message.get("jsonrpc") != "2.0":
+            return
+        request_id, params = message.get("id"), message.get("params")
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool) or request_id in self.answered_early:
+            return
+        if params is not None and (not isinstance(params, dict) or params.get("cursor") is not None):
+            return
+        assert self.tools_early is not None
+        try:
+            result = self.tools_early()
+        except Exception as exc:  # the SDK answers instead
+            print(f"orcmem mcp: could not list the tools early: {exc}", file=sys.stderr)
+            return
+        if result is not None:
+            self._answer_early(request_id, result)
+
+    def _answer_early(self, request_id: int | str, result: dict[str, Any]) -> None:
+        self.answered_early[request_id] = result
+        self.write({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def write(self, message: dict[str, Any] | str) -> None:
         """Write one JSON-RPC message as a line (thread-safe)."""
@@ -206,21 +250,20 @@ class StdioWire:
                 view = view[written:]
 
     def outgoing(self, text: str) -> bool:
-        """Whether the SDK's message `text` goes on the wire (its answer to the replayed `initialize` does not)."""
+        """Whether the SDK's message `text` goes on the wire (its answers to requests answered early do not)."""
         self._note_answer(text)
-        if self.early_answer is None:
+        if not self.answered_early:
             return True
-        request_id, sent = self.early_answer
         try:
             message = json.loads(text)
         except ValueError:
             return True
-        if not isinstance(message, dict) or message.get("id") != request_id:
+        if not isinstance(message, dict) or "method" in message or message.get("id") not in self.answered_early:
             return True
-        self.early_answer = None
+        sent = self.answered_early.pop(message["id"])
         if message.get("result") != sent:
             self.mismatch = f"sent {json.dumps(sent)}, the SDK answered {json.dumps(message)}"
-            print(f"orcmem mcp: the early initialize answer differs from the SDK's: {self.mismatch}", file=sys.stderr)
+            print(f"orcmem mcp: an early answer differs from the SDK's: {self.mismatch}", file=sys.stderr)
         return False
 
     def stop(self, signum: int) -> None:

@@ -47,6 +47,27 @@ def required_terms(terms: int, share: float = RECALL_MIN_TERM_SHARE, enough: int
     return min(int(-(-terms * share // 1)), enough)  # the share rounded up, without importing math
 
 
+def memory_enabled(db_path: str | os.PathLike[str]) -> bool | None:
+    """Whether memory is on: False before the database exists (a new profile starts off), None when it cannot be
+    read or is from another version."""
+    if not os.path.exists(db_path):
+        return False
+    try:
+        conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error:
+        return None
+    try:
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        if conn.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
+            return None
+        enabled = conn.execute("SELECT value FROM settings WHERE key = ?", (SETTING_MEMORY_ENABLED,)).fetchall()
+        return bool(enabled) and enabled[0][0] == "true"
+    except apsw.Error:
+        return None
+    finally:
+        conn.close()
+
+
 def recall_rows(
     db_path: str | os.PathLike[str],
     canonical_root: str,
