@@ -44,11 +44,15 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def orcmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh profile folder for each test."""
+def orcmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh profile folder for each test; a background worker a test's commands started is stopped after it."""
     home = tmp_path / "orcmem-home"
     monkeypatch.setenv("ORCMEM_HOME", str(home))
-    return home
+    yield home
+    if (home / "worker.lock").exists():
+        from orcmem.worker import stop_workers
+
+        stop_workers(home)
 
 
 @pytest.fixture

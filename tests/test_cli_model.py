@@ -7,6 +7,9 @@ import shutil
 import socket
 from pathlib import Path
 
+from orcmem.worker import stop_workers, worker_running
+from tests.helpers import wait_for
+
 
 def doctor(run) -> dict[str, dict]:
     result = run("doctor", "--json", ok=False)
@@ -33,7 +36,7 @@ def test_doctor_fails_when_the_database_cannot_open(run, orcmem_home: Path) -> N
     assert result.exit_code == 1 and "!! database:" in result.stdout
 
 
-def test_install_from_a_folder_matches_its_pins_and_backfills(run, int8_models_dir: Path) -> None:
+def test_install_from_a_folder_matches_its_pins_and_backfills(run, int8_models_dir: Path, orcmem_home: Path) -> None:
     run("memory", "on")
     memory_id = run(
         "add",
@@ -52,9 +55,13 @@ def test_install_from_a_folder_matches_its_pins_and_backfills(run, int8_models_d
     assert all(item["ok"] for name, item in doctor(run).items() if name != "codex hooks")  # codex: elsewhere
     hits = json.loads(run("search", "automobile trouble during chilly mornings", "--json").stdout)
     assert hits[0]["id"] == memory_id and hits[0]["explain"]["meaning_rank"] == 1
-    # A later add is embedded before the command exits.
-    run("add", "--type", "command", "--title", "Ship it", "--body", "make ship pushes the image")
-    assert json.loads(run("model", "status", "--json").stdout)["vectors"] == 2
+    # A later add leaves its vector to a background worker (no server runs here) and returns at once.
+    try:
+        run("add", "--type", "command", "--title", "Ship it", "--body", "make ship pushes the image")
+        wait_for(lambda: json.loads(run("model", "status", "--json").stdout)["vectors"] == 2, timeout=90)
+        wait_for(lambda: not worker_running(orcmem_home), timeout=60)
+    finally:
+        stop_workers(orcmem_home)
     assert "embedded 0 memories" in run("reindex").stdout
 
 

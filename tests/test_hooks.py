@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -152,6 +154,7 @@ PROMPT_HOOK_MODULES = {
     "orcmem.hooks",
     "orcmem.models",
     "orcmem.models.constants",
+    "orcmem.models.env_names",
     "orcmem.models.vocabulary",
     "orcmem.profile",
     "orcmem.recall",
@@ -166,6 +169,51 @@ PROMPT_HOOK_MODULES = {
     "orcmem.warm",
     "orcmem.workspace",
 }
+
+
+WARM_PATH_MODULES = {
+    "orcmem",
+    "orcmem.entry",
+    "orcmem.models",
+    "orcmem.models.env_names",
+    "orcmem.profile",
+    "orcmem.prompt_hook",
+    "orcmem.warm",
+}
+
+
+def test_the_warm_path_of_the_prompt_hook_imports_almost_nothing(tmp_path: Path) -> None:
+    """`orcmem hook prompt` answered by a warm server loads no JSON, regex, enum or socket module, and none of
+    orcmem's but the few that find and ask the server."""
+    from orcmem.mcp_server.recall_socket import RecallSocket
+
+    home = Path(tempfile.mkdtemp(dir="/tmp", prefix="om-"))
+    server = RecallSocket(home, lambda request: {"text": f"about {request['prompt']}", "path": "warm"})
+    server.start()
+    assert server.holding.wait(5)
+    code = (
+        "import sys; sys.argv = ['orcmem', 'hook', 'prompt']\n"
+        "from orcmem.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stdout.write('\\n' + ' '.join(sorted(m for m in sys.modules if m.startswith('orcmem'))))\n"
+        "heavy = {'json', 're', 'enum', 'socket', 'pathlib', 'typing', 'apsw', 'click'}\n"
+        "sys.stdout.write('\\n' + ' '.join(sorted(heavy & set(sys.modules))))\n"
+    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            input=json.dumps({"prompt": "the pool", "cwd": str(tmp_path), "session_id": "s"}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"ORCMEM_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        )
+    finally:
+        server.close()
+        shutil.rmtree(home, ignore_errors=True)
+    output, loaded, heavy = result.stdout.split("\n")
+    assert json.loads(output)["hookSpecificOutput"]["additionalContext"] == "about the pool", result.stderr
+    assert set(loaded.split()) == WARM_PATH_MODULES and heavy == "", result.stderr
 
 
 def test_the_prompt_hook_imports_only_its_allow_list(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ LAYERS = {
     "orcmem.loopback": 1,
     "orcmem.serving": 1,
     "orcmem.stopping": 1,
+    "orcmem.warm": 1,
     "orcmem.export": 1,
     "orcmem.keystore": 1,
     "orcmem.rules": 2,
@@ -31,6 +32,7 @@ LAYERS = {
     "orcmem.ingest": 2,
     "orcmem.brief": 2,
     "orcmem.recall": 2,
+    "orcmem.session_recall": 2,
     "orcmem.permissions": 2,
     "orcmem.service": 3,
     "orcmem.profile": 4,
@@ -44,6 +46,8 @@ LAYERS = {
     "orcmem.agent_process": 4,
     "orcmem.web": 4,
     "orcmem.worker": 4,
+    "orcmem.prompt_hook": 4,
+    "orcmem.embed_handoff": 4,
     "orcmem.__main__": 4,
 }
 

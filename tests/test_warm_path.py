@@ -22,6 +22,7 @@ import pytest
 
 from orcmem.session_recall import RECALL_LOG_NAME
 from orcmem.warm import ask, socket_path
+from orcmem.worker import stop_workers, worker_running
 from tests.helpers import wait_for
 
 CAR = ("The car will not start in winter", "The battery drains overnight when it is freezing outside.")
@@ -50,8 +51,8 @@ def last_log_line(home: Path) -> str:
 
 
 @pytest.fixture
-def profile(tmp_path: Path, orcmem_home: Path, int8_models_dir: Path) -> tuple[Path, Path, dict[str, str]]:
-    """Memory on, the model installed, two memories (their ids by title)."""
+def profile(tmp_path: Path, orcmem_home: Path, int8_models_dir: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+    """Memory on, the model installed, two memories (their ids by title), all embedded."""
     project = tmp_path / "project"
     project.mkdir()
     orcmem(orcmem_home, project, "memory", "on")
@@ -59,7 +60,39 @@ def profile(tmp_path: Path, orcmem_home: Path, int8_models_dir: Path) -> tuple[P
     ids = {}
     for title, body in (CAR, TABS):
         ids[title] = orcmem(orcmem_home, project, "add", "--type", "lesson", "--title", title, "--body", body).stdout
-    return orcmem_home, project, {title: memory_id.strip() for title, memory_id in ids.items()}
+    orcmem(orcmem_home, project, "reindex")
+    try:
+        yield orcmem_home, project, {title: memory_id.strip() for title, memory_id in ids.items()}
+    finally:
+        stop_workers(orcmem_home)
+
+
+def vectors(home: Path, project: Path) -> int:
+    return int(json.loads(orcmem(home, project, "model", "status", "--json").stdout)["vectors"])
+
+
+ADD_AND_TELL = (
+    "import sys\n"
+    "from orcmem.cli import main\n"
+    "sys.argv = ['orcmem', *sys.argv[1:]]\n"
+    "try:\n"
+    "    main()\n"
+    "finally:\n"
+    "    print('model loaded here' if 'onnxruntime' in sys.modules else 'no model here', file=sys.stderr)\n"
+)
+
+
+def add_and_tell(home: Path, project: Path, title: str, body: str) -> str:
+    """Run `orcmem add` and say whether that process loaded the model."""
+    result = subprocess.run(
+        [sys.executable, "-c", ADD_AND_TELL, "add", "--type", "lesson", "--title", title, "--body", body],
+        cwd=project,
+        env={**os.environ, "ORCMEM_HOME": str(home)},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stderr.strip().splitlines()[-1]
 
 
 def start_server(home: Path, project: Path) -> subprocess.Popen[bytes]:
@@ -166,3 +199,24 @@ def test_a_killed_server_leaves_the_hook_on_words_and_the_next_server_takes_over
         second.wait()
     assert prompt_hook(home, project, PARAPHRASE, session="later") == ""
     assert "no warm server" in last_log_line(home)
+
+
+def test_add_leaves_its_vector_to_the_warm_server(profile, server) -> None:
+    home, project, _ids = profile
+    assert (
+        add_and_tell(home, project, "Ship with make release", "It builds the wheel and uploads it.") == "no model here"
+    )
+    assert not worker_running(home)  # the server took it
+    wait_for(lambda: vectors(home, project) == 3, timeout=30, what="the server to embed the new memory")
+    hits = json.loads(orcmem(home, project, "search", "publish a new version of the package", "--json").stdout)
+    assert hits[0]["title"] == "Ship with make release" and hits[0]["explain"]["meaning_rank"] == 1
+
+
+def test_add_without_a_server_leaves_its_vector_to_a_background_worker(profile) -> None:
+    home, project, _ids = profile
+    assert (
+        add_and_tell(home, project, "Ship with make release", "It builds the wheel and uploads it.") == "no model here"
+    )
+    assert "Ship with make release" in orcmem(home, project, "search", "make release").stdout  # by words at once
+    wait_for(lambda: vectors(home, project) == 3, timeout=90, what="a background worker to embed the new memory")
+    wait_for(lambda: not worker_running(home), timeout=60, what="the worker to finish")

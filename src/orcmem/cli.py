@@ -19,6 +19,7 @@ from orcmem import hooks
 from orcmem import worker as learning_worker
 from orcmem.embed.model_files import install_from, model_dir, model_dir_problem
 from orcmem.embed.sources import MODEL_SOURCES
+from orcmem.embed_handoff import hand_off_embedding
 from orcmem.errors import ModelError, OrcmemError
 from orcmem.models.constants import (
     BACKUPS_DIRNAME,
@@ -118,13 +119,18 @@ class AppContext:
     project_path: Path
     _service: MemoryService | None = field(default=None, repr=False)
 
-    def service(self) -> MemoryService:
-        """Open the profile database once per command (with the embedder when memory is on and the model is here)."""
+    def service(self, *, embed_here: bool = False) -> MemoryService:
+        """Open the profile database once per command (with the embedder when memory is on and the model is here).
+
+        The vectors of what the command writes are made by another process (embed_handoff), so it never waits for
+        the model to load; `embed_here` (reindex, init, the worker) makes them in this process before it exits.
+        """
         if self._service is None:
             service = open_service(home_dir())
             self._service = service
-            # Vectors for what this command wrote are stored before exit; the backfill catches any that are not.
-            click.get_current_context().call_on_close(lambda: service.close(embed_wait=EMBED_WAIT_ON_EXIT_S))
+            if not embed_here:
+                service.defer_embedding()
+            click.get_current_context().call_on_close(lambda: _close(service, embed_here))
         return self._service
 
     def location(self) -> Location:
@@ -137,6 +143,13 @@ class AppContext:
 
 
 pass_app = click.make_pass_decorator(AppContext)
+
+
+def _close(service: MemoryService, embed_here: bool) -> None:
+    """Close the service at the command's end: wait for its own vectors, or hand them to another process."""
+    service.close(embed_wait=EMBED_WAIT_ON_EXIT_S if embed_here else 0.0)
+    if service.embedding_deferred:
+        hand_off_embedding(service.home)
 
 
 def _project_path(value: str | None) -> Path:
@@ -1022,7 +1035,7 @@ def init(
     codex_home = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else None
     chosen = [Agent(name) for name in agents] if agents else None
     found = chosen or (list(Agent) if remove else installed_agents(environ))
-    service = app.service()
+    service = app.service(embed_here=True)  # the recall check finds its test memory by meaning
     wiring = AgentWiring(
         home=Path.home(),
         project_dir=Path(app.location().worktree_root),
@@ -1140,7 +1153,7 @@ def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
         return
     learning_worker.interrupt_on_sigterm()
     with learning_worker.worker_lock(home):
-        service = app.service()
+        service = app.service(embed_here=True)  # the background process that makes vectors
         learning = Learning(service)
         try:
             outcomes = learning_worker.run(service, generator_factory(service), linger=not no_linger, learning=learning)

@@ -171,6 +171,8 @@ def run(
     """Drain the queue; while `linger`, also wait for open sessions to go idle and distil them."""
     learning = learning or Learning(service)
     outcomes: list[JobOutcome] = []
+    service.vectors_changed()  # what commands wrote and left to a worker (embed_handoff), beside what it learns
+    missing_before = -1
     while True:
         wait = learning.idle_ms()
         learning.sweep_idle(wait)
@@ -184,9 +186,22 @@ def run(
                 service.pump.wait(EMBED_WAIT_S)  # the vectors of what this worker saved, before it exits
             if learning.untaken_jobs():
                 continue  # queued while this worker ran: their hooks saw it running and started no other worker
+            left = _still_missing(service)
+            if left and left != missing_before:
+                missing_before = left  # a command wrote while this worker embedded: it saw it running, started none
+                service.vectors_changed()
+                continue
             break
         _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
     return outcomes
+
+
+def _still_missing(service: MemoryService) -> int:
+    """How many memories lack a vector that this worker could make (0 without a working model or with memory off)."""
+    pump = service.pump
+    if pump is None or pump.last_error is not None or not service.is_enabled():
+        return 0
+    return pump.pending()
 
 
 def _wait_for_work(learning: Learning, seconds: float, clock_sleep: Callable[[float], None]) -> None:

@@ -19,7 +19,9 @@ import pytest
 from orcmem.embed.embedder import load_embedder
 from orcmem.embed.model_files import ensure_model, model_dir, model_dir_problem, sha256_file
 from orcmem.embed.pypi_source import MINILM_INT8_PINS
+from orcmem.worker import worker_running
 from tests.faults.support import ARCHIVE_PATH, ArchiveServer, orcmem
+from tests.helpers import wait_for
 
 TEXT = "The battery drains overnight when it is freezing outside."
 LOADER = textwrap.dedent(
@@ -96,6 +98,12 @@ def test_the_cli_repairs_a_tampered_model_from_its_source_before_searching(
     )
     assert added.returncode == 0, added.stderr
     memory_id = added.stdout.strip()
+
+    def embedded() -> bool:
+        status = json.loads(orcmem(project_dir, "model", "status", "--json").stdout)
+        return bool(status["vectors"] == 1 and not worker_running(orcmem_home))
+
+    wait_for(embedded, timeout=90, what="the background worker to embed the new memory and exit")
     folder = model_dir(orcmem_home / "models", MINILM_INT8_PINS)
     flip_one_byte(folder / "model.onnx")
 

@@ -50,7 +50,8 @@ ROOTS_CACHED = 256  # folders whose project root is remembered (a hook sends its
 
 
 def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """The function that answers one recall request with the session's service."""
+    """The function that answers one request with the session's service: recall for a prompt, or (`{"embed":
+    true}`, from a command that wrote memories) embed every memory lacking a vector, in the background."""
     roots: dict[str, str] = {}
 
     def root_of(cwd: str) -> str:
@@ -61,6 +62,10 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
         return roots[cwd]
 
     def answer(request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("embed") is True:
+            service = provide().memory
+            service.vectors_changed()
+            return {"text": "", "path": WARM_PATH, "embedding": service.pump is not None}
         started = time.perf_counter()
         prompt, cwd, session = request.get("prompt"), request.get("cwd"), request.get("session_id")
         if not isinstance(prompt, str) or not isinstance(cwd, str):

@@ -49,6 +49,9 @@ class ServiceCore:
         self.clock = clock
         self.embedder: Embedder | None = None
         self.pump: EmbeddingPump | None = None
+        # While set, writes leave their vectors to another process (see defer_embedding); True once one did.
+        self._deferring = False
+        self.embedding_deferred = False
         self.duplicates = Duplicates(store)
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_pool_lock = threading.Lock()
@@ -88,12 +91,21 @@ class ServiceCore:
         """Whether search by meaning can run: an embedder and the vector table are both there."""
         return self.embedder is not None and self.store.vectors.available
 
+    def defer_embedding(self) -> None:
+        """From now on, leave the vectors of what this process writes to another one (a command must not wait for
+        the model to load); `embedding_deferred` then says whether a write needs them. Search still embeds here."""
+        self._deferring = True
+
     def vectors_changed(self, memory_ids: Sequence[str] | None = None) -> None:
         """Memories changed: embed these (or, with None, every memory lacking a vector) in the background.
 
         Nothing is embedded while memory is off.
         """
-        if self.pump is not None and self.is_enabled() and self.store.vectors.available:
+        if self.pump is None or not self.is_enabled() or not self.store.vectors.available:
+            return
+        if self._deferring:
+            self.embedding_deferred = True
+        else:
             self.pump.schedule(memory_ids)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
