@@ -29,7 +29,7 @@ from bench.common import Latency, embedding_source, latency
 from orcmem.models.constants import DUPLICATE_MIN_SIMILARITY
 from orcmem.repeats import differing_facts, same_text_key
 from orcmem.service.duplicates import memory_text
-from orcmem.worker import stop_workers
+from orcmem.worker_control import stop_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT / "bench" / "data" / "duplicate_pairs.jsonl"

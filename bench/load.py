@@ -699,7 +699,7 @@ def run(seconds: float = 60.0, *, memories: int = MEMORIES, work: Path | None = 
     """
     import httpx
 
-    from orcmem.worker import worker_lock
+    from orcmem.worker_control import worker_lock
 
     own_work = work is None
     work = Path(tempfile.mkdtemp(prefix="orcmem-load-")) if work is None else work

@@ -50,7 +50,7 @@ def orcmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     monkeypatch.setenv("ORCMEM_HOME", str(home))
     yield home
     if (home / "worker.lock").exists():
-        from orcmem.worker import stop_workers
+        from orcmem.worker_control import stop_workers
 
         stop_workers(home)
 

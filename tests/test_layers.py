@@ -37,6 +37,8 @@ LAYERS = {
     "orcmem.service": 3,
     "orcmem.profile": 4,
     "orcmem.runtime": 4,
+    "orcmem.distilling": 4,
+    "orcmem.worker_control": 1,
     "orcmem.entry": 4,
     "orcmem.setup_agents": 4,
     "orcmem.onboarding": 4,

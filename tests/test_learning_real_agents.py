@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from orcmem.service.memory_service import MemoryService
-from orcmem.worker import stop_workers
+from orcmem.worker_control import stop_workers
 from orcmem.workspace import locate
 from tests.helpers import wait_for
 

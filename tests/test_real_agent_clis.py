@@ -19,7 +19,7 @@ import pytest
 
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks
-from orcmem.worker import stop_workers
+from orcmem.worker_control import stop_workers
 from orcmem.workspace import locate
 from tests.fakes import loopback_http
 from tests.model_apis import ANSWER, DISTILL_MARK, AnthropicMessages, OpenAIResponses

@@ -22,7 +22,7 @@ import pytest
 
 from orcmem.session_recall import RECALL_LOG_NAME
 from orcmem.warm import ask, socket_path
-from orcmem.worker import stop_workers, worker_running
+from orcmem.worker_control import stop_workers, worker_running
 from tests.helpers import wait_for
 
 CAR = ("The car will not start in winter", "The battery drains overnight when it is freezing outside.")

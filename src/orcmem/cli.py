@@ -11,12 +11,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from orcmem import hooks
-from orcmem import worker as learning_worker
+from orcmem import __version__, hooks
 from orcmem.embed.model_files import install_from, model_dir, model_dir_problem
 from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.embed_handoff import hand_off_embedding
@@ -34,14 +33,11 @@ from orcmem.models.constants import (
 from orcmem.models.env_names import BARE_ENV_VAR, HOME_ENV_VAR
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Project, Scope, SearchHit, Source, Status
 from orcmem.models.vocabulary import Agent, HookName, JobState, TaskStatus, values
-from orcmem.onboarding import AgentWiring, agent_label, check_recall, installed_agents
 from orcmem.profile import home_dir
 from orcmem.recall import age_label
 from orcmem.runtime import (
-    CODEX_BIN_ENV,
     InstalledModel,
     active_source,
-    describe_extraction,
     install_model,
     install_packaged_model,
     make_embedder,
@@ -49,19 +45,16 @@ from orcmem.runtime import (
     open_service,
     packaged_model_available,
 )
-from orcmem.runtime import generator_factory as factory
-from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
-from orcmem.setup_agents.claude import setup_claude
-from orcmem.setup_agents.codex import setup_codex
-from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
-from orcmem.setup_agents.entries import checked_command
 from orcmem.textsafe import printable
 from orcmem.warm import WARM_PATH
 from orcmem.warm import ask as ask_warm
 from orcmem.wording import plural
 from orcmem.workspace import Location, locate
+
+if TYPE_CHECKING:  # imported where used: `add` and the other quick commands do not load them
+    from orcmem.onboarding import AgentWiring
 
 EMBED_WAIT_ON_EXIT_S = 15.0
 SNIPPET_CHARS = 100  # a search result's body, on one line under its title
@@ -160,7 +153,7 @@ def _project_path(value: str | None) -> Path:
 
 
 @click.group(cls=OrcmemGroup)
-@click.version_option(package_name="orcmem", prog_name="orcmem")
+@click.version_option(__version__, prog_name="orcmem")
 @click.option(
     "--project",
     "project_path",
@@ -464,6 +457,8 @@ def memory() -> None:
 
 def _echo_settings(app: AppContext, as_json: bool) -> None:
 
+    from orcmem.distilling import describe_extraction
+
     service = app.service()
     settings = service.settings()
     sentence = describe_extraction(service)
@@ -659,6 +654,9 @@ def reindex(app: AppContext) -> None:
 def doctor(app: AppContext, as_json: bool) -> None:
     """Check the database, memory, the vector extension and the model; say what an optional part adds, and how to
     fix what is wrong. Exits 1 only when a required part fails."""
+
+    from orcmem.distilling import CODEX_BIN_ENV
+    from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
 
     checks: list[dict[str, Any]] = []
 
@@ -867,6 +865,8 @@ def ui(app: AppContext, port: int, no_open: bool) -> None:
 def forget_run(app: AppContext, run_id: str) -> None:
     """Delete a run's ledger (its transcript events, job and summary); the memories it taught stay."""
 
+    from orcmem.service.learning import Learning
+
     run = Learning(app.service()).delete_run(run_id)
     echo(f"deleted run {run.id} and its events")
 
@@ -971,6 +971,8 @@ def setup_claude_command(
 ) -> None:
     """Add orcmem's hooks and MCP server to Claude Code (backs files up; run again to update; --remove undoes)."""
 
+    from orcmem.setup_agents.claude import setup_claude
+
     report = setup_claude(
         scope,  # type: ignore[arg-type]
         home=Path.home(),
@@ -991,6 +993,8 @@ def setup_claude_command(
 @pass_app
 def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool) -> None:
     """Add orcmem's MCP server to ~/.codex/config.toml and its hooks to ~/.codex/hooks.json ($CODEX_HOME if set)."""
+
+    from orcmem.setup_agents.codex import setup_codex
 
     codex_home = os.environ.get("CODEX_HOME")
     report = setup_codex(
@@ -1030,6 +1034,9 @@ def init(
 ) -> None:
     """Set orcmem up in one step: memory on, every installed agent wired (hooks and MCP server), the embedding
     model installed, and a recall that shows it works. `--remove` undoes it."""
+
+    from orcmem.onboarding import AgentWiring, agent_label, check_recall, installed_agents
+    from orcmem.setup_agents.entries import checked_command
 
     home, environ = home_dir(), dict(os.environ)
     codex_home = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else None
@@ -1086,6 +1093,8 @@ def _init_steps(
     service: MemoryService, agents: list[Agent], wiring: AgentWiring, *, remove: bool, no_model: bool, home: Path
 ) -> list[str]:
     """What init will do, one line a step."""
+    from orcmem.onboarding import agent_label
+
     files = {agent: wiring.files(agent) for agent in agents}
     if remove:
         steps = [f"take orcmem out of {agent_label(a)} ({', '.join(str(f) for f in files[a])})" for a in agents]
@@ -1146,13 +1155,17 @@ def hook(name: str) -> None:
 def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
     """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
 
+    from orcmem import worker as learning_worker
+    from orcmem.service.learning import Learning
+    from orcmem.worker_control import stop_workers, worker_lock
+
     home = home_dir()
     if stop:
-        stopped = learning_worker.stop_workers(home)
+        stopped = stop_workers(home)
         echo(f"stopped {stopped} worker{'' if stopped == 1 else 's'}")
         return
     learning_worker.interrupt_on_sigterm()
-    with learning_worker.worker_lock(home):
+    with worker_lock(home):
         service = app.service(embed_here=True)  # the background process that makes vectors
         learning = Learning(service)
         try:
@@ -1177,6 +1190,8 @@ def _outcome_line(outcome: Any) -> str:
 def ingest(app: AppContext, path: Path, ended: bool) -> None:
     """Read a Claude Code or Codex transcript into the run ledger (only what is new since the last time)."""
 
+    from orcmem.service.learning import Learning
+
     service = app.service()
     learning = Learning(service)
     result = learning.ingest(app.location(), path.resolve(), ended=ended)
@@ -1193,6 +1208,9 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
 @pass_app
 def extract(app: AppContext, target: str) -> None:
     """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
+
+    from orcmem import worker as learning_worker
+    from orcmem.service.learning import Learning
 
     service = app.service()
     learning = Learning(service)
@@ -1228,6 +1246,8 @@ def extract(app: AppContext, target: str) -> None:
 @pass_app
 def jobs(app: AppContext, limit: int, as_json: bool) -> None:
     """List extraction jobs of this project, newest first, with their state and error."""
+    from orcmem.service.learning import Learning
+
     service = app.service()
     project = app.project()
     rows = Learning(service).jobs(project, limit)
@@ -1252,6 +1272,8 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
 @pass_app
 def summaries(app: AppContext, limit: int, as_json: bool) -> None:
     """List run summaries of this project: what was asked, done, how it ended, what is left open."""
+    from orcmem.service.learning import Learning
+
     service = app.service()
     project = app.project()
     rows = Learning(service).summaries(project, limit)
@@ -1288,6 +1310,8 @@ def memory_idle(app: AppContext, minutes: float) -> None:
 
 def generator_factory(service: MemoryService) -> Any:
     """The extraction generator for each run, from the settings, the environment and the OS keyring."""
+
+    from orcmem.distilling import generator_factory as factory
 
     return factory(service)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orcmem.warm import ask
-from orcmem.worker import spawn_worker, worker_running
+from orcmem.worker_control import spawn_worker, worker_running
 
 WARM_SERVER = "the running orcmem mcp"
 BACKGROUND_WORKER = "a background orcmem worker"

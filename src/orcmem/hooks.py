@@ -115,7 +115,7 @@ def _task_link() -> Any:
 def _ensure_worker(home: str) -> None:
     from pathlib import Path
 
-    from orcmem.worker import spawn_worker, worker_running
+    from orcmem.worker_control import spawn_worker, worker_running
 
     if not worker_running(Path(home)):
         spawn_worker(Path(home))

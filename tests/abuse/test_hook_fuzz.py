@@ -77,7 +77,7 @@ def run_in_process(name: str, data: bytes) -> str:
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Record the worker the learning hooks would start, instead of starting it."""
     calls: list[Path] = []
-    monkeypatch.setattr("orcmem.worker.spawn_worker", calls.append)
+    monkeypatch.setattr("orcmem.worker_control.spawn_worker", calls.append)
     return calls
 
 

@@ -19,7 +19,7 @@ import pytest
 from orcmem.embed.embedder import load_embedder
 from orcmem.embed.model_files import ensure_model, model_dir, model_dir_problem, sha256_file
 from orcmem.embed.pypi_source import MINILM_INT8_PINS
-from orcmem.worker import worker_running
+from orcmem.worker_control import worker_running
 from tests.faults.support import ARCHIVE_PATH, ArchiveServer, orcmem
 from tests.helpers import wait_for
 

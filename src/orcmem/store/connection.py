@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import os
 import threading
 import time
@@ -24,15 +25,24 @@ _VECTOR_TABLE = (
 )
 
 
+def sqlite_vec_path() -> str | None:
+    """The sqlite-vec extension's path, as `sqlite_vec.loadable_path()` gives it, found without importing the package
+    (it imports sqlite3 and numpy: tens of milliseconds for every command that opens the database); None when the
+    package is not installed."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
+
+
 def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
     """Load sqlite-vec; returns None when it loaded, else why it did not."""
-    try:
-        import sqlite_vec
-    except ImportError as exc:
-        return f"the sqlite-vec package is not installed ({exc})"
+    extension = sqlite_vec_path()
+    if extension is None:
+        return "the sqlite-vec package is not installed"
     try:
         conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(extension)
     except (apsw.Error, OSError) as exc:
         return f"the sqlite-vec extension failed to load ({exc})"
     finally:
