@@ -1,4 +1,5 @@
-"""The MCP server as an agent starts it: time to answer `initialize`, and recall through the warm server."""
+"""The MCP server as an agent starts it: time to answer `initialize` and `tools/list`; recall through the warm
+server (its time there, and `orcmem hook prompt` asking it, against `python -c pass`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import Latency, embedded_service, latency, onnx_loaded, profile_with_memories
+from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import queries
+from orcmem.warm import WARM_PATH, ask
 
 PROTOCOL = "2025-06-18"
 MODEL_LOAD_TIMEOUT_S = 120.0
@@ -25,8 +27,11 @@ class AgentsResult:
 
     initialize: Latency  # process start to the initialize answer
     tools_ready: Latency  # process start to the tools/list answer
-    warm_recall: Latency  # one memory_recall call on a running server, 10,000 memories, words and meaning
-    warm_recall_hits: float
+    warm_server: Latency  # one recall by meaning and words, timed inside the server, 10,000 memories
+    warm_round_trip: Latency  # the same, asked over the socket from another process
+    python_bare: Latency  # the floor, each run right before a hook run
+    hook_warm: Latency  # `orcmem hook prompt` answered by the warm server, process start to exit
+    warm_recall_hits: float  # share of the timed prompts that got memories
     model_loaded: bool  # the server's model had loaded before recall was timed (so it recalled by meaning too)
 
 
@@ -78,8 +83,9 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def run(samples: int = 15) -> AgentsResult:
-    """Start the server `samples` times; then time recall calls on one warm server over 10,000 memories.
+def run(samples: int = 30) -> AgentsResult:
+    """Start the server `samples` times; then time recall on one warm server over 10,000 memories, asked over its
+    socket and through `orcmem hook prompt`.
 
     The profile holds the model and a vector for every memory, as a user's does, so the server loads the model
     as it starts and its recall uses meaning as well as words.
@@ -105,25 +111,45 @@ def run(samples: int = 15) -> AgentsResult:
 
     proc = _start(orcmem, project, env)
     _handshake(proc)
-    assert proc.stdin is not None
     deadline = time.monotonic() + MODEL_LOAD_TIMEOUT_S
-    while not onnx_loaded(proc.pid) and time.monotonic() < deadline:
+    while _warm_path(home, project) != WARM_PATH and time.monotonic() < deadline:
         time.sleep(0.1)
-    time.sleep(1.0)  # the model's first run after loading, and the in-memory vector copy
-    model_loaded = onnx_loaded(proc.pid)
-    recall_times, hits = [], 0
+    model_loaded = _warm_path(home, project) == WARM_PATH
+    server_ms, round_trips, floor, hook, hits = [], [], [], [], 0
     prompts = queries(200)
-    for ident, prompt in enumerate(prompts, start=10):
-        arguments = {"prompt": prompt, "session_id": "bench", "cwd": str(project)}
+    for prompt in prompts:
         started = time.perf_counter()
-        proc.stdin.write(_request("tools/call", {"name": "memory_recall", "arguments": arguments}, ident))
-        proc.stdin.flush()
-        answer = _read_answer(proc, ident)
-        recall_times.append(time.perf_counter() - started)
-        content = answer.get("result", {}).get("content") or [{}]
-        hits += bool(content[0].get("text"))
+        answer, _path = ask(str(home), {"prompt": prompt, "cwd": str(project), "session_id": None})
+        round_trips.append(time.perf_counter() - started)
+        server_ms.append(float(answer["ms"]) / 1000 if answer else float("nan"))
+    for number, prompt in enumerate(prompts[:60]):
+        payload = {"session_id": f"bench-{number}", "cwd": str(project), "prompt": prompt}
+        floor.append(_wall([sys.executable, "-c", "pass"], ""))
+        started = time.perf_counter()
+        result = subprocess.run([orcmem, "hook", "prompt"], input=json.dumps(payload), capture_output=True, env=env)
+        hook.append(time.perf_counter() - started)
+        hits += bool(result.stdout)
     _stop(proc)
     shutil.rmtree(work, ignore_errors=True)
     return AgentsResult(
-        latency(init_times), latency(ready_times), latency(recall_times[5:]), hits / len(prompts), model_loaded
+        latency(init_times),
+        latency(ready_times),
+        latency(server_ms[5:]),
+        latency(round_trips[5:]),
+        latency(floor),
+        latency(hook),
+        hits / len(floor),
+        model_loaded,
     )
+
+
+def _warm_path(home: Path, project: Path) -> str | None:
+    """Which path the profile's warm server answers on (None: no server answers yet)."""
+    answer, path = ask(str(home), {"prompt": "warm up", "cwd": str(project), "session_id": None})
+    return path if answer is not None else None
+
+
+def _wall(command: list[str], stdin: str) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, input=stdin, capture_output=True, text=True, check=False, timeout=60)
+    return time.perf_counter() - started

@@ -137,10 +137,10 @@ def _hooks_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[float], l
     for _ in range(3):  # the first runs read the database from disk into the page cache
         _wall([orcmem, "hook", "session-start"], start_payload, env)
     floor, times, starts, hits = [], [], [], 0
-    for text in queries(samples):
+    for number, text in enumerate(queries(samples)):
         payload = json.dumps(
             {
-                "session_id": "bench",
+                "session_id": f"bench-{number}",  # a session each: one session is never given a memory twice
                 "cwd": str(project),
                 "prompt": text,
                 "hook_event_name": "UserPromptSubmit",
