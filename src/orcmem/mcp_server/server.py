@@ -40,8 +40,8 @@ _WRITES_NOTE = (
 DESCRIPTIONS = {
     "memory_recall": (
         "What orcmem recalls before a prompt: the memories matching the prompt's words or close to its meaning, "
-        "framed as reference material (plain text, empty when nothing matches). Claude Code's prompt hook calls it "
-        "on this warm server."
+        "framed as reference material (plain text, empty when nothing matches). The prompt hook already adds this "
+        "before every prompt; call it to see what a prompt would get."
     ),
     "memory_search": (
         "Search this project's memory: decisions, lessons, working commands, environment quirks, conventions and "
