@@ -157,6 +157,7 @@ PROMPT_HOOK_MODULES = {
     "orcmem.models.env_names",
     "orcmem.models.vocabulary",
     "orcmem.profile",
+    "orcmem.prompt_hook",
     "orcmem.recall",
     "orcmem.retrieve",
     "orcmem.retrieve.query",

@@ -14,13 +14,13 @@ from orcmem.models.constants import DB_FILENAME, HOOK_OUTPUT_MAX_CHARS
 from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR
 from orcmem.models.vocabulary import HookName
 from orcmem.profile import home_dir_str
+from orcmem.prompt_hook import MAX_STDIN_BYTES
 
 TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TextIO
 
-MAX_STDIN_BYTES = 1 << 20
 LOG_NAME = "hooks.log"
 TASK_ENV_VAR = "ORCMEM_TASK"  # set by whatever starts an agent on a task: the run belongs to that task
 RUN_KIND_ENV_VAR = "ORCMEM_RUN_KIND"  # "discussion": the run only talks about the task and is never distilled

@@ -11,7 +11,7 @@ import sys
 
 from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR
 
-MAX_STDIN_BYTES = 1 << 20  # as the other hooks read
+MAX_STDIN_BYTES = 1 << 20  # of a hook's stdin, read by every hook
 
 
 def main(argv: list[str]) -> int:
