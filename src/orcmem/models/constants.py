@@ -136,9 +136,14 @@ RECALL_CANDIDATES: Final = 2 * RECALL_MAX_MEMORIES
 # both numbers are in docs/benchmarks.md (bench/precision.py).
 RECALL_MIN_TERM_SHARE: Final = 0.5
 RECALL_ENOUGH_TERMS: Final = 4
-# Recall through a warm process (the session's MCP server, its model loaded) also injects memories whose cosine
-# similarity to the prompt reaches this, found or not by the words. Measured in docs/benchmarks.md (Recall precision).
-RECALL_MIN_SIMILARITY: Final = 0.4
+# Recall through the warm server (the session's MCP server, its model loaded) also injects memories whose cosine
+# similarity to the prompt reaches this, found or not by the words; when one does, the prompt is about the project
+# and the word matches join without the gate. When none does, the word matches must pass a stricter gate than the
+# hook's own (meaning already covers the prompts it turns away). All measured in docs/benchmarks.md (Recall
+# precision); the closest any off-topic prompt came to a memory there is 0.32.
+RECALL_MIN_SIMILARITY: Final = 0.38
+WARM_RECALL_MIN_TERM_SHARE: Final = 2 / 3
+RECALL_RRF_K: Final = 20  # fusing recall's two lists: from 15 on it answered as well, 10 one request in 300 fewer
 # A new memory whose title and body are this close in meaning (cosine) to an active memory of the same project, with
 # no differing fact (orcmem/repeats.py), is the same lesson: it confirms that one. The lowest threshold whose
 # false-merge rate stays within 2 % on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicates.py).

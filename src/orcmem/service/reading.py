@@ -16,12 +16,15 @@ from orcmem.models.constants import (
     BRIEF_TASKS,
     LIST_MAX_LIMIT,
     QUERY_EMBED_TIMEOUT_S,
+    RECALL_CANDIDATES,
     RECALL_MAX_MEMORIES,
     RECALL_MIN_SIMILARITY,
+    RECALL_RRF_K,
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
     SEARCH_MEANING_ONLY_MIN_SIMILARITY,
+    WARM_RECALL_MIN_TERM_SHARE,
 )
 from orcmem.models.types import (
     Memory,
@@ -34,7 +37,7 @@ from orcmem.retrieve.query import fts_query
 from orcmem.retrieve.scoring import cap_per_run, fuse
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
 from orcmem.store.memories import WordHit
-from orcmem.store.recall import RecallRow
+from orcmem.store.recall import RecallRow, word_candidates
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -249,19 +252,32 @@ class Reading(ServiceSettings):
         min_similarity: float = RECALL_MIN_SIMILARITY,
         limit: int = RECALL_MAX_MEMORIES,
     ) -> builtins.list[RecallRow]:
-        """What `recall` frames: the gated word matches, fused with the close ones by meaning when asked, best first
-        (`limit` of them: a session's recall reads more, to pass over those it already gave)."""
-        if recall_match(prompt) is None:
+        """What `recall` frames, best first (`limit` of them: a session's recall reads more, to pass over those it
+        already gave).
+
+        Words alone: the matches that pass the relevance gate. With `meaning` (a process whose model has loaded):
+        the memories at least `min_similarity` close to the prompt, fused with the word matches, which count
+        ungated when meaning found something (the prompt is about the project) and must pass the stricter
+        WARM_RECALL_MIN_TERM_SHARE gate when it found nothing.
+        """
+        match = recall_match(prompt)
+        if match is None:
             return []
         project = self.store.projects.by_root(canonical_root) if meaning else None
-        pending = self._nearest_soon(project, prompt, limit) if meaning and self.model_ready() else None
-        by_words = recall_by_words(self.store.db.path, canonical_root, prompt, limit)
-        if by_words is None:  # memory is off, or the database is from another version
-            if pending is not None:
-                pending.cancel()
+        pending = self._nearest_soon(project, prompt, RECALL_CANDIDATES) if meaning and self.model_ready() else None
+        if pending is None:
+            return recall_by_words(self.store.db.path, canonical_root, prompt, limit) or []
+        found = word_candidates(
+            self.store.db.path, canonical_root, match, RECALL_CANDIDATES, share=WARM_RECALL_MIN_TERM_SHARE
+        )
+        if found is None:  # memory is off, or the database is from another version
+            pending.cancel()
             return []
-        by_meaning = self._close_in_meaning(project, pending, min_similarity, limit) if pending is not None else []
-        return merge_recall(by_words, by_meaning)[:limit]
+        by_words, relevant = found
+        by_meaning = self._close_in_meaning(project, pending, min_similarity, RECALL_CANDIDATES)
+        if not by_meaning and not relevant:
+            return []
+        return merge_recall(by_words, by_meaning, RECALL_RRF_K)[:limit]
 
     def _close_in_meaning(
         self, project: Project | None, pending: Future[Scan | None], min_similarity: float, limit: int

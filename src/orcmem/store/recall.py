@@ -85,6 +85,24 @@ def recall_rows(
 
     Returns None when memory is off, the database is missing or from another version; [] when nothing matches.
     """
+    found = word_candidates(db_path, canonical_root, match, limit, share=share, enough=enough)
+    if found is None:
+        return None
+    rows, relevant = found
+    return rows if relevant else []
+
+
+def word_candidates(
+    db_path: str | os.PathLike[str],
+    canonical_root: str,
+    match: str,
+    limit: int,
+    *,
+    share: float = RECALL_MIN_TERM_SHARE,
+    enough: int = RECALL_ENOUGH_TERMS,
+) -> tuple[list[RecallRow], bool] | None:
+    """`recall_rows`' matches whether or not they pass the relevance gate, and whether they do (recall by meaning
+    decides for itself when it found the prompt close to a memory); None when memory is off or unreadable."""
     if not os.path.exists(db_path):
         return None
     conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
@@ -120,9 +138,7 @@ def recall_rows(
             for t, ti, b, s, c, f, i, u, _n in rows
         ]
         # The gate looks at the matches recall would show first, however many more were read.
-        if not found_rows or not _relevant(conn, match, found_rows[:RECALL_MAX_MEMORIES], share, enough):
-            return []
-        return found_rows
+        return found_rows, bool(found_rows) and _relevant(conn, match, found_rows[:RECALL_MAX_MEMORIES], share, enough)
     finally:
         conn.close()
 
