@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.pypi_source import MINILM_INT8_PYPI
+from orcmem.warm import ask
+from tests.helpers import wait_for
 from tests.setup.support import CLAUDE_SETTINGS, CODEX_CONFIG, snapshot_tree
 
 pytestmark = [
@@ -136,11 +138,32 @@ def test_init_from_the_wheel_reaches_recall_by_words_and_meaning(clean_venv: Pat
         orcmem, "hook", "prompt", env=env, stdin=json.dumps({**payload, "prompt": "why will the car not start?"})
     )
     assert "The car will not start in winter" in by_words.stdout
+    # `add` returned at once; a background worker makes the vector.
+    status = [orcmem, "model", "status", "--json"]
+    wait_for(lambda: json.loads(_run(*status, env=env, cwd=project).stdout)["vectors"] == 1, timeout=90)
     by_meaning = json.loads(
         _run(orcmem, "search", "automobile trouble on chilly mornings", "--json", env=env, cwd=project).stdout
     )
     assert by_meaning[0]["title"] == "The car will not start in winter"
     assert by_meaning[0]["explain"]["meaning_rank"] == 1
+    # With the session's server running (as the agent starts it), the prompt hook recalls by meaning too.
+    server = subprocess.Popen(
+        [orcmem, "mcp"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        home_of_profile = env["ORCMEM_HOME"]
+        wait_for(lambda: ask(home_of_profile, {"prompt": "x", "cwd": str(project)})[1] == "warm", timeout=90)
+        paraphrase = {**payload, "session_id": "s2", "prompt": "why won't my vehicle turn on when it's cold"}
+        by_meaning_hook = _run(orcmem, "hook", "prompt", env=env, stdin=json.dumps(paraphrase))
+        assert "The car will not start in winter" in by_meaning_hook.stdout
+    finally:
+        server.kill()
+        server.wait()
 
     _run(orcmem, "init", "--remove", "--yes", env=env, cwd=project)
     assert snapshot_tree(home) == before
