@@ -126,7 +126,9 @@ def run(samples: int = 30) -> AgentsResult:
         payload = {"session_id": f"bench-{number}", "cwd": str(project), "prompt": prompt}
         floor.append(_wall([sys.executable, "-c", "pass"], ""))
         started = time.perf_counter()
-        result = subprocess.run([orcmem, "hook", "prompt"], input=json.dumps(payload), capture_output=True, env=env)
+        result = subprocess.run(
+            [orcmem, "hook", "prompt"], input=json.dumps(payload).encode(), capture_output=True, env=env
+        )
         hook.append(time.perf_counter() - started)
         hits += bool(result.stdout)
     _stop(proc)
