@@ -25,6 +25,7 @@ from bench import (
     precision,
     redaction,
     search,
+    writes,
 )
 from bench.common import machine
 from orcmem.models.constants import RRF_K, SEED_RRF_K
@@ -73,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     started_up = onboarding.run()
     print("the plugin's hook command...", flush=True)
     plugged = plugin.run()
+    print("writes that do not wait for the model...", flush=True)
+    written = writes.run()
     print("forget and server memory...", flush=True)
     spent = costs.run()
     print("recall precision...", flush=True)
@@ -97,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(redaction.render(redacted)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
         *([] if compared is None else ["\n".join(peers.render(compared))]),
+        "\n".join(writes.render(written)),
         "\n".join(onboarding.render(started_up)),
         "\n".join(plugin.render(plugged)),
         "\n".join(precision.render(precise)),
