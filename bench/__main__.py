@@ -16,6 +16,7 @@ from bench import (
     costs,
     duplicates,
     floor,
+    fusion,
     learning,
     load,
     locomo,
@@ -85,11 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     quality: tuple[list[locomo.Scores], int, locomo.CrossValidation] | None = None
     compared: peers.PeersResult | None = None
     floors: list[floor.FloorRow] | None = None
+    fusions: fusion.FusionResult | None = None
     if locomo_path is not None:
         print("retrieval quality on LoCoMo...", flush=True)
         quality = locomo.run(locomo_path)
         print("the meaning-only floor on LoCoMo...", flush=True)
         floors = floor.run(locomo_path)
+        print("search fusion variants on LoCoMo...", flush=True)
+        fusions = fusion.run(locomo_path)
         print("peers, side by side...", flush=True)
         compared = peers.run(locomo_path, size=args.peer_size)
     print(f"load test ({args.load_seconds:.0f} s)...", flush=True)
@@ -99,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(duplicates.render(once)),
         "\n".join(redaction.render(redacted)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
+        *([] if fusions is None else ["\n".join(fusion.render(fusions))]),
         *([] if compared is None else ["\n".join(peers.render(compared))]),
         "\n".join(writes.render(written)),
         "\n".join(onboarding.render(started_up)),
