@@ -163,3 +163,63 @@ def test_one_server_holds_the_socket_and_the_next_takes_over_when_it_closes() ->
         assert ask(str(home), {"prompt": "x"}) == (None, "no warm server")
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def short_home() -> Iterator[Path]:
+    home = Path(tempfile.mkdtemp(dir="/tmp", prefix="om-"))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_request_no_parser_takes_does_not_stop_the_server(short_home: Path) -> None:
+    """Deeply nested JSON (a RecursionError, not a ValueError) gets an error answer; the next request is served."""
+    from orcmem.mcp_server.recall_socket import RecallSocket
+
+    server = RecallSocket(short_home, lambda request: {"text": "fine", "path": "warm"})
+    server.start()
+    try:
+        assert server.holding.wait(5)
+        client = socket.socket(socket.AF_UNIX)
+        client.connect(socket_path(str(short_home)))
+        client.sendall(b"json\n" + b"[" * 100_000)
+        client.shutdown(socket.SHUT_WR)
+        client.recv(65536)
+        client.close()
+        assert ask(str(short_home), {"prompt": "x"})[0] == {"text": "fine", "path": "warm"}
+    finally:
+        server.close()
+
+
+def test_a_late_answer_marks_nothing_as_given(short_home: Path) -> None:
+    """A client that gave up answered itself from words: the server must not record what it never delivered."""
+    from orcmem.mcp_server.recall_socket import REMEMBER, RecallSocket
+    from orcmem.warm import WARM_TIMEOUT_S
+
+    remembered: list[str] = []
+
+    def answer(request: dict) -> dict:
+        time.sleep(float(request["delay"]))
+        return {"text": "t", "path": "warm", REMEMBER: lambda: remembered.append(request["prompt"])}
+
+    server = RecallSocket(short_home, answer)
+    server.start()
+    try:
+        assert server.holding.wait(5)
+        assert ask(str(short_home), {"prompt": "quick", "delay": 0})[0] == {"text": "t", "path": "warm"}
+        assert ask(str(short_home), {"prompt": "late", "delay": WARM_TIMEOUT_S + 0.2}) == (
+            None,
+            "warm server timed out",
+        )
+        time.sleep(0.5)  # the server finishes the late answer meanwhile
+        assert remembered == ["quick"]
+    finally:
+        server.close()
+
+
+def test_the_log_names_a_strange_session_safely(tmp_path: Path) -> None:
+    from orcmem.session_recall import RECALL_LOG_NAME, log_recall
+
+    log_recall(str(tmp_path), "warm", 1.0, "a\nfake line \udc80", select([row(1)], {}, 0))
+    [line] = (tmp_path / "logs" / RECALL_LOG_NAME).read_text().splitlines()
+    assert "fake line" not in line and "shown=1" in line

@@ -133,6 +133,14 @@ def test_the_hook_recalls_by_meaning_through_the_warm_server(profile, server) ->
     )
 
 
+def test_a_payload_without_an_absolute_folder_gets_nothing_from_the_server(profile, server) -> None:
+    """The server never falls back to its own folder's project for a payload that names none."""
+    home, _project, _ids = profile
+    for cwd in ("", "relative/path"):
+        answer, _path = ask(str(home), {"prompt": PARAPHRASE, "cwd": cwd, "session_id": "x"})
+        assert answer is not None and answer["text"] == ""
+
+
 def test_the_socket_is_this_users_alone(profile, server) -> None:
     home, _project, _ids = profile
     path = Path(socket_path(str(home)))

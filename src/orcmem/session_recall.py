@@ -13,7 +13,7 @@ import os
 import re
 import time
 from collections import namedtuple
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from orcmem.recall import frame_recall
 from orcmem.store.recall import RecallRow
@@ -31,16 +31,20 @@ _WORD = re.compile(r"\w+")
 Selection = namedtuple("Selection", "text shown repeated collapsed cut")  # noqa: PYI024
 
 
+def session_name(session_id: str) -> str:
+    """The session id as a file name and a log word: as it is when plain, else a hash of it."""
+    if _SAFE_ID.fullmatch(session_id):
+        return session_id
+    import hashlib
+
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 def session_file(home: str, session_id: str | None) -> str | None:
     """The file holding what this session was given; None without a session id (nothing is remembered)."""
     if not session_id:
         return None
-    name = session_id
-    if not _SAFE_ID.fullmatch(session_id):
-        import hashlib
-
-        name = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
-    return os.path.join(home, SESSIONS_DIRNAME, f"recall-{name}.json")
+    return os.path.join(home, SESSIONS_DIRNAME, f"recall-{session_name(session_id)}.json")
 
 
 def _given(path: str | None) -> dict[str, int]:
@@ -95,14 +99,26 @@ def select(rows: Sequence[RecallRow], given: dict[str, int], now: int) -> Select
     return Selection(text, kept[:shown], len(rows) - len(fresh), len(fresh) - len(kept), len(kept) - shown)
 
 
-def recall_for_session(home: str, session_id: str | None, rows: Sequence[RecallRow], now: int) -> Selection:
-    """Select what this prompt gets, and remember what was shown for the session's later prompts."""
+def choose_for_session(
+    home: str, session_id: str | None, rows: Sequence[RecallRow], now: int
+) -> tuple[Selection, Callable[[], None]]:
+    """Select what this prompt gets; the function returned records it as given (call it once it was delivered)."""
     path = session_file(home, session_id)
     given = _given(path)
     selection = select(rows, given, now)
-    if path is not None and selection.shown:
-        given.update({row.id: row.updated_at for row in selection.shown})
-        _save(path, given)
+
+    def remember() -> None:
+        if path is not None and selection.shown:
+            given.update({row.id: row.updated_at for row in selection.shown})
+            _save(path, given)
+
+    return selection, remember
+
+
+def recall_for_session(home: str, session_id: str | None, rows: Sequence[RecallRow], now: int) -> Selection:
+    """Select what this prompt gets, and remember what was shown for the session's later prompts."""
+    selection, remember = choose_for_session(home, session_id, rows, now)
+    remember()
     return selection
 
 
@@ -142,7 +158,8 @@ def log_recall(home: str, path: str, ms: float, session_id: str | None, selectio
             f"shown={len(selection.shown)} repeated={selection.repeated} "
             f"collapsed={selection.collapsed} cut={selection.cut}"
         )
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {path} {ms:.1f}ms session={session_id or '-'} {counts}\n"
+    session = session_name(session_id) if session_id else "-"
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {path} {ms:.1f}ms session={session} {counts}\n"
     try:
         logs = os.path.join(home, "logs")
         os.makedirs(logs, mode=0o700, exist_ok=True)
@@ -153,7 +170,7 @@ def log_recall(home: str, path: str, ms: float, session_id: str | None, selectio
         except FileNotFoundError:
             pass
         descriptor = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+        with os.fdopen(descriptor, "a", encoding="utf-8", errors="replace") as handle:
             handle.write(line)
     except OSError:
         pass

@@ -110,9 +110,9 @@ def run(
 
 
 def _still_missing(service: MemoryService) -> int:
-    """How many memories lack a vector that this worker could make (0 without a working model or with memory off)."""
+    """How many memories lack a vector that this worker could make (0 without a model or with memory off)."""
     pump = service.pump
-    if pump is None or pump.last_error is not None or not service.is_enabled():
+    if pump is None or not service.is_enabled():
         return 0
     return pump.pending()
 

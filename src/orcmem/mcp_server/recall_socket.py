@@ -24,7 +24,7 @@ from typing import Any
 
 from orcmem.hooks import hook_context
 from orcmem.models.constants import RECALL_CANDIDATES
-from orcmem.session_recall import log_recall, recall_for_session
+from orcmem.session_recall import choose_for_session, log_recall
 from orcmem.warm import (
     ANSWER_MAX_BYTES,
     HOOK_MODE,
@@ -33,6 +33,7 @@ from orcmem.warm import (
     OK,
     SOCKET_NAME,
     WARM_PATH,
+    WARM_TIMEOUT_S,
     WARM_WORDS_PATH,
     private_folder,
     run_dir,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 CLAIM_RETRY_S = 5.0  # how often a server without the socket checks whether its holder has gone
 CLIENT_TIMEOUT_S = 2.0  # a client that sends nothing (or reads nothing) for this long is dropped
+REMEMBER = "remember"  # a reply's key (never sent) for what marks the memories as given to the session
 ROOTS_CACHED = 256  # folders whose project root is remembered (a hook sends its session's folder every prompt)
 
 
@@ -68,8 +70,10 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
             return {"text": "", "path": WARM_PATH, "embedding": service.pump is not None}
         started = time.perf_counter()
         prompt, cwd, session = request.get("prompt"), request.get("cwd"), request.get("session_id")
-        if not isinstance(prompt, str) or not isinstance(cwd, str):
-            return {"text": "", "path": WARM_PATH, "error": "prompt and cwd must be text"}
+        if not isinstance(prompt, str) or not prompt.strip():
+            return {"text": "", "path": WARM_PATH}
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):  # never the server's own folder by default
+            return {"text": "", "path": WARM_PATH}
         session_id = session if isinstance(session, str) else None
         service = provide().memory
         if not service.is_enabled():
@@ -77,10 +81,11 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
             return {"text": "", "path": WARM_PATH, "off": True}
         path = WARM_PATH if service.model_ready() else WARM_WORDS_PATH
         rows = service.recall_rows(root_of(cwd), prompt, meaning=True, limit=RECALL_CANDIDATES)
-        selection = recall_for_session(str(home), session_id, rows, service.clock())
+        selection, remember = choose_for_session(str(home), session_id, rows, service.clock())
         ms = (time.perf_counter() - started) * 1000
         log_recall(str(home), path, ms, session_id, selection)
         return {
+            REMEMBER: remember,
             "text": selection.text,
             "path": path,
             "ms": round(ms, 3),
@@ -120,8 +125,11 @@ class RecallSocket:
                 print(f"orcmem mcp: the recall socket is unavailable: {exc}", file=sys.stderr)
                 claimed = False
             if claimed:
-                self._serve()
-                return
+                try:
+                    self._serve()
+                finally:
+                    self._release()  # whatever ended serving: another server (or this one, again) takes over
+                continue
             self._stop.wait(CLAIM_RETRY_S)
 
     def _make_folder(self) -> None:
@@ -162,12 +170,27 @@ class RecallSocket:
                 connection, _ = self._listener.accept()
             except TimeoutError:
                 continue
-            except OSError:
-                break  # closed
+            except OSError as exc:  # out of file handles, say: let go, and claim again after a pause
+                print(f"orcmem mcp: the recall socket stopped accepting: {exc}", file=sys.stderr)
+                self._stop.wait(CLAIM_RETRY_S)
+                return
             with connection:
-                self._handle(connection)
+                self._handle(connection, time.monotonic())
 
-    def _handle(self, connection: socket.socket) -> None:
+    def _release(self) -> None:
+        """Close the socket, remove it, and give up the lock (only the holder has them)."""
+        self.holding.clear()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = None
+
+    def _handle(self, connection: socket.socket, accepted: float) -> None:
+        """Answer one client; nothing it sends or does stops the server."""
         connection.settimeout(CLIENT_TIMEOUT_S)
         try:
             if not _same_user(connection):
@@ -181,23 +204,22 @@ class RecallSocket:
                 message = f"{type(exc).__name__}: {exc}"
                 print(f"orcmem mcp: recall failed: {message}", file=sys.stderr)
                 reply = {"text": "", "path": WARM_PATH, "error": message}
+            remember = reply.pop(REMEMBER, None)
             connection.sendall(_encode(mode, reply))
-        except OSError:
-            pass  # the client went away or timed out
+            # The session keeps what it was given only if the client took the answer in time; a client that gave
+            # up answered itself from words, and must not find these memories marked as given.
+            if callable(remember) and time.monotonic() - accepted < WARM_TIMEOUT_S:
+                remember()
+        except Exception as exc:  # the client went away, timed out, or sent what no parser takes
+            print(f"orcmem mcp: a recall request failed: {type(exc).__name__}", file=sys.stderr)
 
     def close(self) -> None:
         """Stop serving and let another server take the socket over."""
         self._stop.set()
-        if self._listener is not None:
-            self._listener.close()
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)  # releases the lock
-            self._lock_fd = None
-        self.holding.clear()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=2)
+        if self._thread is None or not self._thread.is_alive():
+            self._release()
 
 
 def _same_user(connection: socket.socket) -> bool:
@@ -222,7 +244,7 @@ def _read_request(connection: socket.socket) -> tuple[bytes, dict[str, Any] | No
     mode, _, body = b"".join(chunks).partition(b"\n")
     try:
         request = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return mode + b"\n", None
     return mode + b"\n", request if isinstance(request, dict) else None
 
