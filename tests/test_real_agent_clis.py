@@ -7,6 +7,7 @@ itself wrote, and the worker distils it with the same real CLI. Skipped where th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -19,9 +20,11 @@ import pytest
 
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks
+from orcmem.warm import ask
 from orcmem.worker_control import stop_workers
 from orcmem.workspace import locate
 from tests.fakes import loopback_http
+from tests.helpers import wait_for
 from tests.model_apis import ANSWER, DISTILL_MARK, AnthropicMessages, OpenAIResponses
 
 CLIS = Path(os.environ.get("ORCMEM_AGENT_CLIS") or Path(__file__).parent / "agent_clis" / "node_modules" / ".bin")
@@ -178,3 +181,94 @@ def test_codex_reads_the_hooks_setup_writes_and_doctor_reports_their_trust(env, 
     hooks_file = Path(env["HOME"]) / ".codex" / "hooks.json"
     hooks_file.write_text(hooks_file.read_text().replace("hook stop", "hook  stop"))  # changed since trusted
     assert "stop (modified)" in orcmem(env, project_dir, "doctor")
+
+
+WARM_TITLE = "The car will not start in winter"
+PARAPHRASE = "why won't my vehicle turn on when it's cold"  # no word in common with WARM_TITLE
+
+
+@contextlib.contextmanager
+def warm_server(env: dict[str, str], project_dir: Path, orcmem_home: Path, models: Path) -> Iterator[None]:
+    """Memory on, the model installed, one embedded memory, and another session's `orcmem mcp` holding the socket."""
+    orcmem(env, project_dir, "memory", "on")
+    orcmem(env, project_dir, "model", "install", "--from", str(models / "minilm-l6-v2-int8"))
+    orcmem(
+        env, project_dir, "add", "--type", "lesson", "--title", WARM_TITLE, "--body", "The battery drains overnight."
+    )
+    orcmem(env, project_dir, "reindex")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "orcmem", "mcp", "--project", str(project_dir)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: ask(str(orcmem_home), {"prompt": "x", "cwd": str(project_dir)})[1] == "warm", timeout=90)
+        yield
+    finally:
+        server.kill()
+        server.wait()
+
+
+def answered_warm(orcmem_home: Path) -> bool:
+    """Whether the last prompt's recall came from the warm server and showed the memory."""
+    last = (orcmem_home / "logs" / "recall.log").read_text().splitlines()[-1].split()
+    return last[1] == "warm" and "shown=1" in last
+
+
+def test_the_real_claude_code_hands_the_model_what_the_warm_server_recalls(
+    env, project_dir: Path, orcmem_home: Path, int8_models_dir: Path
+) -> None:
+    """The command hook `setup` writes, answered by a running `orcmem mcp`: the memory recalled by meaning reaches
+    the model's request in the real Claude Code."""
+    claude = cli("claude")
+    orcmem(env, project_dir, "setup", "claude", "--scope", "project")
+    AnthropicMessages.requests.clear()
+    with warm_server(env, project_dir, orcmem_home, int8_models_dir), loopback_http(AnthropicMessages) as url:
+        env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"})
+        session = subprocess.run(
+            [str(claude), "-p", PARAPHRASE, "--allowedTools", "Bash(echo:*)"],
+            cwd=project_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert session.returncode == 0, session.stderr
+    asked = [r for r in AnthropicMessages.requests if DISTILL_MARK not in json.dumps(r.get("messages"))]
+    first = next(r for r in asked if "vehicle" in json.dumps(r.get("messages")))
+    assert WARM_TITLE in json.dumps(first["messages"])  # the recall, as added context, before the first turn
+    assert answered_warm(orcmem_home)
+
+
+def test_the_real_codex_hands_the_model_what_the_warm_server_recalls(
+    env, project_dir: Path, orcmem_home: Path, int8_models_dir: Path
+) -> None:
+    """The same through `setup codex`'s hook in the real Codex (hooks trusted for the run)."""
+    codex = cli("codex")
+    OpenAIResponses.requests.clear()
+    with warm_server(env, project_dir, orcmem_home, int8_models_dir), loopback_http(OpenAIResponses) as url:
+        env["OPENAI_API_KEY"] = "sk-test-not-a-key"
+        orcmem(env, project_dir, "setup", "codex")
+        config = Path(env["HOME"]) / ".codex" / "config.toml"
+        provider = (
+            'model = "gpt-5.5"\nmodel_provider = "standin"\n\n'
+            f'[model_providers.standin]\nname = "standin"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
+            "request_max_retries = 0\nstream_max_retries = 0\n\n"
+        )
+        config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
+        session = subprocess.run(
+            [str(codex), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
+            + ["--sandbox", "danger-full-access", PARAPHRASE],
+            cwd=project_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert session.returncode == 0, session.stderr
+    asked = [r for r in OpenAIResponses.requests if DISTILL_MARK not in json.dumps(r.get("input"))]
+    first = next(r for r in asked if "vehicle" in json.dumps(r.get("input")))
+    assert WARM_TITLE in json.dumps(first["input"])  # the hook's context, a developer message, in the first request
+    assert answered_warm(orcmem_home)
