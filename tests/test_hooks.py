@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -215,6 +216,29 @@ def test_the_warm_path_of_the_prompt_hook_imports_almost_nothing(tmp_path: Path)
     output, loaded, heavy = result.stdout.split("\n")
     assert json.loads(output)["hookSpecificOutput"]["additionalContext"] == "about the pool", result.stderr
     assert set(loaded.split()) == WARM_PATH_MODULES and heavy == "", result.stderr
+
+
+def test_the_prompt_hook_behind_a_global_option_asks_the_warm_server_too(tmp_path: Path) -> None:
+    """`orcmem --project DIR hook prompt` goes through click, and still asks the warm server first."""
+    from orcmem.mcp_server.recall_socket import RecallSocket
+
+    home = Path(tempfile.mkdtemp(dir="/tmp", prefix="om-"))
+    server = RecallSocket(home, lambda request: {"text": "from the server", "path": "warm"})
+    server.start()
+    assert server.holding.wait(5)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "orcmem", "--project", str(tmp_path), "hook", "prompt"],
+            input=json.dumps({"prompt": "the pool", "cwd": str(tmp_path), "session_id": "s"}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "ORCMEM_HOME": str(home)},
+        )
+    finally:
+        server.close()
+        shutil.rmtree(home, ignore_errors=True)
+    assert json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"] == "from the server", result.stderr
 
 
 def test_the_prompt_hook_imports_only_its_allow_list(tmp_path: Path) -> None:

@@ -67,6 +67,30 @@ def orcmem(env: dict[str, str], cwd: Path, *args: str) -> str:
     return result.stdout
 
 
+def run_claude(claude: Path, prompt: str, project_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One `claude -p` session, its echo tool allowed."""
+    command = [str(claude), "-p", prompt, "--allowedTools", "Bash(echo:*)"]
+    return subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True, timeout=120)
+
+
+def run_codex(codex: Path, prompt: str, project_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One `codex exec` session, hooks run without the trust step (as for vetted automation)."""
+    command = [str(codex), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
+    command += ["--sandbox", "danger-full-access", prompt]
+    return subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True, timeout=120)
+
+
+def use_standin_model(env: dict[str, str], url: str) -> None:
+    """Point Codex's config.toml at the loopback Responses stand-in."""
+    config = Path(env["HOME"]) / ".codex" / "config.toml"
+    provider = (
+        'model = "gpt-5.5"\nmodel_provider = "standin"\n\n'
+        f'[model_providers.standin]\nname = "standin"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
+        "request_max_retries = 0\nstream_max_retries = 0\n\n"
+    )
+    config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
+
+
 def learned(home: Path, project_dir: Path, timeout: float = 90.0) -> tuple[int, str, list[str]]:
     """(turns, job state, memory titles) of the project's one run, once its job has ended."""
     deadline = time.monotonic() + timeout
@@ -93,14 +117,7 @@ def test_a_real_claude_code_session_is_learned_by_claude_code(env, project_dir: 
         env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"})
         orcmem(env, project_dir, "setup", "claude", "--scope", "project")
         orcmem(env, project_dir, "memory", "on")
-        session = subprocess.run(
-            [str(claude), "-p", "Say hello with echo", "--allowedTools", "Bash(echo:*)"],
-            cwd=project_dir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        session = run_claude(claude, "Say hello with echo", project_dir, env)
         assert session.returncode == 0, session.stderr
         turns, state, titles = learned(orcmem_home, project_dir)
     assert (turns, state, titles) == (1, "done", [LEARNED])
@@ -114,23 +131,9 @@ def test_a_real_codex_session_is_learned_by_codex(env, project_dir: Path, orcmem
     with loopback_http(OpenAIResponses) as url:
         env["OPENAI_API_KEY"] = "sk-test-not-a-key"
         orcmem(env, project_dir, "setup", "codex")
-        config = Path(env["HOME"]) / ".codex" / "config.toml"
-        provider = (
-            'model = "gpt-5.5"\nmodel_provider = "standin"\n\n'
-            f'[model_providers.standin]\nname = "standin"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
-            "request_max_retries = 0\nstream_max_retries = 0\n\n"
-        )
-        config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
+        use_standin_model(env, url)
         orcmem(env, project_dir, "memory", "on")
-        session = subprocess.run(
-            [str(codex), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
-            + ["--sandbox", "danger-full-access", "Say hello with echo"],
-            cwd=project_dir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        session = run_codex(codex, "Say hello with echo", project_dir, env)
         assert session.returncode == 0, session.stderr
         turns, state, titles = learned(orcmem_home, project_dir)
     assert (turns, state, titles) == (1, "done", [LEARNED])
@@ -227,14 +230,7 @@ def test_the_real_claude_code_hands_the_model_what_the_warm_server_recalls(
     AnthropicMessages.requests.clear()
     with warm_server(env, project_dir, orcmem_home, int8_models_dir), loopback_http(AnthropicMessages) as url:
         env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"})
-        session = subprocess.run(
-            [str(claude), "-p", PARAPHRASE, "--allowedTools", "Bash(echo:*)"],
-            cwd=project_dir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        session = run_claude(claude, PARAPHRASE, project_dir, env)
     assert session.returncode == 0, session.stderr
     asked = [r for r in AnthropicMessages.requests if DISTILL_MARK not in json.dumps(r.get("messages"))]
     first = next(r for r in asked if "vehicle" in json.dumps(r.get("messages")))
@@ -251,22 +247,8 @@ def test_the_real_codex_hands_the_model_what_the_warm_server_recalls(
     with warm_server(env, project_dir, orcmem_home, int8_models_dir), loopback_http(OpenAIResponses) as url:
         env["OPENAI_API_KEY"] = "sk-test-not-a-key"
         orcmem(env, project_dir, "setup", "codex")
-        config = Path(env["HOME"]) / ".codex" / "config.toml"
-        provider = (
-            'model = "gpt-5.5"\nmodel_provider = "standin"\n\n'
-            f'[model_providers.standin]\nname = "standin"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
-            "request_max_retries = 0\nstream_max_retries = 0\n\n"
-        )
-        config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
-        session = subprocess.run(
-            [str(codex), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
-            + ["--sandbox", "danger-full-access", PARAPHRASE],
-            cwd=project_dir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        use_standin_model(env, url)
+        session = run_codex(codex, PARAPHRASE, project_dir, env)
     assert session.returncode == 0, session.stderr
     asked = [r for r in OpenAIResponses.requests if DISTILL_MARK not in json.dumps(r.get("input"))]
     first = next(r for r in asked if "vehicle" in json.dumps(r.get("input")))

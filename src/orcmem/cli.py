@@ -1144,8 +1144,9 @@ def _init_model(app: AppContext, service: MemoryService, home: Path) -> None:
 @click.argument("name", type=click.Choice(values(HookName)))
 def hook(name: str) -> None:
     """Run an agent hook (reads the hook's JSON on stdin; never fails the agent)."""
+    from orcmem import prompt_hook
 
-    sys.exit(hooks.main([name]))
+    sys.exit(prompt_hook.main([name]) if name == HookName.PROMPT else hooks.main([name]))
 
 
 @cli.command()

@@ -168,24 +168,18 @@ def session_start(payload: dict[str, Any], home: str) -> str:
         service.close()
 
 
-def prompt(payload: dict[str, Any], home: str, warm_tried: str | None = None) -> str:
-    """UserPromptSubmit: the memories that match the prompt, as reference material; nothing when none match.
+def prompt(payload: dict[str, Any], home: str, warm_tried: str = "warm server not asked") -> str:
+    """UserPromptSubmit, the word path: the memories whose words match the prompt, as reference material; nothing
+    when none match, and nothing the session was already given unchanged.
 
-    Asks the session's warm server first (by meaning and by words, its model loaded) unless `warm_tried` says why
-    it did not answer already; then reads the matches by words itself: one read-only query, no service, no model.
-    Either way a memory the session was already given, unchanged, is not given again.
+    `orcmem hook prompt` asks the session's warm server first (`prompt_hook`); this runs when it did not answer,
+    `warm_tried` saying why: one read-only query, no service, no model.
     """
     text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
     if text is None or cwd is None:
         return ""
     session = _text(payload, "session_id")
     started = time.perf_counter()
-    if warm_tried is None:
-        from orcmem.warm import ask
-
-        answer, warm_tried = ask(home, {"prompt": text, "cwd": cwd, "session_id": session})
-        if answer is not None:
-            return hook_context("UserPromptSubmit", str(answer["text"]))  # the server logged it
     return hook_context("UserPromptSubmit", recall_by_words_here(home, text, cwd, session, started, warm_tried))
 
 
@@ -288,7 +282,7 @@ def main(
     home = home_dir_str()
     try:
         payload = _read_payload(stdin or sys.stdin)
-        output = prompt(payload, home, warm_tried) if handler is prompt else handler(payload, home)
+        output = prompt(payload, home, warm_tried) if warm_tried else handler(payload, home)
     except Exception as exc:  # a hook must never block or break the agent
         import traceback
 

@@ -84,3 +84,32 @@ def test_a_run_queued_during_the_final_embedding_wait_is_distilled(
     assert [o.run_id for o in outcomes] == [first, *later] and len(later) == 1
     assert {job.run_id: job.state for job, _run in service.store.jobs.list(None)} == {first: "done", later[0]: "done"}
     assert service.pump.waits == 2  # it waited for the second run's vectors too before exiting
+
+
+class CommandsWriteMeanwhile:
+    """The worker's pump, while commands hand it memories: `pending` says how many still lack a vector each time
+    the worker asks (a command wrote one while it embedded), `schedule` counts the rounds it was asked for."""
+
+    def __init__(self, pending: list[int]) -> None:
+        self.left = pending
+        self.rounds = 0
+        self.last_error = None
+
+    def schedule(self, memory_ids=None) -> None:
+        self.rounds += 1
+
+    def wait(self, timeout: float) -> bool:
+        return True
+
+    def pending(self) -> int:
+        return self.left.pop(0) if len(self.left) > 1 else self.left[0]
+
+
+def test_the_worker_embeds_what_commands_left_and_what_they_write_while_it_runs(service: MemoryService) -> None:
+    """It starts by embedding what commands handed over, goes round again while new memories lack a vector, and
+    stops when a round changes nothing (a memory the model cannot embed does not keep it running)."""
+    service.set_enabled(True)
+    pump = CommandsWriteMeanwhile([2, 1, 1])  # one written meanwhile, then one that stays without a vector
+    service.pump = pump  # type: ignore[assignment]
+    worker.run(service, lambda run: GeneratorChoice(Model(), None, "stand-in"), linger=False)
+    assert pump.rounds == 3  # the start, then once for each count that changed (2, then 1), not again for 1

@@ -47,6 +47,15 @@ def required_terms(terms: int, share: float = RECALL_MIN_TERM_SHARE, enough: int
     return min(int(-(-terms * share // 1)), enough)  # the share rounded up, without importing math
 
 
+def _memory_on(conn: apsw.Connection) -> bool | None:
+    """Whether the database says memory is on; None when it is from another schema version."""
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    if conn.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
+        return None
+    enabled = conn.execute("SELECT value FROM settings WHERE key = ?", (SETTING_MEMORY_ENABLED,)).fetchall()
+    return bool(enabled) and enabled[0][0] == "true"
+
+
 def memory_enabled(db_path: str | os.PathLike[str]) -> bool | None:
     """Whether memory is on: False before the database exists (a new profile starts off), None when it cannot be
     read or is from another version."""
@@ -57,11 +66,7 @@ def memory_enabled(db_path: str | os.PathLike[str]) -> bool | None:
     except apsw.Error:
         return None
     try:
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        if conn.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
-            return None
-        enabled = conn.execute("SELECT value FROM settings WHERE key = ?", (SETTING_MEMORY_ENABLED,)).fetchall()
-        return bool(enabled) and enabled[0][0] == "true"
+        return _memory_on(conn)
     except apsw.Error:
         return None
     finally:
@@ -107,11 +112,7 @@ def word_candidates(
         return None
     conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        if conn.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
-            return None
-        enabled = conn.execute("SELECT value FROM settings WHERE key = ?", (SETTING_MEMORY_ENABLED,)).fetchall()
-        if not enabled or enabled[0][0] != "true":
+        if not _memory_on(conn):
             return None
         found = conn.execute("SELECT id FROM projects WHERE canonical_root = ?", (canonical_root,)).fetchall()
         project_id = found[0][0] if found else ""
