@@ -6,17 +6,17 @@ import json
 import math
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import embedding_source
 from orcmem.embed.model_files import ensure_model
 from orcmem.embed.worker import worker_embedder
-from orcmem.models.constants import RRF_K, SEARCH_CANDIDATES, SEED_RRF_K
-from orcmem.models.types import Memory, NewMemory, Project, Source
+from orcmem.models.constants import FUSION_WORD_WEIGHT, RRF_K, SEARCH_CANDIDATES, SEED_RRF_K
+from orcmem.models.types import NewMemory, Project, Source
 from orcmem.retrieve.query import query_terms
-from orcmem.retrieve.scoring import cap_per_run, fuse
+from orcmem.retrieve.scoring import relative
 from orcmem.service.memory_service import MemoryService
 from orcmem.workspace import Location
 
@@ -84,14 +84,14 @@ def score(name: str, questions: Sequence[Question], retrieve: Callable[[Question
     return Scores(name, {k: hits[k] / len(questions) for k in KS}, ndcg_total / len(questions))
 
 
-def _words(svc: MemoryService, question: Question, terms: list[str]) -> list[Memory]:
+def word_scores(svc: MemoryService, question: Question, terms: list[str]) -> dict[str, float]:
+    """The 40 best BM25 matches of the terms (negated BM25, higher is better), best first."""
     if not terms:
-        return []
+        return {}
     quoted = [f'"{t}"' for t in terms]
     quoted[-1] += "*"
-    return [
-        h.memory for h in svc.store.memories.search_words(" OR ".join(quoted), question.project.id, SEARCH_CANDIDATES)
-    ]
+    hits = svc.store.memories.search_words(" OR ".join(quoted), question.project.id, SEARCH_CANDIDATES)
+    return {hit.memory.id: -hit.rank for hit in hits}
 
 
 def open_locomo(path: Path, work: Path) -> tuple[MemoryService, list[Question]]:
@@ -110,79 +110,98 @@ def open_locomo(path: Path, work: Path) -> tuple[MemoryService, list[Question]]:
 
 
 def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossValidation]:
-    """Every retriever's scores, the number of questions, and the cross-validated choice of RRF k."""
+    """Every retriever's scores, the number of questions, and the cross-validated choice of the word weight."""
     svc, questions = open_locomo(path, work or Path(tempfile.mkdtemp(prefix="orcmem-locomo-")))
     embedder = svc.embedder
     assert embedder is not None
-    meaning_cache: dict[str, list[Memory]] = {}
+    meaning_cache: dict[str, dict[str, float]] = {}
 
-    def meaning(question: Question) -> list[Memory]:
+    def meaning(question: Question) -> dict[str, float]:
+        """The 40 nearest memories' cosine similarity, closest first."""
         if question.text not in meaning_cache:
             # The query vector gets a generous limit here: quality is measured, not latency.
             vector = embedder.embed_query(question.text, timeout=30)
             hits = svc.store.vectors.nearest(vector, embedder.model_id, question.project.id, SEARCH_CANDIDATES)
-            meaning_cache[question.text] = svc.store.memories.get_many([h.memory_id for h in hits])
+            meaning_cache[question.text] = {hit.memory_id: 1 - hit.distance for hit in hits}
         return meaning_cache[question.text]
 
-    def fused(words: list[Memory], question: Question, k: int = RRF_K) -> list[str]:
-        return [h.memory.id for h in cap_per_run(fuse(words, meaning(question), svc.clock(), k=k), 10)]
+    def searched(question: Question) -> list[str]:
+        """The shipped search, as `orcmem search` runs it (its model already loaded)."""
+        return [hit.memory.id for hit in svc.search(question.project, question.text, 10)]
 
-    seed_words = lambda q: _words(svc, q, query_terms(q.text, drop_function_words=False))  # noqa: E731
-    words = lambda q: _words(svc, q, query_terms(q.text))  # noqa: E731
+    def by_rank(words: dict[str, float], question: Question, k: int) -> list[str]:
+        return rrf_ids([list(words), list(meaning(question))], k)
+
+    seed_words = lambda q: word_scores(svc, q, query_terms(q.text, drop_function_words=False))  # noqa: E731
+    words = lambda q: word_scores(svc, q, query_terms(q.text))  # noqa: E731
     results = [
-        score("words", questions, lambda q: [m.id for m in words(q)]),
-        score("meaning", questions, lambda q: [m.id for m in meaning(q)]),
-        score(f"fused (RRF k = {RRF_K})", questions, lambda q: fused(words(q), q)),
-        score(f"fused with the seed's RRF k = {SEED_RRF_K}", questions, lambda q: fused(words(q), q, SEED_RRF_K)),
-        score("variant: fused with RRF k = 5", questions, lambda q: fused(words(q), q, 5)),
-        score("words, the seed's query (function words kept)", questions, lambda q: [m.id for m in seed_words(q)]),
+        score("words", questions, lambda q: list(words(q))),
+        score("meaning", questions, lambda q: list(meaning(q))),
+        score(f"fused search (scores, words weighted {FUSION_WORD_WEIGHT})", questions, searched),
+        score(f"fused by reciprocal rank, k = {RRF_K} (before)", questions, lambda q: by_rank(words(q), q, RRF_K)),
+        score(f"fused with the seed's RRF k = {SEED_RRF_K}", questions, lambda q: by_rank(words(q), q, SEED_RRF_K)),
+        score("words, the seed's query (function words kept)", questions, lambda q: list(seed_words(q))),
         score(
             f"fused, the seed's query and k = {SEED_RRF_K}",
             questions,
-            lambda q: fused(seed_words(q), q, SEED_RRF_K),
+            lambda q: by_rank(seed_words(q), q, SEED_RRF_K),
         ),
     ]
-    cross = cross_validated_k(questions, lambda q: [m.id for m in words(q)], lambda q: [m.id for m in meaning(q)])
+    cross = cross_validated_weight(questions, words, meaning)
     svc.close()
     return results, len(questions), cross
 
 
 @dataclass
 class CrossValidation:
-    """RRF k chosen on four conversations and tested on the fifth, in turn."""
+    """The word weight chosen on four conversations and tested on the fifth, in turn."""
 
-    choices: dict[str, int]  # held-out conversation -> the k chosen without it
+    choices: dict[str, float]  # held-out conversation -> the weight chosen without it
     recall8: float  # over every held-out question
+    ndcg10: float
     words_recall8: float  # words alone, the same questions
 
 
-def cross_validated_k(
+def cross_validated_weight(
     questions: Sequence[Question],
-    words: Callable[[Question], list[str]],
-    meaning: Callable[[Question], list[str]],
-    ks: Sequence[int] = (10, 20, 30, 60),
+    words: Callable[[Question], dict[str, float]],
+    meaning: Callable[[Question], dict[str, float]],
+    weights: Sequence[float] = (0.4, 0.5, 0.6, 0.7, 0.8),
 ) -> CrossValidation:
-    """Leave one conversation out: pick k by recall@8 on the others, score the held-out one with it."""
+    """Leave one conversation out: pick the word weight by recall@8 on the others, score the held-out one with it."""
     lists = {id(q): (words(q), meaning(q)) for q in questions}
 
-    def recall8(subset: Sequence[Question], k: int | None) -> float:
-        found = 0
-        for q in subset:
-            word_ids, meaning_ids = lists[id(q)]
-            ranked = word_ids if k is None else rrf_ids([word_ids, meaning_ids], k)
-            found += any(memory_id in q.evidence for memory_id in ranked[:8])
-        return found / len(subset)
+    def ranked(q: Question, weight: float | None) -> list[str]:
+        word_values, meaning_values = lists[id(q)]
+        return list(word_values)[:10] if weight is None else convex_ids(word_values, meaning_values, weight)
 
-    choices: dict[str, int] = {}
-    held_hits = words_hits = 0.0
+    def recall8(subset: Sequence[Question], weight: float | None) -> float:
+        return sum(any(m in q.evidence for m in ranked(q, weight)[:8]) for q in subset) / len(subset)
+
+    choices: dict[str, float] = {}
+    held: list[Question] = []
+    chosen: dict[int, float] = {}
     for project in sorted({q.project.name for q in questions}):
-        held = [q for q in questions if q.project.name == project]
         rest = [q for q in questions if q.project.name != project]
-        k = max(ks, key=lambda k: recall8(rest, k))
-        choices[project] = k
-        held_hits += recall8(held, k) * len(held)
-        words_hits += recall8(held, None) * len(held)
-    return CrossValidation(choices, held_hits / len(questions), words_hits / len(questions))
+        weight = max(weights, key=lambda w: recall8(rest, w))
+        choices[project] = weight
+        for q in questions:
+            if q.project.name == project:
+                held.append(q)
+                chosen[id(q)] = weight
+    scored = score("held out", held, lambda q: ranked(q, chosen[id(q)]))
+    return CrossValidation(choices, scored.recall[8], scored.ndcg10, recall8(held, None))
+
+
+def convex_ids(words: Mapping[str, float], meaning: Mapping[str, float], weight: float) -> list[str]:
+    """The shipped fusion of two scored candidate lists (`retrieve.scoring.fuse`, without type, confidence and
+    recency): the ten best ids."""
+    by_words, by_meaning = relative(words), relative(meaning)
+    fused = {
+        key: weight * by_words.get(key, 0.0) + (1 - weight) * by_meaning.get(key, 0.0)
+        for key in {**by_words, **by_meaning}
+    }
+    return sorted(fused, key=lambda key: -fused[key])[:10]
 
 
 def rrf_ids(lists: Sequence[Sequence[str]], k: int) -> list[str]:

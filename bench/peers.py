@@ -27,7 +27,7 @@ from pathlib import Path
 from bench import locomo, peers_offline
 from bench.common import Latency, embedding_source, latency, time_call
 from bench.search import queries, synthetic_memories
-from orcmem.models.constants import RRF_K
+from orcmem.models.constants import FUSION_WORD_WEIGHT
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -405,8 +405,8 @@ def _describe(size: int, bm_python: Path | None, bm_reason: str | None) -> list[
             _version("orcmem"),
             [
                 f"`MemoryService.search(project, query, limit={LIMIT})`: FTS5 words and MiniLM k-NN, 40 candidates "
-                f"each, RRF k = {RRF_K} with type, confidence and recency factors; the query embedded beside the "
-                "word search, as the MCP server does.",
+                f"each, fused by score (words weighted {FUSION_WORD_WEIGHT}) with type, confidence and recency "
+                "factors; the query embedded beside the word search, as the MCP server does.",
             ],
         ),
         Peer(

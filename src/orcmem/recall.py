@@ -98,7 +98,11 @@ def fence(kind: str, lines: Iterable[str]) -> str:
 
 
 def merge_recall(by_words: Sequence[RecallRow], by_meaning: Sequence[RecallRow], k: int = RRF_K) -> list[RecallRow]:
-    """Both lists fused by reciprocal rank (as search fuses them), a memory found by both first and shown once."""
+    """Both lists fused by reciprocal rank, a memory found by both first and shown once.
+
+    Search fuses scores instead (`retrieve.scoring.fuse`); recall's lists are gated and short, and ranks met every
+    recall target (docs/benchmarks.md, Recall precision).
+    """
     rows: dict[str, RecallRow] = {}
     for row in (*by_words, *by_meaning):
         rows.setdefault(row.id, row)

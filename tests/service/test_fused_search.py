@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.worker import WorkerEmbedder
-from orcmem.models.constants import RRF_K
+from orcmem.models.constants import FUSION_WORD_WEIGHT
 from orcmem.models.types import NewMemory, Source
+from orcmem.retrieve.scoring import fuse, relative
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
 from orcmem.workspace import locate
@@ -64,7 +65,16 @@ def test_fusion_adds_both_lists(fused) -> None:
     hit = svc.search(project, "repair car")[0]
     assert hit.memory.id == both.id
     assert hit.parts.word_rank == 1 and hit.parts.meaning_rank == 1
-    assert hit.parts.fused == pytest.approx(2 / (RRF_K + 1))
+    assert hit.parts.fused == pytest.approx(1.0)  # the best of both lists: its full share of each
+
+
+def test_a_memory_only_one_list_found_gets_that_lists_share(fused) -> None:
+    svc, project = fused
+    car = svc.record(project, user_memory("Car keeps stalling", "the car engine stalls when cold")).memory
+    settle(svc)
+    hit = svc.search(project, "automobile")[0]
+    assert hit.memory.id == car.id and hit.parts.word_rank is None
+    assert hit.parts.fused == pytest.approx(1 - FUSION_WORD_WEIGHT)
 
 
 def test_score_is_the_seed_formula(fused, clock: Clock) -> None:
@@ -75,7 +85,7 @@ def test_score_is_the_seed_formula(fused, clock: Clock) -> None:
     settle(svc)
     clock.advance_days(75)
     hit = svc.search(project, "postgres")[0]
-    expected = (2 / (RRF_K + 1)) * 1.2 * (0.5 + 0.8 / 2) * (0.4 + 0.6 * 0.5)
+    expected = 1.0 * 1.2 * (0.5 + 0.8 / 2) * (0.4 + 0.6 * 0.5)
     assert hit.score == pytest.approx(expected)
     assert (hit.parts.type_weight, hit.parts.recency_factor) == (1.2, pytest.approx(0.7))
 
@@ -190,3 +200,15 @@ def test_other_projects_and_retracted_never_come_back(fused, tmp_path: Path) -> 
     svc.feedback(project, gone.id, "wrong")
     settle(svc)
     assert svc.search(project, "automobile car") == []
+
+
+def test_fused_value_is_the_weighted_sum_of_each_lists_scaled_scores(fused, clock: Clock) -> None:
+    svc, project = fused
+    a, b, c = (svc.record(project, user_memory(f"Note {name}", "text")).memory for name in "abc")
+    hits = fuse(
+        [a, b, c], [c, b], clock(), word_scores={a.id: 9.0, b.id: 5.0, c.id: 1.0}, similarities={c.id: 0.8, b.id: 0.6}
+    )
+    w = FUSION_WORD_WEIGHT
+    assert {hit.memory.id: hit.parts.fused for hit in hits} == pytest.approx({a.id: w, b.id: w / 2, c.id: 1 - w})
+    assert [hit.memory.id for hit in hits] == [a.id, c.id, b.id]
+    assert relative({"x": 2.0, "y": 2.0}) == {"x": 1.0, "y": 1.0} and relative({}) == {}

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion: the one formula search and recall both fuse their ranked lists with.
+"""Reciprocal rank fusion: the one formula recall fuses its two ranked lists with.
 
 Free of the rest of orcmem: the prompt hook imports it.
 """

@@ -1,4 +1,4 @@
-"""The score formula of docs/search.md: fused rank × type weight × confidence × recency."""
+"""The score formula of docs/search.md: fused relevance × type weight × confidence × recency."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ import math
 from collections.abc import Mapping, Sequence
 
 from orcmem.models.constants import (
+    FUSION_WORD_WEIGHT,
     MAX_RESULTS_PER_RUN,
     MS_PER_DAY,
     RECENCY_HALF_LIFE_DAYS,
-    RRF_K,
     TYPE_WEIGHTS,
 )
 from orcmem.models.types import Memory, ScoreParts, SearchHit
-from orcmem.retrieve.rrf import reciprocal_rank
 
 
 def recency_factor(last_confirmed_at: int, now: int, half_life_days: float = RECENCY_HALF_LIFE_DAYS) -> float:
@@ -22,19 +21,30 @@ def recency_factor(last_confirmed_at: int, now: int, half_life_days: float = REC
     return 0.4 + 0.6 * math.pow(0.5, days / half_life_days)
 
 
+def relative(values: Mapping[str, float]) -> dict[str, float]:
+    """Each value min-max scaled to 0..1 among these candidates (all 1.0 when they are equal)."""
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    if high <= low:
+        return dict.fromkeys(values, 1.0)
+    return {key: (value - low) / (high - low) for key, value in values.items()}
+
+
 def fuse(
     word_list: Sequence[Memory],
     meaning_list: Sequence[Memory],
     now: int,
-    k: int = RRF_K,
     *,
-    word_scores: Mapping[str, float] | None = None,
-    similarities: Mapping[str, float] | None = None,
+    word_scores: Mapping[str, float],
+    similarities: Mapping[str, float],
+    word_weight: float = FUSION_WORD_WEIGHT,
 ) -> list[SearchHit]:
-    """Fuse two ranked lists by reciprocal rank (`retrieve.rrf`) and score every memory, best first.
+    """Fuse the word and meaning candidates by their scores and score every memory, best first.
 
-    `word_scores` (BM25, higher is better) and `similarities` (cosine) by memory id only explain a score; the
-    ranks alone make it.
+    `word_scores` (BM25, higher is better) and `similarities` (cosine) by memory id are each scaled to 0..1 among
+    their list's candidates; the fused value is `word_weight` × the words' + the rest × the meaning's, a list that
+    did not find a memory giving it 0. The lists' orders give the ranks --explain shows.
     """
     memories: dict[str, Memory] = {}
     word_rank: dict[str, int] = {}
@@ -44,10 +54,11 @@ def fuse(
             if memory.id not in ranks:
                 ranks[memory.id] = position
                 memories.setdefault(memory.id, memory)
-    fused_scores = reciprocal_rank([[m.id for m in word_list], [m.id for m in meaning_list]], k)
+    by_words = relative({key: value for key, value in word_scores.items() if key in word_rank})
+    by_meaning = relative({key: value for key, value in similarities.items() if key in meaning_rank})
     hits: list[SearchHit] = []
     for memory_id, memory in memories.items():
-        fused = fused_scores[memory_id]
+        fused = word_weight * by_words.get(memory_id, 0.0) + (1 - word_weight) * by_meaning.get(memory_id, 0.0)
         type_weight = TYPE_WEIGHTS.get(str(memory.type), 1.0)
         confidence = 0.5 + memory.confidence / 2
         recency = recency_factor(memory.last_confirmed_at, now)
@@ -60,8 +71,8 @@ def fuse(
             confidence_factor=confidence,
             recency_factor=recency,
             score=score,
-            word_score=(word_scores or {}).get(memory_id),
-            similarity=(similarities or {}).get(memory_id),
+            word_score=word_scores.get(memory_id),
+            similarity=similarities.get(memory_id),
         )
         hits.append(SearchHit(memory, score, parts))
     hits.sort(key=lambda hit: (-hit.score, -hit.memory.updated_at))
