@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from orcmem import __version__, hooks
+from orcmem.cli_context import AppContext, echo, echo_json, json_option, pass_app
 from orcmem.embed.model_files import install_from, model_dir, model_dir_problem
 from orcmem.embed.sources import MODEL_SOURCES
-from orcmem.embed_handoff import hand_off_embedding
 from orcmem.errors import ModelError, OrcmemError
 from orcmem.models.constants import (
     BACKUPS_DIRNAME,
@@ -31,7 +30,7 @@ from orcmem.models.constants import (
     SEARCH_MAX_LIMIT,
 )
 from orcmem.models.env_names import BARE_ENV_VAR, HOME_ENV_VAR
-from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Project, Scope, SearchHit, Source, Status
+from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Scope, SearchHit, Source, Status
 from orcmem.models.vocabulary import Agent, HookName, JobState, TaskStatus, values
 from orcmem.profile import home_dir
 from orcmem.recall import age_label
@@ -42,21 +41,19 @@ from orcmem.runtime import (
     install_packaged_model,
     make_embedder,
     models_dir,
-    open_service,
     packaged_model_available,
 )
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
+from orcmem.team.cli import team
 from orcmem.textsafe import printable
 from orcmem.warm import WARM_PATH
 from orcmem.warm import ask as ask_warm
 from orcmem.wording import plural
-from orcmem.workspace import Location, locate
 
 if TYPE_CHECKING:  # imported where used: `add` and the other quick commands do not load them
     from orcmem.onboarding import AgentWiring
 
-EMBED_WAIT_ON_EXIT_S = 15.0
 SNIPPET_CHARS = 100  # a search result's body, on one line under its title
 BODY_READ_MAX_BYTES = 64 * 1024  # far more than a body holds, so an over-long body is reported, not cut
 MODEL_LOAD_WAIT_S = 10.0
@@ -100,51 +97,6 @@ def _fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
-def echo(message: object = "", *, err: bool = False) -> None:
-    """Print for a person: stored text may hold escape sequences, which are shown, never sent to the terminal."""
-    click.echo(printable(str(message)), err=err)
-
-
-@dataclass
-class AppContext:
-    """What every command needs: where it runs and the service, opened on first use."""
-
-    project_path: Path
-    _service: MemoryService | None = field(default=None, repr=False)
-
-    def service(self, *, embed_here: bool = False) -> MemoryService:
-        """Open the profile database once per command (with the embedder when memory is on and the model is here).
-
-        The vectors of what the command writes are made by another process (embed_handoff), so it never waits for
-        the model to load; `embed_here` (reindex, init, the worker) makes them in this process before it exits.
-        """
-        if self._service is None:
-            service = open_service(home_dir())
-            self._service = service
-            if not embed_here:
-                service.defer_embedding()
-            click.get_current_context().call_on_close(lambda: _close(service, embed_here))
-        return self._service
-
-    def location(self) -> Location:
-        """The project location of the folder the command acts on."""
-        return locate(self.project_path)
-
-    def project(self, *, create: bool = False) -> Project | None:
-        """The current project; created only for commands that write."""
-        return self.service().project(self.location(), create=create)
-
-
-pass_app = click.make_pass_decorator(AppContext)
-
-
-def _close(service: MemoryService, embed_here: bool) -> None:
-    """Close the service at the command's end: wait for its own vectors, or hand them to another process."""
-    service.close(embed_wait=EMBED_WAIT_ON_EXIT_S if embed_here else 0.0)
-    if service.embedding_deferred:
-        hand_off_embedding(service.home)
-
-
 def _project_path(value: str | None) -> Path:
     path = Path(value).expanduser() if value else Path.cwd()
     if not path.is_dir():
@@ -178,25 +130,29 @@ def _age(ms: int, now: int) -> str:
     return age_label(ms, now)
 
 
-def _line(memory: Memory, now: int) -> str:
+def _line(memory: Memory, now: int, person: str | None = None) -> str:
     badge = "" if memory.status is Status.ACTIVE else f" [{memory.status}]"
     scope = " (global)" if memory.scope is Scope.GLOBAL else ""
     return (
         f"{memory.id}  {memory.type:<10} {memory.title}{badge}{scope}\n"
-        f"    {SOURCE_LABELS[str(memory.source)]}, updated {_age(memory.updated_at, now)}, "
+        f"    {_origin(memory, person)}, updated {_age(memory.updated_at, now)}, "
         f"confidence {memory.confidence:.2f}"
     )
+
+
+def _origin(memory: Memory, person: str | None) -> str:
+    """Who wrote it: "from you" for this profile's person, else their id (a teammate's, through the team pool)."""
+    if memory.author is None or memory.author == person:
+        return SOURCE_LABELS[str(memory.source)]
+    if memory.source is Source.USER:
+        return f"from {memory.author}"
+    return f"saved by {memory.author_agent or 'an agent'} for {memory.author}"
 
 
 def _snippet(body: str) -> str:
     """The body on one line, cut to fit a terminal line."""
     text = printable(" ".join(body.split()))
     return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
-
-
-def _echo_json(data: Any) -> None:
-    # ASCII only: JSON escapes C0 controls by itself, and with this also C1 controls and bidi or invisible marks.
-    click.echo(json.dumps(data, ensure_ascii=True, indent=2))
 
 
 def _hit_dict(hit: SearchHit) -> dict[str, Any]:
@@ -217,7 +173,6 @@ def _hit_dict(hit: SearchHit) -> dict[str, Any]:
     }
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 allow_ephemeral_option = click.option(
     "--allow-ephemeral",
     is_flag=True,
@@ -316,7 +271,7 @@ def list_memories(
     flt = MemoryFilter(types=types, sources=sources, statuses=statuses, scopes=scopes, limit=limit, offset=offset)
     memories = service.list(project, flt)
     if as_json:
-        _echo_json([m.to_dict() for m in memories])
+        echo_json([m.to_dict() for m in memories])
         return
     total = service.count(project, flt)
     if not memories:
@@ -324,7 +279,7 @@ def list_memories(
         return
     now = service.clock()
     for memory in memories:
-        echo(_line(memory, now))
+        echo(_line(memory, now, service.person()))
     echo(f"{offset + 1}-{offset + len(memories)} of {total}")
 
 
@@ -337,10 +292,10 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
     service = app.service()
     memory = service.get(app.project(), memory_id)
     if as_json:
-        _echo_json(memory.to_dict())
+        echo_json(memory.to_dict())
         return
     now = service.clock()
-    echo(_line(memory, now))
+    echo(_line(memory, now, service.person()))
     echo("")
     echo(memory.body)
     echo("")
@@ -351,6 +306,10 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         f"created {_age(memory.created_at, now)}, confirmed {_age(memory.last_confirmed_at, now)}",
         f"evidence: {memory.evidence_count}",
     ]
+    if memory.author:
+        details.append(
+            f"author: {memory.author}" + (f" (written by {memory.author_agent})" if memory.author_agent else "")
+        )
     if memory.topic_key:
         details.append(f"topic: {memory.topic_key}")
     if memory.files:
@@ -373,14 +332,14 @@ def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool)
         service.embedder.wait_ready(MODEL_LOAD_WAIT_S)
     hits = service.search(app.project(), text, limit=limit)
     if as_json:
-        _echo_json([_hit_dict(hit) for hit in hits])
+        echo_json([_hit_dict(hit) for hit in hits])
         return
     if not hits:
         echo("No matching memories.")
         return
     now = service.clock()
     for hit in hits:
-        echo(_line(hit.memory, now))
+        echo(_line(hit.memory, now, service.person()))
         echo(f"    {_snippet(hit.memory.body)}")
         if explain:
             p = hit.parts
@@ -463,7 +422,7 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
     settings = service.settings()
     sentence = describe_extraction(service)
     if as_json:
-        _echo_json({**settings.to_dict(), "extraction": sentence})
+        echo_json({**settings.to_dict(), "extraction": sentence})
         return
     echo(f"memory: {'on' if settings.enabled else 'off'}")
     echo(f"extraction provider: {settings.provider}")
@@ -513,7 +472,7 @@ def projects(app: AppContext, as_json: bool) -> None:
     """List the projects orcmem knows, with their memory counts."""
     rows = app.service().projects()
     if as_json:
-        _echo_json([{**project.to_dict(), "memories": count} for project, count in rows])
+        echo_json([{**project.to_dict(), "memories": count} for project, count in rows])
         return
     if not rows:
         echo("No projects yet: `orcmem add` in a project's folder creates one.")
@@ -616,7 +575,7 @@ def model_status(app: AppContext, as_json: bool) -> None:
     problem = model_dir_problem(folder, source.pins)
     status = {**service.vector_status(), "folder": str(folder), "installed": problem is None, "problem": problem}
     if as_json:
-        _echo_json(status)
+        echo_json(status)
         return
     echo(f"model: {status['model']} ({'installed' if problem is None else problem})")
     echo(f"folder: {folder}")
@@ -725,7 +684,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
             trusted, detail, fix = False, f"could not ask Codex: {exc}", "Run `codex doctor`."
         check("codex hooks", trusted, detail, fix, adds="the brief, recall and learning in Codex sessions")
     if as_json:
-        _echo_json(checks)
+        echo_json(checks)
     else:
         for item in checks:
             mark = "ok " if item["ok"] else ("!! " if item["required"] else "-- ")
@@ -808,7 +767,7 @@ def task_list(app: AppContext, statuses: tuple[str, ...], as_json: bool) -> None
     project = app.project()
     tasks = Tasks(app.service()).list(project, statuses) if project else []
     if as_json:
-        _echo_json([_asdict(t) for t in tasks])
+        echo_json([_asdict(t) for t in tasks])
         return
     if not tasks:
         echo("No tasks in this project.")
@@ -884,7 +843,7 @@ def grants(ctx: click.Context, as_json: bool) -> None:
     app: AppContext = ctx.obj
     found = app.service().grants()
     if as_json:
-        _echo_json([{**_asdict(grant), "project": project.root_path if project else None} for grant, project in found])
+        echo_json([{**_asdict(grant), "project": project.root_path if project else None} for grant, project in found])
         return
     if not found:
         echo("No grants: every write an agent makes in review mode asks you first.")
@@ -935,7 +894,7 @@ def _echo_setup(app: AppContext, report: Any, as_json: bool) -> None:
     """The report; and, after wiring an agent, a plain warning when memory is still off."""
     memory_off = not report.remove and not app.service().is_enabled()
     if as_json:
-        _echo_json({**report.as_dict(), "memory_enabled": not memory_off if not report.remove else None})
+        echo_json({**report.as_dict(), "memory_enabled": not memory_off if not report.remove else None})
         return
     for line in report.lines():
         echo(line)
@@ -1236,7 +1195,7 @@ def extract(app: AppContext, target: str) -> None:
             echo(f"  open: {item}")
     now = service.clock()
     for memory in service.memories_by_id(outcome.memory_ids):
-        echo(_line(memory, now))
+        echo(_line(memory, now, service.person()))
     if outcome.state == JobState.FAILED:
         sys.exit(1)
 
@@ -1253,7 +1212,7 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
     project = app.project()
     rows = Learning(service).jobs(project, limit)
     if as_json:
-        _echo_json([{**_asdict(job), "agent": run.agent} for job, run in rows])
+        echo_json([{**_asdict(job), "agent": run.agent} for job, run in rows])
         return
     if not rows:
         echo("No extraction jobs for this project yet.")
@@ -1279,7 +1238,7 @@ def summaries(app: AppContext, limit: int, as_json: bool) -> None:
     project = app.project()
     rows = Learning(service).summaries(project, limit)
     if as_json:
-        _echo_json([{**_asdict(summary), "open_items": list(summary.open_items)} for summary in rows])
+        echo_json([{**_asdict(summary), "open_items": list(summary.open_items)} for summary in rows])
         return
     if not rows:
         echo("No run summaries for this project yet.")
@@ -1315,6 +1274,9 @@ def generator_factory(service: MemoryService) -> Any:
     from orcmem.distilling import generator_factory as factory
 
     return factory(service)
+
+
+cli.add_command(team)
 
 
 def main() -> None:

@@ -45,3 +45,7 @@ class KeyStoreError(OrcmemError):
 
 class PermissionDenied(OrcmemError):
     """The mode, the automatic review or the user refused a change to memory; nothing changed."""
+
+
+class TeamError(OrcmemError):
+    """The team pool could not be reached, set up or synced; the local memories are unchanged."""

@@ -31,6 +31,11 @@ def _keyring() -> Any:
     return keyring
 
 
+def secret_store() -> Any:
+    """The OS secret store (the keyring module), for the other secrets orcmem keeps (the team database's password)."""
+    return _keyring()
+
+
 def load_api_key(environ: Mapping[str, str]) -> KeyLookup:
     """The key from the OS secret store, else from ANTHROPIC_API_KEY; never raises."""
     error = None

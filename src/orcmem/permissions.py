@@ -35,10 +35,15 @@ def may_change(owner: Source, actor: Source) -> bool:
     return owner is not Source.USER or actor is Source.USER
 
 
-def require_may_change(owner: Source, actor: Source, refusal: str) -> None:
-    """Raise OwnershipError(`refusal`) when `actor` may not change a memory `owner` wrote."""
+def require_may_change(
+    owner: Source, actor: Source, refusal: str, *, author: str | None = None, person: str | None = None
+) -> None:
+    """Raise OwnershipError(`refusal`) when `actor` may not change a memory `owner` wrote; and, across a team, when
+    the memory is another person's own (`author`, not this profile's `person`): only they overrule themselves."""
     if not may_change(owner, actor):
         raise OwnershipError(refusal)
+    if owner is Source.USER and author is not None and person is not None and author != person:
+        raise OwnershipError(f"{author} wrote this memory; only they can change, retract or delete it.")
 
 
 # Claude Code's permission_mode (hook input) -> orcmem's mode.

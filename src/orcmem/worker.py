@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -104,9 +105,23 @@ def run(
                 missing_before = left  # a command wrote while this worker embedded: it saw it running, started none
                 service.vectors_changed()
                 continue
+            _send_to_team(service)
             break
         _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
     return outcomes
+
+
+def _send_to_team(service: MemoryService) -> None:
+    """Push what this profile wrote to its team before the worker exits (a profile without a team: nothing)."""
+    if service.team_link() is None or not service.team_pending():
+        return
+    from orcmem.errors import OrcmemError
+    from orcmem.team.sync import sync_now
+
+    try:
+        sync_now(service, wait=False)  # an MCP server's syncer may be at it already
+    except OrcmemError as exc:  # the team database is away: the outbox keeps it for the next sync
+        print(f"orcmem worker: team sync: {exc}", file=sys.stderr)
 
 
 def _still_missing(service: MemoryService) -> int:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from orcmem.mcp_server.recall_socket import RecallSocket
     from orcmem.service.agent_tools import AgentTools
+    from orcmem.team.background import TeamSyncer
 
 SERVER_NAME = "orcmem"
 ALWAYS_LISTED = frozenset({"task_context"})  # the one tool listed while memory is off
@@ -210,12 +211,14 @@ def run_stdio(
     wire.start(early_initialize=early_initialize)
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
     recall = _recall_socket(home, box)
+    team = _team_syncer(home, box)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
         return wire.serve(server)
     finally:
+        team.close()
         recall.close()
         box.close()
 
@@ -245,12 +248,14 @@ def run_http(
     _check_mode(mode)
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download, answers_from_person=False)
     recall = _recall_socket(home, box)
+    team = _team_syncer(home, box)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
         return serve_http(server, home, port, stop_after=stop_after, on_ready=on_ready)
     finally:
+        team.close()
         recall.close()
         box.close()
 
@@ -262,6 +267,15 @@ def _recall_socket(home: Path, box: ToolsBox) -> RecallSocket:
     recall = RecallSocket(home, recall_answer(home, box))
     recall.start()
     return recall
+
+
+def _team_syncer(home: Path, box: ToolsBox) -> TeamSyncer:
+    """Keep the profile in sync with its team in the background (nothing happens for a profile without one)."""
+    from orcmem.team.background import TeamSyncer
+
+    syncer = TeamSyncer(home, box.tools.memory.embedder if box.tools is not None else None)
+    syncer.start()
+    return syncer
 
 
 def early_tool_list(home: Path) -> Callable[[], dict[str, Any] | None]:

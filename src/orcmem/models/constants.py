@@ -162,6 +162,9 @@ EXPORT_HEADING: Final = "## Project memory (from orcmem)"
 
 # --- Settings -----------------------------------------------------------------------------------------------------
 SETTING_MEMORY_ENABLED: Final = "memory.enabled"
+SETTING_PERSON: Final = "team.person"  # the id of the person behind this profile (docs/team.md; a trigger reads it)
+SETTING_TEAM_URL: Final = "team.url"  # the team database, without a password
+SETTING_TEAM_NAME: Final = "team.name"
 SETTING_EXTRACTION_PROVIDER: Final = "extraction.provider"
 SETTING_EXTRACTION_MODEL_PREFIX: Final = "extraction.model."
 SETTING_POLICY_REVISION: Final = "memory.policy_revision"
@@ -182,4 +185,4 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 4  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 5  # the newest migration (store/migrations.py); the prompt hook reads only this

@@ -93,6 +93,8 @@ class Memory:
     last_confirmed_at: int
     origin_root: str | None = None
     flagged: bool = False
+    author: str | None = None  # the person it was written by or for (docs/team.md)
+    author_agent: str | None = None  # the agent that wrote it on their behalf; None when the person did
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output, enums as strings and files as a list."""

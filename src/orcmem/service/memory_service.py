@@ -106,6 +106,7 @@ class MemoryService(Reading):
         project_id = project.id if scope is Scope.PROJECT and project is not None else None
         origin_root = project.root_path if project is not None else None
         may_repeat = source is not Source.USER
+        author, author_agent = self.person(), self._writing_agent(source, new.source_run_id)
         if may_repeat and meaning is None and look_up_meaning and self.model_ready():
             meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
         with self.store.db.transaction():
@@ -130,7 +131,9 @@ class MemoryService(Reading):
                 assert confirmed is not None
                 result = RecordResult(confirmed, merged=True)
             elif existing is not None:
-                require_may_change(existing.source, source, USER_TOPIC_MESSAGE)
+                require_may_change(
+                    existing.source, source, USER_TOPIC_MESSAGE, author=existing.author, person=self.person()
+                )
                 self.store.memories.merge(
                     existing.id,
                     title=title,
@@ -167,6 +170,8 @@ class MemoryService(Reading):
                     last_confirmed_at=now,
                     origin_root=origin_root,
                     flagged=looks_like_instructions(f"{title}\n{body}"),
+                    author=author,
+                    author_agent=author_agent,
                 )
                 self.store.memories.insert(memory)
                 self.audit(str(source), "memory.record", memory.id, project_id)
@@ -174,6 +179,14 @@ class MemoryService(Reading):
         if embed:
             self.vectors_changed([result.memory.id])  # after the commit, so the background thread sees the row
         return result
+
+    def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
+        """The agent a memory is written by on the person's behalf: its run's agent, else its source; None for the
+        person's own."""
+        if source is Source.USER:
+            return None
+        run = self.store.runs.get(run_id) if run_id else None
+        return run.agent if run is not None else str(source)
 
     def record_at(self, location: Location, new: NewMemory) -> RecordResult:
         """Record a memory in the project at `location`, creating the project in the same transaction.
@@ -200,7 +213,13 @@ class MemoryService(Reading):
     ) -> Memory:
         """Change a memory's title, body or type; only the user may change what the user wrote."""
         memory = self.get(project, memory_id)
-        require_may_change(memory.source, actor, "Only the user can change a memory they wrote.")
+        require_may_change(
+            memory.source,
+            actor,
+            "Only the user can change a memory they wrote.",
+            author=memory.author,
+            person=self.person(),
+        )
         fields: dict[str, object] = {}
         if title is not None:
             fields["title"] = _clean(rules.check_title(title), TITLE_MAX_CHARS)
@@ -233,7 +252,13 @@ class MemoryService(Reading):
         checked = rules.check_verdict(verdict)
         memory = self.get(project, memory_id)
         if checked is not Verdict.HELPFUL:  # anyone may find a memory helpful
-            require_may_change(memory.source, actor, "Only the user can retract a memory they wrote, or mark it stale.")
+            require_may_change(
+                memory.source,
+                actor,
+                "Only the user can retract a memory they wrote, or mark it stale.",
+                author=memory.author,
+                person=self.person(),
+            )
         now = self.clock()
         with self.store.db.transaction():
             if checked is Verdict.HELPFUL:
@@ -247,7 +272,13 @@ class MemoryService(Reading):
     def forget(self, project: Project | None, memory_id: str, *, actor: Source = Source.USER) -> Memory:
         """Delete a memory: its row, full-text entry, files and vector. Returns what was deleted."""
         memory = self.get(project, memory_id)
-        require_may_change(memory.source, actor, "Only the user can delete a memory they wrote.")
+        require_may_change(
+            memory.source,
+            actor,
+            "Only the user can delete a memory they wrote.",
+            author=memory.author,
+            person=self.person(),
+        )
         with self.store.db.transaction():
             self.store.memories.delete(memory.id)
             # No text in the audit row: forgetting a memory that holds a secret must leave no copy of it.

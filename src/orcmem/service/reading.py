@@ -47,12 +47,12 @@ if TYPE_CHECKING:
 
 from orcmem.brief import build_brief
 from orcmem.recall import format_recall, merge_recall, recall_by_words, recall_match
-from orcmem.service.settings import ServiceSettings
+from orcmem.service.team import ServiceTeam
 
 log = logging.getLogger("orcmem.service")
 
 
-class Reading(ServiceSettings):
+class Reading(ServiceTeam):
     """Finding memories visible to a project; nothing here changes a memory."""
 
     # --- read --------------------------------------------------------------------------------------------------

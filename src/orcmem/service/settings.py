@@ -18,6 +18,7 @@ from orcmem.models.constants import (
     SETTING_EXTRACTION_PROVIDER,
     SETTING_IDLE_MINUTES,
     SETTING_MEMORY_ENABLED,
+    SETTING_PERSON,
     SETTING_POLICY_REVISION,
 )
 from orcmem.models.types import (
@@ -42,6 +43,27 @@ class ServiceSettings(ServiceCore):
             for key, value in self.store.settings.with_prefix(SETTING_EXTRACTION_MODEL_PREFIX).items()
         }
         return MemorySettings(enabled=self.is_enabled(), provider=provider, models=models)
+
+    def person(self) -> str:
+        """The person id memories written here carry (set by `orcmem team connect --as`, else found once and kept)."""
+        stored = self.store.settings.get(SETTING_PERSON)
+        if stored:
+            return stored
+        from orcmem.person import person_from_environment
+
+        found = person_from_environment()
+        self.store.settings.set(SETTING_PERSON, found)
+        return found
+
+    def set_person(self, person: str) -> str:
+        """Set the person id written on new memories."""
+        cleaned = person.strip()
+        if not cleaned or len(cleaned) > 200 or any(ch.isspace() for ch in cleaned):
+            raise ValidationError("A person id is one word of at most 200 characters, such as an email address.")
+        with self.store.db.transaction():
+            self.store.settings.set(SETTING_PERSON, cleaned)
+            self.audit("user", "settings.person", metadata={"person": cleaned})
+        return cleaned
 
     def policy_revision(self) -> int:
         """A counter raised whenever memory or extraction is turned off; jobs queued before it are skipped."""

@@ -15,6 +15,7 @@ from orcmem.store.settings import SettingsRepository
 from orcmem.store.stats import StatsRepository
 from orcmem.store.summaries import SummaryRepository
 from orcmem.store.tasks import TaskRepository
+from orcmem.store.team import TeamRepository
 from orcmem.store.vectors import VectorRepository
 
 
@@ -35,6 +36,7 @@ class Store:
         self.tasks = TaskRepository(db)
         self.grants = GrantRepository(db)
         self.stats = StatsRepository(db)
+        self.team = TeamRepository(db, self.memories, self.vectors)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:

@@ -25,7 +25,7 @@ _FILES = (
 _COLUMNS_WITHOUT = (
     "m.id, m.scope, m.project_id, m.type, m.topic_key, m.title, m.body, m.confidence, m.status, m.source, "
     "m.source_run_id, m.source_task_id, m.evidence_count, {files}, "
-    "m.created_at, m.updated_at, m.last_confirmed_at, m.origin_root, m.flagged"
+    "m.created_at, m.updated_at, m.last_confirmed_at, m.origin_root, m.flagged, m.author, m.author_agent"
 )
 _COLUMNS = _COLUMNS_WITHOUT.format(files=_FILES)
 # Search candidates skip the files: most are dropped after scoring, and the few kept get theirs from `with_files`.
@@ -60,6 +60,8 @@ def _to_memory(row: Sequence[Any]) -> Memory:
         last_confirmed_at=int(row[16]),
         origin_root=row[17],
         flagged=bool(row[18]),
+        author=row[19],
+        author_agent=row[20],
     )
 
 
@@ -199,8 +201,8 @@ class MemoryRepository:
             self.db.query(
                 "INSERT INTO memories (id, scope, project_id, origin_root, type, topic_key, title, body, "
                 "confidence, status, source, source_run_id, source_task_id, evidence_count, flagged, "
-                "created_at, updated_at, last_confirmed_at, text_digest) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, updated_at, last_confirmed_at, text_digest, author, author_agent) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory.id,
                     str(memory.scope),
@@ -221,6 +223,8 @@ class MemoryRepository:
                     memory.updated_at,
                     memory.last_confirmed_at,
                     same_text_digest(memory.title, memory.body),
+                    memory.author,
+                    memory.author_agent,
                 ),
             )
             self._replace_files(memory.id, memory.files)

@@ -225,11 +225,67 @@ UPDATE memories SET text_digest = orcmem_text_digest(title, body);
 CREATE INDEX memories_text_digest ON memories(text_digest);
 """
 
+# The team pool (docs/team.md): who wrote each memory (a person's id, and the agent that wrote it on their behalf), the
+# projects shared with the team, and an outbox the triggers fill with every change to a shared project's memories,
+# whichever path made it. `team_applying` is 1 only inside the transaction that applies the server's changes, so
+# what came from the team is not sent back. `team_revision` is the server's revision this copy was last equal to.
+MIGRATION_5 = """
+ALTER TABLE memories ADD COLUMN author TEXT;
+ALTER TABLE memories ADD COLUMN author_agent TEXT;
+ALTER TABLE memories ADD COLUMN team_revision INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE team_projects (
+  project_id TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+  team_key TEXT NOT NULL,
+  pulled_through INTEGER NOT NULL DEFAULT 0,
+  shared_at INTEGER NOT NULL
+);
+CREATE TABLE team_outbox (
+  memory_id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  queued_at INTEGER NOT NULL,
+  forgotten INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE team_applying (applying INTEGER NOT NULL);
+INSERT INTO team_applying VALUES (0);
+
+CREATE TRIGGER team_outbox_insert AFTER INSERT ON memories
+WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  VALUES (new.id, new.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0)
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+END;
+CREATE TRIGGER team_outbox_update AFTER UPDATE OF type, topic_key, title, body, confidence, status, evidence_count,
+  flagged, updated_at, last_confirmed_at, author, author_agent ON memories
+WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  VALUES (new.id, new.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0)
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+END;
+CREATE TRIGGER team_outbox_delete AFTER DELETE ON memories
+WHEN old.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  VALUES (old.id, old.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 1)
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 1;
+END;
+-- A vector made after the memory was queued (or pushed) goes to the team too, from its author's profile only: a
+-- profile that pulled a memory before its vector and embedded it itself does not send it back.
+CREATE TRIGGER team_outbox_vector AFTER INSERT ON memory_embeddings
+WHEN (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  SELECT m.id, m.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0 FROM memories m
+  WHERE m.pk = new.memory_pk AND m.project_id IN (SELECT project_id FROM team_projects)
+    AND (m.team_revision = 0 OR m.author IS (SELECT value FROM settings WHERE key = 'team.person'))
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at;
+END;
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
     (3, MIGRATION_3),
     (4, MIGRATION_4),
+    (5, MIGRATION_5),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

@@ -45,6 +45,11 @@ def pack(vector: Sequence[float]) -> bytes:
     return struct.pack(f"<{VECTOR_DIMENSIONS}f", *(float(x) for x in vector))
 
 
+def unpack(blob: bytes) -> list[float]:
+    """A stored vector's floats."""
+    return list(struct.unpack(f"<{VECTOR_DIMENSIONS}f", blob))
+
+
 @dataclass(frozen=True, slots=True)
 class PendingMemory:
     """A memory that needs a vector: its public id and the text to embed."""
@@ -133,6 +138,17 @@ class VectorRepository:
                 (pk, model, now),
             )
         return True
+
+    def vector_of(self, memory_id: str, model: str) -> list[float] | None:
+        """A memory's stored vector from `model`; None when it has none (or vectors are unavailable)."""
+        if not self.available:
+            return None
+        row = self.db.query_one(
+            "SELECT v.embedding FROM memories m JOIN memory_embeddings e ON e.memory_pk = m.pk AND e.model = ? "
+            "JOIN memory_vec v ON v.memory_pk = m.pk WHERE m.id = ?",
+            (model, memory_id),
+        )
+        return unpack(row[0]) if row is not None else None
 
     def missing(self, model: str, limit: int) -> list[PendingMemory]:
         """Active memories with no vector from `model` (none at all, or one from another model)."""

@@ -1,0 +1,90 @@
+"""The profile's side of the team pool: its link to the team database, shared projects, the outbox, applying the
+team's changes. The network side is `orcmem.team`; nothing here talks to the server."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from orcmem.errors import ValidationError
+from orcmem.models.constants import SETTING_TEAM_NAME, SETTING_TEAM_URL
+from orcmem.models.types import Project
+from orcmem.service.settings import ServiceSettings
+from orcmem.store.team import Incoming, Outgoing, SharedProject
+
+
+@dataclass(frozen=True, slots=True)
+class TeamLink:
+    """Where the team's database is (its URL without a password) and which team this profile belongs to."""
+
+    url: str
+    team: str
+
+
+class ServiceTeam(ServiceSettings):
+    """Team pool state kept in the profile."""
+
+    def team_link(self) -> TeamLink | None:
+        """The team this profile is connected to, or None."""
+        url, team = self.store.settings.get(SETTING_TEAM_URL), self.store.settings.get(SETTING_TEAM_NAME)
+        return TeamLink(url, team) if url and team else None
+
+    def set_team_link(self, link: TeamLink) -> None:
+        """Connect this profile to a team (the URL must hold no password)."""
+        with self.store.db.transaction():
+            self.store.settings.set(SETTING_TEAM_URL, link.url)
+            self.store.settings.set(SETTING_TEAM_NAME, link.team)
+            self.audit("user", "team.connect", metadata={"team": link.team})
+
+    def clear_team_link(self) -> int:
+        """Disconnect: forget the link and stop sharing every project (local memories stay); how many stopped."""
+        with self.store.db.transaction():
+            stopped = self.store.team.unshare(None)
+            self.store.settings.delete(SETTING_TEAM_URL)
+            self.store.settings.delete(SETTING_TEAM_NAME)
+            self.audit("user", "team.disconnect", metadata={"projects": stopped})
+        return stopped
+
+    def team_share(self, project: Project, team_key: str) -> None:
+        """Share a project's memories with the team under its team-wide key."""
+        if self.team_link() is None:
+            raise ValidationError("Connect to a team first: orcmem team connect <postgresql URL> --team <name>.")
+        with self.store.db.transaction():
+            self.store.team.share(project.id, team_key, self.clock())
+            self.audit("user", "team.share", None, project.id, metadata={"key": team_key})
+
+    def team_unshare(self, project: Project) -> bool:
+        """Stop sharing one project (its memories stay here and on the team); whether it was shared."""
+        with self.store.db.transaction():
+            stopped = self.store.team.unshare(project.id) > 0
+            if stopped:
+                self.audit("user", "team.unshare", None, project.id)
+        return stopped
+
+    def team_shared(self) -> builtins.list[SharedProject]:
+        """The projects shared with the team."""
+        return self.store.team.shared()
+
+    def team_pending(self) -> int:
+        """How many local changes wait to be pushed."""
+        return self.store.team.pending()
+
+    def team_outgoing(self, limit: int) -> builtins.list[Outgoing]:
+        """The oldest queued changes, as the memories are now, with their vectors."""
+        return self.store.team.outgoing(limit, self.embedding_model())
+
+    def team_pushed(self, memory_id: str, queued_at: int, revision: int | None) -> None:
+        """A change reached the team."""
+        self.store.team.pushed(memory_id, queued_at, revision)
+
+    def team_apply(
+        self, project: SharedProject, changes: Sequence[Incoming], *, advance: bool = True
+    ) -> tuple[int, int]:
+        """Apply the team's changes to a shared project: the change number pulled through, and how many changed
+        something here."""
+        model = self.embedding_model() if self.store.vectors.available else None
+        applied = self.store.team.apply(project, changes, model, self.clock(), advance=advance)
+        if applied[1]:
+            self.vectors_changed([change.id for change in changes if not change.forgotten])
+        return applied

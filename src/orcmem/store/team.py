@@ -1,0 +1,240 @@
+"""The local side of the team pool: shared projects, the outbox the triggers fill, and applying the team's changes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from orcmem.repeats import same_text_digest
+from orcmem.store.connection import Database
+from orcmem.store.memories import MemoryRepository
+from orcmem.store.vectors import VectorRepository
+
+
+@dataclass(frozen=True, slots=True)
+class SharedProject:
+    """A project shared with the team: its local id, its team-wide key, and how far its changes were pulled."""
+
+    project_id: str
+    team_key: str
+    pulled_through: int
+    root_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One queued change: the memory as it is now (None when it was forgotten) and when it was queued."""
+
+    memory_id: str
+    project_id: str
+    queued_at: int
+    row: dict[str, Any] | None  # the shared fields, files, vector and the revision it was based on
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One change from the team, as the server holds it."""
+
+    seq: int
+    id: str
+    revision: int
+    forgotten: bool
+    fields: dict[str, Any]  # the shared columns (empty for a tombstone)
+    files: list[str]
+    model_id: str | None
+    embedding: list[float] | None
+
+
+# The columns a memory shares with the team, in the order the server takes them.
+SHARED_COLUMNS = (
+    "type",
+    "topic_key",
+    "title",
+    "body",
+    "confidence",
+    "status",
+    "source",
+    "evidence_count",
+    "flagged",
+    "created_at",
+    "updated_at",
+    "last_confirmed_at",
+    "author",
+    "author_agent",
+)
+
+
+class TeamRepository:
+    """Every SQL statement about the team pool's local state."""
+
+    def __init__(self, db: Database, memories: MemoryRepository, vectors: VectorRepository) -> None:
+        """Wrap an open database and the repositories that delete memories and store vectors."""
+        self.db = db
+        self.memories = memories
+        self.vectors = vectors
+
+    # --- shared projects -----------------------------------------------------------------------------------------
+    def shared(self) -> list[SharedProject]:
+        """Every shared project, oldest share first."""
+        rows = self.db.query(
+            "SELECT t.project_id, t.team_key, t.pulled_through, p.root_path FROM team_projects t "
+            "JOIN projects p ON p.id = t.project_id ORDER BY t.shared_at, t.project_id"
+        )
+        return [SharedProject(*row) for row in rows]
+
+    def share(self, project_id: str, team_key: str, now: int) -> None:
+        """Share a project: every memory it holds is queued, and the team's are pulled from the start."""
+        with self.db.transaction():
+            self.db.query(
+                "INSERT INTO team_projects (project_id, team_key, pulled_through, shared_at) VALUES (?, ?, 0, ?) "
+                "ON CONFLICT (project_id) DO UPDATE SET team_key = excluded.team_key",
+                (project_id, team_key, now),
+            )
+            self.db.query(
+                "INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten) "
+                "SELECT id, project_id, ?, 0 FROM memories WHERE project_id = ? AND true "
+                "ON CONFLICT (memory_id) DO NOTHING",
+                (now, project_id),
+            )
+
+    def unshare(self, project_id: str | None = None) -> int:
+        """Stop sharing one project (every one when None); its queued changes are dropped. How many stopped."""
+        with self.db.transaction():
+            where, args = ("WHERE project_id = ?", (project_id,)) if project_id else ("", ())
+            stopped = len(self.db.query(f"SELECT project_id FROM team_projects {where}", args))
+            self.db.query(f"DELETE FROM team_outbox {where}", args)
+            self.db.query(f"DELETE FROM team_projects {where}", args)
+            self.db.query(f"UPDATE memories SET team_revision = 0 {where}", args)
+        return stopped
+
+    # --- the outbox ----------------------------------------------------------------------------------------------
+    def pending(self) -> int:
+        """How many changes wait to be pushed."""
+        row = self.db.query_one("SELECT count(*) FROM team_outbox")
+        return int(row[0]) if row else 0
+
+    def outgoing(self, limit: int, model: str | None) -> list[Outgoing]:
+        """The oldest queued changes, each with the memory as it is now and its vector from `model`."""
+        queued = self.db.query(
+            "SELECT memory_id, project_id, queued_at, forgotten FROM team_outbox ORDER BY queued_at, memory_id LIMIT ?",
+            (limit,),
+        )
+        result = []
+        for memory_id, project_id, queued_at, forgotten in queued:
+            row = None if forgotten else self._row(memory_id, model)
+            result.append(Outgoing(memory_id, project_id, int(queued_at), row))
+        return result
+
+    def _row(self, memory_id: str, model: str | None) -> dict[str, Any] | None:
+        columns = ", ".join(f"m.{column}" for column in SHARED_COLUMNS)
+        found = self.db.query_one(
+            f"SELECT {columns}, m.team_revision, "
+            "(SELECT json_group_array(path_glob) FROM (SELECT path_glob FROM memory_files f "
+            "WHERE f.memory_pk = m.pk ORDER BY position)) FROM memories m WHERE m.id = ?",
+            (memory_id,),
+        )
+        if found is None:
+            return None  # deleted since it was queued: its delete trigger queued a tombstone over this entry
+        row = dict(zip(SHARED_COLUMNS, found[: len(SHARED_COLUMNS)], strict=True))
+        row["flagged"] = bool(row["flagged"])
+        row["base_revision"] = int(found[len(SHARED_COLUMNS)])
+        row["files"] = json.loads(found[len(SHARED_COLUMNS) + 1] or "[]")
+        vector = self.vectors.vector_of(memory_id, model) if model is not None else None
+        row["model_id"], row["embedding"] = (model, vector) if vector is not None else (None, None)
+        return row
+
+    def pushed(self, memory_id: str, queued_at: int, revision: int | None) -> None:
+        """A change reached the team: drop it from the outbox unless it changed again meanwhile, and remember the
+        server's revision (None for a tombstone)."""
+        with self.db.transaction():
+            self.db.query("DELETE FROM team_outbox WHERE memory_id = ? AND queued_at = ?", (memory_id, queued_at))
+            if revision is not None:
+                self.db.query("UPDATE memories SET team_revision = ? WHERE id = ?", (revision, memory_id))
+
+    # --- applying the team's changes -----------------------------------------------------------------------------
+    def apply(
+        self, project: SharedProject, changes: Sequence[Incoming], model: str | None, now: int, *, advance: bool = True
+    ) -> tuple[int, int]:
+        """Apply the team's changes in order, in one transaction that the outbox triggers ignore; returns the last
+        change applied (the cursor to keep) and how many changed something here.
+
+        Without `advance` (a push's answer, not numbered) the cursor stays. A change this profile already holds
+        (its own push coming back) is passed over, unless it is a push's answer. A memory changed here and not yet
+        pushed keeps its local change (the push that follows settles it with the server). Application stops before
+        a change whose topic key a memory not yet pushed holds, so the next round pushes that one first and the
+        server merges the two.
+        """
+        cursor, changed = project.pulled_through, 0
+        with self.db.transaction():
+            self.db.query("UPDATE team_applying SET applying = 1")
+            try:
+                for change in changes:
+                    if self._queued(change.id) or (advance and self._held(change)):
+                        cursor = change.seq
+                        continue
+                    if change.forgotten:
+                        changed += self.memories.delete(change.id)
+                    elif self._upsert(project, change, model, now):
+                        changed += 1
+                    else:
+                        break
+                    cursor = change.seq
+                if advance:
+                    self.db.query(
+                        "UPDATE team_projects SET pulled_through = ? WHERE project_id = ?",
+                        (cursor, project.project_id),
+                    )
+            finally:
+                self.db.query("UPDATE team_applying SET applying = 0")
+        return cursor, changed
+
+    def _held(self, change: Incoming) -> bool:
+        """Whether this profile already holds the change (it pushed it, or applied it before)."""
+        if change.forgotten:
+            return False
+        row = self.db.query_one("SELECT team_revision FROM memories WHERE id = ?", (change.id,))
+        return row is not None and row[0] == change.revision
+
+    def _queued(self, memory_id: str) -> bool:
+        return self.db.query_one("SELECT 1 FROM team_outbox WHERE memory_id = ?", (memory_id,)) is not None
+
+    def _upsert(self, project: SharedProject, change: Incoming, model: str | None, now: int) -> bool:
+        fields = change.fields
+        topic = fields.get("topic_key")
+        if topic is not None and fields.get("status") == "active":
+            holder = self.db.query_one(
+                "SELECT id FROM memories WHERE project_id = ? AND topic_key = ? AND status = 'active' AND id != ?",
+                (project.project_id, topic, change.id),
+            )
+            if holder is not None:
+                if self._queued(holder[0]):
+                    return False  # ours is not pushed yet: push it first, and the server merges the two
+                self.memories.delete(holder[0])  # an older copy the team already merged away
+        values = [fields[column] for column in SHARED_COLUMNS]
+        digest = same_text_digest(fields["title"], fields["body"])
+        exists = self.db.query_one("SELECT pk FROM memories WHERE id = ?", (change.id,))
+        if exists is None:
+            self.db.query(
+                f"INSERT INTO memories (id, scope, project_id, origin_root, {', '.join(SHARED_COLUMNS)}, "
+                "text_digest, team_revision) VALUES (?, 'project', ?, ?, "
+                f"{', '.join('?' * len(SHARED_COLUMNS))}, ?, ?)",
+                (change.id, project.project_id, project.root_path, *values, digest, change.revision),
+            )
+        else:
+            assignments = ", ".join(f"{column} = ?" for column in SHARED_COLUMNS)
+            self.db.query(
+                f"UPDATE memories SET {assignments}, text_digest = ?, team_revision = ? WHERE id = ?",
+                (*values, digest, change.revision, change.id),
+            )
+        pk = self.db.query_one("SELECT pk FROM memories WHERE id = ?", (change.id,))
+        assert pk is not None
+        self.db.query("DELETE FROM memory_files WHERE memory_pk = ?", (pk[0],))
+        for position, path in enumerate(change.files):
+            self.db.query(
+                "INSERT INTO memory_files (memory_pk, position, path_glob) VALUES (?, ?, ?)", (pk[0], position, path)
+            )
+        if model is not None and change.model_id == model and change.embedding is not None:
+            self.vectors.put(change.id, change.embedding, model, now)
+        return True

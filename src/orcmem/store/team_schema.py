@@ -1,0 +1,149 @@
+"""The team pool's PostgreSQL schema: versioned migrations orcmem applies itself, safely from several clients at once.
+
+Everything lives in the `orcmem` schema. Rows carry their team; row-level security lets a database role read the
+teams it is a member of and write those it may write (docs/team.md, Roles). Members never delete rows: forgetting
+is an update that empties the text (a tombstone), so every profile learns of it through the change sequence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orcmem.errors import TeamError
+
+SCHEMA = "orcmem"
+# Any fixed number: held for the length of one migration, so two clients never migrate at once.
+MIGRATION_LOCK = 7_160_414
+EMBEDDING_DIMENSIONS = 384
+
+MIGRATION_1 = f"""
+CREATE TABLE {SCHEMA}.teams (
+  id text PRIMARY KEY CHECK (id ~ '^[a-z0-9][a-z0-9_-]{{0,62}}$'),
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+-- Which database roles belong to which team; a row-level policy lets a role see only its own rows here.
+CREATE TABLE {SCHEMA}.members (
+  role_name name NOT NULL,
+  team_id text NOT NULL REFERENCES {SCHEMA}.teams(id) ON DELETE CASCADE,
+  can_write boolean NOT NULL DEFAULT true,
+  PRIMARY KEY (role_name, team_id)
+);
+ALTER TABLE {SCHEMA}.members ENABLE ROW LEVEL SECURITY;
+CREATE POLICY members_own ON {SCHEMA}.members FOR SELECT USING (role_name = current_user);
+
+-- One number that rises with every change to any memory; a profile pulls what is above its cursor. Writers of one
+-- team hold that team's advisory lock while they write, so numbers are committed in order within a team.
+CREATE SEQUENCE {SCHEMA}.change_seq;
+
+CREATE TABLE {SCHEMA}.memories (
+  team_id text NOT NULL REFERENCES {SCHEMA}.teams(id) ON DELETE CASCADE,
+  project_key text NOT NULL,
+  id text NOT NULL,
+  type text NOT NULL,
+  topic_key text,
+  title text NOT NULL,
+  body text NOT NULL,
+  confidence real NOT NULL,
+  status text NOT NULL CHECK (status IN ('active', 'stale', 'retracted')),
+  source text NOT NULL CHECK (source IN ('user', 'agent', 'extraction', 'tool')),
+  evidence_count integer NOT NULL,
+  flagged boolean NOT NULL DEFAULT false,
+  files jsonb NOT NULL DEFAULT '[]',
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  last_confirmed_at bigint NOT NULL,
+  author text,
+  author_agent text,
+  model_id text,
+  embedding vector({EMBEDDING_DIMENSIONS}),
+  revision bigint NOT NULL DEFAULT 1,
+  seq bigint NOT NULL,
+  forgotten boolean NOT NULL DEFAULT false,
+  merged_into text,
+  changed_by text,
+  changed_at timestamptz NOT NULL DEFAULT now(),
+  tsv tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')
+  ) STORED,
+  PRIMARY KEY (team_id, id)
+);
+CREATE INDEX memories_changes ON {SCHEMA}.memories (team_id, project_key, seq);
+CREATE UNIQUE INDEX memories_topic ON {SCHEMA}.memories (team_id, project_key, topic_key)
+  WHERE topic_key IS NOT NULL AND status = 'active' AND NOT forgotten;
+CREATE INDEX memories_words ON {SCHEMA}.memories USING gin (tsv);
+CREATE INDEX memories_meaning ON {SCHEMA}.memories USING hnsw (embedding vector_cosine_ops);
+
+ALTER TABLE {SCHEMA}.memories ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memories_read ON {SCHEMA}.memories FOR SELECT
+  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user));
+CREATE POLICY memories_insert ON {SCHEMA}.memories FOR INSERT
+  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
+CREATE POLICY memories_update ON {SCHEMA}.memories FOR UPDATE
+  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write))
+  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
+
+-- Only you can overrule you, across the team: what a person wrote is changed only with that person's id, and
+-- forgetting always empties the text.
+CREATE FUNCTION {SCHEMA}.guard_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.source = 'user' AND OLD.author IS NOT NULL AND NOT OLD.forgotten
+     AND NEW.changed_by IS DISTINCT FROM OLD.author THEN
+    RAISE EXCEPTION 'orcmem: only % can change memory %', OLD.author, OLD.id USING ERRCODE = '42501';
+  END IF;
+  IF NEW.forgotten THEN
+    NEW.title := ''; NEW.body := ''; NEW.files := '[]'; NEW.embedding := NULL; NEW.topic_key := NULL;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER memories_guard BEFORE UPDATE ON {SCHEMA}.memories
+  FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.guard_change();
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1),)
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def server_version(conn: Any) -> int:
+    """The schema version the server holds (0 when orcmem never set it up there)."""
+    found = conn.execute(
+        "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = %s AND tablename = 'schema_version'", (SCHEMA,)
+    ).fetchone()
+    if found is None:
+        return 0
+    row = conn.execute(f"SELECT max(version) FROM {SCHEMA}.schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(conn: Any) -> int:
+    """Bring the server's schema up to date in one transaction; safe to run twice and from two clients at once.
+
+    Raises:
+        TeamError: the server's schema is newer than this orcmem, or this role may not create it.
+    """
+    import psycopg
+
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            current = server_version(conn)
+            if current > LATEST_VERSION:
+                raise TeamError(
+                    f"The team database was set up by a newer orcmem (schema {current}, this one knows "
+                    f"{LATEST_VERSION}). Upgrade orcmem on this machine."
+                )
+            if current == LATEST_VERSION:
+                return current
+            if current == 0:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+                conn.execute(f"CREATE TABLE {SCHEMA}.schema_version (version integer NOT NULL)")
+            for version, sql in MIGRATIONS:
+                if version > current:
+                    conn.execute(sql)
+                    conn.execute(f"INSERT INTO {SCHEMA}.schema_version (version) VALUES (%s)", (version,))
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise TeamError(
+            "This database role cannot set up orcmem's schema. Ask the team's admin to run "
+            f"`orcmem team connect` once with an owner role (docs/team.md). ({str(exc).strip()})"
+        ) from None
+    return LATEST_VERSION

@@ -1,0 +1,358 @@
+"""The team pool's PostgreSQL database as orcmem uses it: every SQL statement it runs there (docs/team.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from orcmem.errors import TeamError
+from orcmem.store.team import SHARED_COLUMNS, Incoming, Outgoing
+from orcmem.store.team_schema import SCHEMA, migrate
+
+CONNECT_TIMEOUT_S = 5
+PULL_BATCH = 500
+PUSH_BATCH = 200
+_PULL_COLUMNS = ", ".join(SHARED_COLUMNS)
+
+
+@dataclass(frozen=True, slots=True)
+class Pushed:
+    """What became of one pushed change: the server's revision, or the server's row to apply instead."""
+
+    memory_id: str
+    queued_at: int
+    revision: int | None  # None: a tombstone, or the change did not win
+    instead: Incoming | None = None  # the server's version (it won, was forgotten, or merged ours away)
+    refused: str | None = None  # why the server refused it (another person's memory)
+
+
+def connect(url: str, password: str | None = None) -> Any:
+    """A psycopg connection (autocommit; each operation opens its own transaction).
+
+    Raises:
+        TeamError: psycopg is not installed, or the database cannot be reached or refuses the login.
+    """
+    try:
+        import psycopg
+    except ImportError:
+        raise TeamError("The team pool needs psycopg: pip install 'orcmem[team]'.") from None
+    try:
+        options: dict[str, Any] = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S}
+        if password:
+            options["password"] = password
+        return psycopg.connect(url, **options)
+    except psycopg.Error as exc:
+        raise TeamError(f"Cannot reach the team database: {_first_line(exc)}") from None
+
+
+def channel(team: str) -> str:
+    """The LISTEN/NOTIFY channel a team's pushes are announced on (`team.background` listens)."""
+    return f"orcmem.team.{team}"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _vector_text(vector: Sequence[float] | None) -> str | None:
+    return None if vector is None else "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def _vector(text: str | None) -> list[float] | None:
+    return None if text is None else [float(x) for x in text.strip("[]").split(",")]
+
+
+class TeamServer:
+    """One team on one PostgreSQL database."""
+
+    def __init__(self, conn: Any, team: str) -> None:
+        """Wrap an open connection for `team`."""
+        self.conn = conn
+        self.team = team
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    # --- setting up ----------------------------------------------------------------------------------------------
+    def prepare(self, *, create_team: bool) -> bool:
+        """Migrate the schema (when this role may) and make sure the team exists; whether it was created here.
+
+        Raises:
+            TeamError: the team does not exist and may not be created here, or the schema cannot be set up.
+        """
+        import psycopg
+
+        migrate(self.conn)
+        try:
+            if self._member():
+                return False
+            if not create_team:
+                raise TeamError(
+                    f"This database role is not a member of team {self.team!r}. Ask the team's admin to add it "
+                    f"(orcmem team grant <role>), or create the team with --create."
+                )
+            with self.conn.transaction():
+                self.conn.execute(f"INSERT INTO {SCHEMA}.teams (id) VALUES (%s) ON CONFLICT DO NOTHING", (self.team,))
+                self.conn.execute(
+                    f"INSERT INTO {SCHEMA}.members (role_name, team_id, can_write) VALUES (current_user, %s, true) "
+                    "ON CONFLICT (role_name, team_id) DO NOTHING",
+                    (self.team,),
+                )
+            return True
+        except psycopg.errors.InsufficientPrivilege:
+            raise TeamError(
+                f"This database role may not create team {self.team!r}; ask the team's admin to create it and add "
+                "this role (docs/team.md, Roles)."
+            ) from None
+        except psycopg.Error as exc:
+            raise TeamError(f"The team database refused: {_first_line(exc)}") from None
+
+    def _member(self) -> bool:
+        row = self.conn.execute(
+            f"SELECT can_write FROM {SCHEMA}.members WHERE role_name = current_user AND team_id = %s", (self.team,)
+        ).fetchone()
+        return row is not None
+
+    def can_write(self) -> bool:
+        """Whether this role may write the team's memories (a read-only CI role may not)."""
+        row = self.conn.execute(
+            f"SELECT can_write FROM {SCHEMA}.members WHERE role_name = current_user AND team_id = %s", (self.team,)
+        ).fetchone()
+        return bool(row and row[0])
+
+    def grant(self, role: str, *, write: bool) -> None:
+        """Let a database role use this team (read-only unless `write`); run by the team's admin.
+
+        Raises:
+            TeamError: this role may not grant it.
+        """
+        import psycopg
+        from psycopg import sql
+
+        try:
+            with self.conn.transaction():
+                self.conn.execute(
+                    f"INSERT INTO {SCHEMA}.members (role_name, team_id, can_write) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (role_name, team_id) DO UPDATE SET can_write = excluded.can_write",
+                    (role, self.team, write),
+                )
+                who = sql.Identifier(role)
+                self.conn.execute(sql.SQL("GRANT USAGE ON SCHEMA orcmem TO {}").format(who))
+                self.conn.execute(
+                    sql.SQL("GRANT SELECT ON orcmem.teams, orcmem.members, orcmem.schema_version TO {}").format(who)
+                )
+                rights = "SELECT, INSERT, UPDATE" if write else "SELECT"
+                self.conn.execute(sql.SQL(f"GRANT {rights} ON orcmem.memories TO {{}}").format(who))
+                if write:
+                    self.conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE orcmem.change_seq TO {}").format(who))
+        except psycopg.Error as exc:
+            raise TeamError(f"Could not grant {role!r} the team: {_first_line(exc)}") from None
+
+    # --- push ----------------------------------------------------------------------------------------------------
+    def push(self, project_key: str, changes: Sequence[Outgoing], person: str) -> list[Pushed]:
+        """Send changes in one transaction under the team's lock; each is applied or settled on its own.
+
+        An update based on the server's current revision wins; one based on an older revision wins only when it
+        is not older (its updated_at), else the server's row comes back to be applied. Two memories with the same
+        topic key merge into one (`_merge`).
+        """
+        import psycopg
+
+        results: list[Pushed] = []
+        try:
+            with self.conn.transaction():
+                self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"orcmem.team.{self.team}",))
+                for change in changes:
+                    try:
+                        with self.conn.transaction():  # a savepoint: one refused change leaves the rest
+                            results.append(self._push_one(project_key, change, person))
+                    except psycopg.errors.InsufficientPrivilege as exc:
+                        results.append(
+                            Pushed(
+                                change.memory_id,
+                                change.queued_at,
+                                None,
+                                self._current(change.memory_id),
+                                _first_line(exc),
+                            )
+                        )
+                # Delivered when the transaction commits: listening profiles pull at once.
+                self.conn.execute("SELECT pg_notify(%s, %s)", (channel(self.team), project_key))
+        except psycopg.Error as exc:
+            raise TeamError(f"Push to the team failed: {_first_line(exc)}") from None
+        return results
+
+    def _push_one(self, project_key: str, change: Outgoing, person: str) -> Pushed:
+        current = self.conn.execute(
+            f"SELECT revision, updated_at, forgotten FROM {SCHEMA}.memories WHERE team_id = %s AND id = %s FOR UPDATE",
+            (self.team, change.memory_id),
+        ).fetchone()
+        row = change.row
+        if row is None:  # forgotten here: a tombstone there
+            if current is not None and not current[2]:
+                self._forget(change.memory_id, person, None)
+            return Pushed(change.memory_id, change.queued_at, None)
+        if current is None:
+            other = self._topic_holder(project_key, row, change.memory_id)
+            if other is not None:
+                return self._merge(project_key, change, row, other, person)
+            return Pushed(change.memory_id, change.queued_at, self._insert(project_key, change.memory_id, row, person))
+        revision, updated_at, forgotten = current
+        if forgotten:
+            return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
+        if revision == row["base_revision"] or (row["updated_at"], 1) > (updated_at, 0):
+            return Pushed(change.memory_id, change.queued_at, self._update(change.memory_id, row, person))
+        return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
+
+    def _topic_holder(self, project_key: str, row: dict[str, Any], memory_id: str) -> dict[str, Any] | None:
+        if row["topic_key"] is None or row["status"] != "active":
+            return None
+        found = self.conn.execute(
+            f"SELECT id, source, author, updated_at, evidence_count, confidence FROM {SCHEMA}.memories "
+            "WHERE team_id = %s AND project_key = %s AND topic_key = %s AND status = 'active' AND NOT forgotten "
+            "AND id != %s FOR UPDATE",
+            (self.team, project_key, row["topic_key"], memory_id),
+        ).fetchone()
+        if found is None:
+            return None
+        keys = ("id", "source", "author", "updated_at", "evidence_count", "confidence")
+        return dict(zip(keys, found, strict=True))
+
+    def _merge(
+        self, project_key: str, change: Outgoing, row: dict[str, Any], other: dict[str, Any], person: str
+    ) -> Pushed:
+        """Two memories with one topic key become one: the person's over an agent's, else the smaller id; the newer
+        text; their evidence added. Another person's own memory is never changed: it survives as it is."""
+        locked = other["source"] == "user" and other["author"] != person
+        if locked:
+            ours_survives = False
+        elif (row["source"] == "user") != (other["source"] == "user"):
+            ours_survives = row["source"] == "user"
+        else:
+            ours_survives = change.memory_id < other["id"]
+        ours_newer = (row["updated_at"], change.memory_id) > (other["updated_at"], other["id"])
+        added = {
+            "evidence_count": row["evidence_count"] + other["evidence_count"],
+            "confidence": max(row["confidence"], other["confidence"]),
+        }
+        if ours_survives:
+            merged = dict(row, **added)
+            if not ours_newer:
+                merged.update(_text(self._full(other["id"])))
+            self._forget(other["id"], person, change.memory_id)  # first, so its change number comes first
+            self._insert(project_key, change.memory_id, merged, person)
+            # What the server now holds (the two merged) comes back, since it differs from what was sent.
+            return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
+        if not locked:
+            survivor = dict(self._full(other["id"]), **added)
+            if ours_newer:
+                survivor.update(_text(row))
+            self._update(other["id"], survivor, person)
+        gone = Incoming(0, change.memory_id, 0, True, {}, [], None, None)  # ours was never stored there
+        return Pushed(change.memory_id, change.queued_at, None, gone)
+
+    def _full(self, memory_id: str) -> dict[str, Any]:
+        found = self._current(memory_id)
+        assert found is not None
+        return dict(found.fields, files=found.files, model_id=found.model_id, embedding=found.embedding)
+
+    def _insert(self, project_key: str, memory_id: str, row: dict[str, Any], person: str) -> int:
+        columns = ", ".join(SHARED_COLUMNS)
+        marks = ", ".join(["%s"] * len(SHARED_COLUMNS))
+        self.conn.execute(
+            f"INSERT INTO {SCHEMA}.memories (team_id, project_key, id, {columns}, files, model_id, embedding, "
+            f"revision, seq, changed_by) VALUES (%s, %s, %s, {marks}, %s, %s, %s::vector, 1, "
+            f"nextval('{SCHEMA}.change_seq'), %s)",
+            (
+                self.team,
+                project_key,
+                memory_id,
+                *[row[column] for column in SHARED_COLUMNS],
+                json.dumps(row["files"]),
+                row["model_id"],
+                _vector_text(row["embedding"]),
+                person,
+            ),
+        )
+        return 1
+
+    def _update(self, memory_id: str, row: dict[str, Any], person: str) -> int:
+        assignments = ", ".join(f"{column} = %s" for column in SHARED_COLUMNS)
+        found = self.conn.execute(
+            f"UPDATE {SCHEMA}.memories SET {assignments}, files = %s, model_id = %s, embedding = %s::vector, "
+            f"revision = revision + 1, seq = nextval('{SCHEMA}.change_seq'), changed_by = %s, changed_at = now() "
+            "WHERE team_id = %s AND id = %s RETURNING revision",
+            (
+                *[row[column] for column in SHARED_COLUMNS],
+                json.dumps(row["files"]),
+                row["model_id"],
+                _vector_text(row["embedding"]),
+                person,
+                self.team,
+                memory_id,
+            ),
+        ).fetchone()
+        return int(found[0])
+
+    def _forget(self, memory_id: str, person: str, merged_into: str | None) -> None:
+        self.conn.execute(
+            f"UPDATE {SCHEMA}.memories SET forgotten = true, merged_into = %s, revision = revision + 1, "
+            f"seq = nextval('{SCHEMA}.change_seq'), changed_by = %s, changed_at = now() "
+            "WHERE team_id = %s AND id = %s",
+            (merged_into, person, self.team, memory_id),
+        )
+
+    # --- pull ----------------------------------------------------------------------------------------------------
+    def pull(self, project_key: str, after: int, limit: int = PULL_BATCH) -> list[Incoming]:
+        """The project's changes after the change sequence number `after`, in order.
+
+        Raises:
+            TeamError: the database cannot be read.
+        """
+        import psycopg
+
+        try:
+            rows = self.conn.execute(
+                f"SELECT seq, id, revision, forgotten, {_PULL_COLUMNS}, files, model_id, embedding::text "
+                f"FROM {SCHEMA}.memories WHERE team_id = %s AND project_key = %s AND seq > %s ORDER BY seq LIMIT %s",
+                (self.team, project_key, after, limit),
+            ).fetchall()
+        except psycopg.Error as exc:
+            raise TeamError(f"Pull from the team failed: {_first_line(exc)}") from None
+        return [_incoming(row) for row in rows]
+
+    def _current(self, memory_id: str) -> Incoming | None:
+        row = self.conn.execute(
+            f"SELECT seq, id, revision, forgotten, {_PULL_COLUMNS}, files, model_id, embedding::text "
+            f"FROM {SCHEMA}.memories WHERE team_id = %s AND id = %s",
+            (self.team, memory_id),
+        ).fetchone()
+        return None if row is None else _incoming(row)
+
+
+_TEXT = ("type", "title", "body", "updated_at", "files", "model_id", "embedding")
+
+
+def _text(row: dict[str, Any]) -> dict[str, Any]:
+    """A memory's text and what goes with it (its vector was made from that text)."""
+    return {key: row[key] for key in _TEXT}
+
+
+def _incoming(row: Sequence[Any]) -> Incoming:
+    seq, memory_id, revision, forgotten = row[:4]
+    width = len(SHARED_COLUMNS)
+    fields = {} if forgotten else dict(zip(SHARED_COLUMNS, row[4 : 4 + width], strict=True))
+    files, model_id, embedding = row[4 + width :]
+    return Incoming(
+        int(seq),
+        memory_id,
+        int(revision),
+        bool(forgotten),
+        fields,
+        list(files or []),
+        model_id,
+        None if forgotten else _vector(embedding),
+    )

@@ -1,0 +1,118 @@
+"""Team sync in the background of a long-running process (the MCP server): what is written here goes out within a
+second, and what the team writes comes in as soon as the database announces it (PostgreSQL LISTEN/NOTIFY), else
+on a timer. It never runs in a hook, and a team database that cannot be reached only delays it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orcmem.errors import OrcmemError
+
+if TYPE_CHECKING:
+    from orcmem.embed.embedder import Embedder
+    from orcmem.service.memory_service import MemoryService
+
+log = logging.getLogger(__name__)
+
+LOCAL_POLL_S = 0.5  # how often the outbox is looked at (one indexed SQLite count)
+PULL_INTERVAL_S = 30.0  # a pull without an announcement, in case one was missed
+RETRY_MIN_S, RETRY_MAX_S = 2.0, 120.0  # after a failure, wait this long, doubling up to the most
+
+
+class TeamSyncer:
+    """A thread that keeps a connected profile in sync; nothing happens for a profile without a team."""
+
+    def __init__(self, home: Path, embedder: Embedder | None = None) -> None:
+        """Prepare (not start) a syncer for the profile at `home`; `embedder` embeds what arrives without a vector."""
+        self.home = home
+        self.embedder = embedder
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.syncs = 0  # completed syncs, for tests and the log
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread = threading.Thread(target=self._run, name="orcmem-team-sync", daemon=True)
+        self._thread.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the thread (a sync under way finishes first, within `timeout`)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        from orcmem.service.memory_service import MemoryService
+
+        try:
+            svc = MemoryService.open(self.home, embedder=self.embedder)
+        except OrcmemError as exc:
+            log.warning("team sync: cannot open the profile: %s", exc)
+            return
+        try:
+            self._loop(svc)
+        finally:
+            svc.close()
+
+    def _loop(self, svc: MemoryService) -> None:
+        listener: Any = None
+        retry = RETRY_MIN_S
+        next_pull = 0.0
+        while not self._stop.is_set():
+            link = svc.team_link()
+            if link is None or not svc.team_shared():
+                _close(listener)
+                listener = None
+                self._stop.wait(LOCAL_POLL_S * 4)
+                continue
+            try:
+                if listener is None:
+                    listener = _listen(link.url, link.team)
+                    next_pull = 0.0  # announcements before we listened are missed: pull once now
+                announced = _announced(listener, LOCAL_POLL_S)
+                if announced or svc.team_pending() or time.monotonic() >= next_pull:
+                    self._sync(svc)
+                    next_pull = time.monotonic() + PULL_INTERVAL_S
+                retry = RETRY_MIN_S
+            except Exception as exc:  # an unreachable or failing team database only delays the sync
+                log.warning("team sync failed, retrying in %.0f s: %s", retry, exc)
+                _close(listener)
+                listener = None
+                self._stop.wait(retry)
+                retry = min(RETRY_MAX_S, retry * 2)
+        _close(listener)
+
+    def _sync(self, svc: MemoryService) -> None:
+        from orcmem.team.sync import sync_now
+
+        if sync_now(svc, wait=False) is not None:
+            self.syncs += 1
+
+
+def _listen(url: str, team: str) -> Any:
+    from psycopg import sql
+
+    from orcmem.store.team_server import channel, connect
+    from orcmem.team.credentials import load_password
+
+    conn = connect(url, load_password(url))
+    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel(team))))
+    return conn
+
+
+def _announced(listener: Any, timeout: float) -> bool:
+    """Wait up to `timeout` for the team's announcement; whether one came."""
+    return any(True for _ in listener.notifies(timeout=timeout, stop_after=1))
+
+
+def _close(listener: Any) -> None:
+    if listener is not None:
+        try:
+            listener.close()
+        except Exception:  # closing a broken connection may fail; it is dropped either way
+            log.debug("closing the team listener failed", exc_info=True)

@@ -1,0 +1,142 @@
+"""Sync a profile with its team: push the outbox, pull each shared project's changes, until both are settled.
+
+One sync per profile at a time (a lock file in its run folder); a background sync skips when one is running.
+Interrupted at any moment it loses nothing: the outbox keeps a change until the server has it, and a project's
+cursor moves only in the transaction that applied the changes below it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orcmem.errors import TeamError
+from orcmem.store.team_server import PUSH_BATCH, TeamServer, connect
+from orcmem.team.credentials import load_password
+
+if TYPE_CHECKING:
+    from orcmem.service.memory_service import MemoryService
+    from orcmem.store.team import SharedProject
+
+ROUNDS = 4  # push then pull, again while a pull stopped at a change that needed a push first
+LOCK_NAME = "team-sync.lock"
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    pushed: int = 0
+    pulled: int = 0
+    refused: list[str] = field(default_factory=list)  # one line per change the server refused
+    read_only: bool = False
+    pending: int = 0  # local changes still waiting (read-only, or written during the sync)
+
+
+def open_team(svc: MemoryService) -> TeamServer:
+    """The profile's team database, connected.
+
+    Raises:
+        TeamError: the profile is not connected to a team, or the database cannot be reached.
+    """
+    link = svc.team_link()
+    if link is None:
+        raise TeamError("This profile is not connected to a team: orcmem team connect <postgresql URL> --team <name>.")
+    return TeamServer(connect(link.url, load_password(link.url)), link.team)
+
+
+@contextlib.contextmanager
+def sync_lock(home: Path, *, wait: bool) -> Iterator[bool]:
+    """Hold the profile's sync lock; yields False (holding nothing) when `wait` is False and another sync runs."""
+    folder = home / "run"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock, as does the process ending however it ends
+
+
+def sync(svc: MemoryService, server: TeamServer) -> SyncReport:
+    """Push, then pull, until nothing waits (at most ROUNDS times).
+
+    Raises:
+        TeamError: the server cannot be reached or fails mid-way (what was done so far is kept).
+    """
+    report = SyncReport(read_only=not server.can_write())
+    person = svc.person()
+    for _ in range(ROUNDS):
+        if not report.read_only:
+            _push(svc, server, person, report)
+        stalled = any(_pull(svc, server, project, report) for project in svc.team_shared())
+        if not stalled:
+            break
+    report.pending = svc.team_pending()
+    return report
+
+
+def _push(svc: MemoryService, server: TeamServer, person: str, report: SyncReport) -> None:
+    shared = {project.project_id: project for project in svc.team_shared()}
+    for _ in range(1000):  # bounded: writes that keep arriving while it pushes wait for the next sync
+        batch = svc.team_outgoing(PUSH_BATCH)
+        if not batch:
+            return
+        for project_id in dict.fromkeys(change.project_id for change in batch):
+            project = shared.get(project_id)
+            changes = [change for change in batch if change.project_id == project_id]
+            if project is None:  # no longer shared: the entries go with the share
+                continue
+            for result in server.push(project.team_key, changes, person):
+                svc.team_pushed(result.memory_id, result.queued_at, result.revision)
+                if result.instead is not None:
+                    svc.team_apply(project, [result.instead], advance=False)
+                if result.refused:
+                    report.refused.append(f"{result.memory_id}: {result.refused}")
+                report.pushed += result.refused is None
+        if len(batch) < PUSH_BATCH:
+            return
+
+
+def _pull(svc: MemoryService, server: TeamServer, project: SharedProject, report: SyncReport) -> bool:
+    """Pull a project's changes; True when it stopped at one that waits for a push."""
+    cursor = project.pulled_through
+    while True:
+        changes = server.pull(project.team_key, cursor)
+        if not changes:
+            return False
+        applied, changed = svc.team_apply(project, changes)
+        report.pulled += changed
+        if applied < changes[-1].seq:
+            return True
+        cursor = applied
+        project = replace(project, pulled_through=cursor)
+
+
+def sync_now(svc: MemoryService, *, wait: bool = True) -> SyncReport | None:
+    """Sync under the profile's lock; None when `wait` is False and another sync is running.
+
+    Raises:
+        TeamError: as `sync`.
+    """
+    with sync_lock(svc.home, wait=wait) as held:
+        if not held:
+            return None
+        import psycopg
+
+        server = open_team(svc)
+        try:
+            return sync(svc, server)
+        except psycopg.Error as exc:  # the connection broke between two steps
+            raise TeamError(f"Sync with the team failed: {str(exc).strip().splitlines()[0]}") from None
+        finally:
+            server.close()

@@ -1,0 +1,121 @@
+"""`orcmem team ...` as a person runs it, the project's team-wide key, and sync in the MCP server's background."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orcmem.service.memory_service import MemoryService
+from orcmem.team.background import TeamSyncer
+from orcmem.team.identity import ID_FILE, normalise_remote, team_key
+from orcmem.team.sync import sync_now
+from tests.helpers import FakeKeyring, user_memory, wait_for
+from tests.team.conftest import MakeMachine
+
+
+@pytest.mark.parametrize(
+    ("remote", "key"),
+    [
+        ("git@github.com:Acme/App.git", "github.com/acme/app"),
+        ("https://github.com/acme/app", "github.com/acme/app"),
+        ("https://token:x-oauth@github.com/acme/app.git/", "github.com/acme/app"),
+        ("ssh://git@gitlab.example.com:2222/group/sub/app.git", "gitlab.example.com/group/sub/app"),
+        ("/srv/git/app.git", None),  # a local path names nothing on another machine
+        ("", None),
+    ],
+)
+def test_a_remote_names_the_project_the_same_way_everywhere(remote: str, key: str | None) -> None:
+    assert normalise_remote(remote) == key
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+
+
+def test_clones_in_different_folders_get_one_key_and_an_id_file_wins(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "elsewhere" / "two"
+    for folder, remote in ((one, "git@github.com:acme/app.git"), (two, "https://github.com/acme/app")):
+        folder.mkdir(parents=True)
+        git(folder, "init", "-q")
+        git(folder, "remote", "add", "origin", remote)
+    assert team_key(one) == team_key(two) == "github.com/acme/app"
+    (one / ID_FILE).write_text("id/abc123\n")
+    assert team_key(one) == "id/abc123"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert team_key(bare) is None
+
+
+@pytest.fixture
+def keyring(monkeypatch: pytest.MonkeyPatch) -> FakeKeyring:
+    from orcmem import keystore
+
+    fake = FakeKeyring()
+    monkeypatch.setattr(keystore, "_keyring", lambda: fake)
+    return fake
+
+
+def test_connect_share_sync_status_disconnect(
+    run, project_dir: Path, orcmem_home: Path, team_url: str, keyring: FakeKeyring
+) -> None:
+    git(project_dir, "init", "-q")
+    git(project_dir, "remote", "add", "origin", "git@github.com:acme/app.git")
+    run("memory", "on")
+    run("add", "--type", "lesson", "--title", "Pin the node version", "--body", "CI broke on node 24")
+    with_password = team_url.replace("postgres@", "postgres:s3cret@")
+    out = run("team", "connect", with_password, "--team", "acme", "--create", "--as", "dana@acme.dev").output
+    assert "connected to team acme (created)" in out
+    assert keyring.secrets == {("orcmem", f"team-db:{team_url}"): "s3cret"}
+    assert b"s3cret" not in (orcmem_home / "orcmem.db").read_bytes()
+    out = run("team", "share").output
+    assert "as github.com/acme/app" in out and "sent 1, received 0" in out
+    status = json.loads(run("team", "status", "--json").output)
+    assert status["connected"] and status["reachable"] and status["pending"] == 0
+    assert status["person"] == "dana@acme.dev" and status["shared"][0]["key"] == "github.com/acme/app"
+    run("add", "--type", "fact", "--title", "Staging is eu-west-1", "--body", "since March")
+    assert "sent 1, received 0" in run("team", "sync").output
+    listed = run("list").output
+    assert "from you" in listed and "dana@acme.dev" not in listed  # your own memories say so, not your id
+    out = run("team", "disconnect").output
+    assert "no longer shared" in out and keyring.secrets == {}
+    assert "not connected" in run("team", "status").output
+
+
+def test_share_without_a_remote_asks_for_an_id_file(run, project_dir: Path, team_url: str, keyring) -> None:
+    run("memory", "on")
+    run("team", "connect", team_url, "--team", "acme", "--create")
+    refused = run("team", "share", ok=False)
+    assert refused.exit_code == 1 and "--new-id" in refused.stderr
+    run("team", "share", "--new-id")
+    assert (project_dir / ID_FILE).read_text().startswith("id/")
+
+
+def test_a_teammates_memory_shows_its_author(machines: MakeMachine, run, orcmem_home: Path) -> None:
+    alice = machines("alice@acme.dev")
+    alice.svc.record(alice.project, user_memory("Release on Tuesdays", "never on Fridays"))
+    sync_now(alice.svc)
+    bob = machines("bob@acme.dev")
+    sync_now(bob.svc)
+    memory = next(iter(bob.svc.list(bob.project)))
+    assert memory.author == "alice@acme.dev" and memory.author_agent is None
+
+
+def test_a_write_reaches_a_listening_profile_in_the_background(machines: MakeMachine) -> None:
+    alice, bob = machines("alice@acme.dev"), machines("bob@acme.dev")
+    senders = [TeamSyncer(alice.svc.home), TeamSyncer(bob.svc.home)]
+    for syncer in senders:
+        syncer.start()
+    try:
+        wait_for(lambda: all(s.syncs for s in senders), 30, "both syncers' first sync")
+        written = alice.svc.record(alice.project, user_memory("Flaky e2e", "retry only the login spec")).memory
+        reader = MemoryService.open(bob.svc.home)
+        try:
+            wait_for(lambda: reader.memories_by_id([written.id]), 10, "the memory on bob's profile")
+        finally:
+            reader.close()
+    finally:
+        for syncer in senders:
+            syncer.close()
