@@ -322,15 +322,24 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 @click.argument("text")
 @click.option("--limit", type=click.IntRange(1, SEARCH_MAX_LIMIT), default=SEARCH_DEFAULT_LIMIT, show_default=True)
 @click.option("--explain", is_flag=True, help="Show each part of each score.")
+@click.option("--team", "on_team", is_flag=True, help="Search the team's database for this shared project instead.")
 @json_option
 @pass_app
-def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool) -> None:
+def search(app: AppContext, text: str, limit: int, explain: bool, on_team: bool, as_json: bool) -> None:
     """Search this project's active memories (and global ones) for TEXT."""
     service = app.service()
     if service.embedder is not None:
         # A one-shot command pays the model's load once; the query itself still gets 500 ms.
         service.embedder.wait_ready(MODEL_LOAD_WAIT_S)
-    hits = service.search(app.project(), text, limit=limit)
+    if on_team:
+        from orcmem.team.search import search_team
+
+        project = app.project()
+        if project is None:
+            raise click.ClickException("This folder is not a project orcmem knows; nothing is shared from it.")
+        hits = search_team(service, project, text, limit)
+    else:
+        hits = service.search(app.project(), text, limit=limit)
     if as_json:
         echo_json([_hit_dict(hit) for hit in hits])
         return
@@ -343,7 +352,8 @@ def search(app: AppContext, text: str, limit: int, explain: bool, as_json: bool)
         echo(f"    {_snippet(hit.memory.body)}")
         if explain:
             p = hit.parts
-            words = f"words #{p.word_rank} (BM25 {p.word_score:.3g})" if p.word_score is not None else "words -"
+            relevance = "relevance" if on_team else "BM25"
+            words = f"words #{p.word_rank} ({relevance} {p.word_score:.3g})" if p.word_score is not None else "words -"
             meaning = (
                 f"meaning #{p.meaning_rank} (similarity {p.similarity:.2f})"
                 if p.similarity is not None

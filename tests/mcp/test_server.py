@@ -81,7 +81,7 @@ async def test_tools_carry_truthful_annotations_and_snake_case_inputs(make_tools
     assert hints["memory_manage"].read_only_hint is False and hints["memory_manage"].destructive_hint is True
     fields = {name: set(t.input_schema["properties"]) for name, t in tools.items()}
     assert fields == {
-        "memory_search": {"query", "limit"},
+        "memory_search": {"query", "limit", "team"},
         "memory_recall": {"prompt", "session_id", "cwd"},
         "memory_record": {"type", "title", "body", "topic_key"},
         "memory_feedback": {"id", "verdict"},

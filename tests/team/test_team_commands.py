@@ -77,6 +77,8 @@ def test_connect_share_sync_status_disconnect(
     assert status["person"] == "dana@acme.dev" and status["shared"][0]["key"] == "github.com/acme/app"
     run("add", "--type", "fact", "--title", "Staging is eu-west-1", "--body", "since March")
     assert "sent 1, received 0" in run("team", "sync").output
+    found = run("search", "--team", "--explain", "node version").output
+    assert "Pin the node version" in found and "relevance" in found
     listed = run("list").output
     assert "from you" in listed and "dana@acme.dev" not in listed  # your own memories say so, not your id
     out = run("team", "disconnect").output

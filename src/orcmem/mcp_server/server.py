@@ -235,7 +235,19 @@ def build_server(tools: AgentTools | Callable[[], AgentTools]) -> MCPServer:
                 json_schema_extra={"minimum": 1, "maximum": SEARCH_LIMIT_MAX},
             ),
         ] = 8,
+        team: Annotated[
+            bool,
+            Field(description="Search the team's shared pool for this project (when it is shared) instead."),
+        ] = False,
     ) -> str:
+        if team:
+            from orcmem.team.search import search_team
+
+            return await run(
+                lambda agent: agent.search(
+                    query, limit, searcher=lambda text, n: search_team(agent.memory, agent.project, text, n)
+                )
+            )
         return await run(lambda agent: agent.search(query, limit))
 
     @server.tool(

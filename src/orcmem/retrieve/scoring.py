@@ -10,6 +10,7 @@ from orcmem.models.constants import (
     MAX_RESULTS_PER_RUN,
     MS_PER_DAY,
     RECENCY_HALF_LIFE_DAYS,
+    SEARCH_MEANING_ONLY_MIN_SIMILARITY,
     TYPE_WEIGHTS,
 )
 from orcmem.models.types import Memory, ScoreParts, SearchHit
@@ -77,6 +78,30 @@ def fuse(
         hits.append(SearchHit(memory, score, parts))
     hits.sort(key=lambda hit: (-hit.score, -hit.memory.updated_at))
     return hits
+
+
+def rank_candidates(
+    words: Sequence[tuple[Memory, float]],
+    near: Sequence[tuple[Memory, float]],
+    now: int,
+    limit: int,
+    meaning_only_floor: float = SEARCH_MEANING_ONLY_MIN_SIMILARITY,
+) -> list[SearchHit]:
+    """Search's ranking of its candidates (BM25 relevance, higher is better; cosine similarity): a memory only
+    meaning found must be at least `meaning_only_floor` close, else any query, however far off, fills the list;
+    then fused, scored and capped per run, best first."""
+    word_ids = {memory.id for memory, _score in words}
+    near = [
+        (memory, similarity) for memory, similarity in near if memory.id in word_ids or similarity >= meaning_only_floor
+    ]
+    fused = fuse(
+        [memory for memory, _score in words],
+        [memory for memory, _similarity in near],
+        now,
+        word_scores={memory.id: score for memory, score in words},
+        similarities={memory.id: similarity for memory, similarity in near},
+    )
+    return cap_per_run(fused, limit)
 
 
 def cap_per_run(hits: Sequence[SearchHit], limit: int, per_run: int = MAX_RESULTS_PER_RUN) -> list[SearchHit]:

@@ -7,11 +7,12 @@ Ownership rules hold in every mode: an agent never changes what the user wrote.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from orcmem.errors import ValidationError
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
-from orcmem.models.types import Memory, Source
+from orcmem.models.types import Memory, SearchHit, Source
 from orcmem.service.approvals import Ask
 from orcmem.service.tasks import Tasks
 from orcmem.service.write_plans import (
@@ -46,8 +47,15 @@ class AgentTools(WritePlans):
         )
 
     # --- reads -------------------------------------------------------------------------------------------------
-    def search(self, query: str, limit: int = SEARCH_DEFAULT_LIMIT) -> list[dict[str, Any]]:
-        """This project's and global active memories matching `query`, best first (words and meaning fused).
+    def search(
+        self,
+        query: str,
+        limit: int = SEARCH_DEFAULT_LIMIT,
+        *,
+        searcher: Callable[[str, int], list[SearchHit]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """This project's and global active memories matching `query`, best first (words and meaning fused);
+        `searcher` searches elsewhere instead (the team's pool).
 
         Raises:
             MemoryOffError: memory is off.
@@ -60,7 +68,8 @@ class AgentTools(WritePlans):
         if not text:
             raise ValidationError("The query is empty; give a few words about what you are looking for.")
         now = self.memory.clock()
-        return [self._search_result(hit.memory, now) for hit in self.memory.search(self.project, text, limit)]
+        hits = searcher(text, limit) if searcher is not None else self.memory.search(self.project, text, limit)
+        return [self._search_result(hit.memory, now) for hit in hits]
 
     @staticmethod
     def _search_result(memory: Memory, now: int) -> dict[str, Any]:

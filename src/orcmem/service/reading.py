@@ -23,7 +23,6 @@ from orcmem.models.constants import (
     SEARCH_CANDIDATES,
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
-    SEARCH_MEANING_ONLY_MIN_SIMILARITY,
     WARM_RECALL_MIN_TERM_SHARE,
 )
 from orcmem.models.types import (
@@ -34,7 +33,7 @@ from orcmem.models.types import (
     SearchHit,
 )
 from orcmem.retrieve.query import fts_query
-from orcmem.retrieve.scoring import cap_per_run, fuse
+from orcmem.retrieve.scoring import rank_candidates
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
 from orcmem.store.memories import WordHit
 from orcmem.store.recall import RecallRow, word_candidates
@@ -110,17 +109,7 @@ class Reading(ServiceTeam):
         pending = self._nearest_soon(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else None
         words = self._word_hits(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
         near = self._meaning_hits(project, pending, SEARCH_CANDIDATES) if pending else []
-        word_ids = {hit.memory.id for hit in words}
-        # A memory only meaning found must be close: else any query, however far off, fills the list.
-        near = [hit for hit in near if hit[0].id in word_ids or hit[1] >= SEARCH_MEANING_ONLY_MIN_SIMILARITY]
-        fused = fuse(
-            [hit.memory for hit in words],
-            [memory for memory, _similarity in near],
-            self.clock(),
-            word_scores={hit.memory.id: -hit.rank for hit in words},
-            similarities={memory.id: similarity for memory, similarity in near},
-        )
-        hits = cap_per_run(fused, limit)
+        hits = rank_candidates([(hit.memory, -hit.rank) for hit in words], near, self.clock(), limit)
         complete = self.store.memories.with_files([hit.memory for hit in hits])
         return [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
 

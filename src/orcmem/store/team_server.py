@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from orcmem.errors import TeamError
+from orcmem.models.types import Memory, MemoryType, Scope, Source, Status
 from orcmem.store.team import SHARED_COLUMNS, Incoming, Outgoing
 from orcmem.store.team_schema import SCHEMA, migrate
 
 CONNECT_TIMEOUT_S = 5
 PULL_BATCH = 500
 PUSH_BATCH = 200
+HNSW_EF_SEARCH = 100  # pgvector's candidate list per HNSW search (its default, 40, is the least it may be)
 _PULL_COLUMNS = ", ".join(SHARED_COLUMNS)
 
 
@@ -324,6 +326,48 @@ class TeamServer:
             raise TeamError(f"Pull from the team failed: {_first_line(exc)}") from None
         return [_incoming(row) for row in rows]
 
+    # --- search --------------------------------------------------------------------------------------------------
+    def search_words(
+        self, project_key: str, project_id: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Memory, float]]:
+        """Active memories of the project matching any of `terms` (the English stemmer; the title counts more), best
+        first, with their relevance (`ts_rank`, higher is better)."""
+        if not terms:
+            return []
+        query = " || ".join(["plainto_tsquery('english', %s)"] * len(terms))
+        rows = self._read(
+            f"SELECT {_MEMORY_COLUMNS}, ts_rank(tsv, q) AS relevance FROM {SCHEMA}.memories, ({'SELECT ' + query}) "
+            "AS found(q) WHERE team_id = %s AND project_key = %s AND status = 'active' AND NOT forgotten "
+            "AND tsv @@ q ORDER BY relevance DESC, updated_at DESC LIMIT %s",
+            (*terms, self.team, project_key, limit),
+        )
+        return [(_memory(row, project_id), float(row[-1])) for row in rows]
+
+    def search_meaning(
+        self, project_key: str, project_id: str, vector: Sequence[float], model_id: str, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """The project's active memories nearest to `vector` (HNSW, cosine), closest first, with their similarity."""
+        text = _vector_text(vector)
+        rows = self._read(
+            f"SELECT {_MEMORY_COLUMNS}, 1 - (embedding <=> %s::vector) AS similarity FROM {SCHEMA}.memories "
+            "WHERE team_id = %s AND project_key = %s AND model_id = %s AND status = 'active' AND NOT forgotten "
+            "ORDER BY embedding <=> %s::vector LIMIT %s",
+            (text, self.team, project_key, model_id, text, limit),
+            ef_search=max(HNSW_EF_SEARCH, limit),
+        )
+        return [(_memory(row, project_id), float(row[-1])) for row in rows]
+
+    def _read(self, query: str, args: Sequence[Any], *, ef_search: int | None = None) -> list[Any]:
+        import psycopg
+
+        try:
+            with self.conn.transaction():
+                if ef_search is not None:
+                    self.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+                return list(self.conn.execute(query, args).fetchall())
+        except psycopg.Error as exc:
+            raise TeamError(f"Search on the team failed: {_first_line(exc)}") from None
+
     def _current(self, memory_id: str) -> Incoming | None:
         row = self.conn.execute(
             f"SELECT seq, id, revision, forgotten, {_PULL_COLUMNS}, files, model_id, embedding::text "
@@ -334,6 +378,36 @@ class TeamServer:
 
 
 _TEXT = ("type", "title", "body", "updated_at", "files", "model_id", "embedding")
+_MEMORY_COLUMNS = (
+    "id, type, topic_key, title, body, confidence, status, source, evidence_count, files, created_at, updated_at, "
+    "last_confirmed_at, flagged, author, author_agent"
+)
+
+
+def _memory(row: Sequence[Any], project_id: str) -> Memory:
+    """A search row as a Memory of the local project `project_id`."""
+    return Memory(
+        id=row[0],
+        scope=Scope.PROJECT,
+        project_id=project_id,
+        type=MemoryType(row[1]),
+        topic_key=row[2],
+        title=row[3],
+        body=row[4],
+        confidence=float(row[5]),
+        status=Status(row[6]),
+        source=Source(row[7]),
+        source_run_id=None,
+        source_task_id=None,
+        evidence_count=int(row[8]),
+        files=tuple(row[9] or ()),
+        created_at=int(row[10]),
+        updated_at=int(row[11]),
+        last_confirmed_at=int(row[12]),
+        flagged=bool(row[13]),
+        author=row[14],
+        author_agent=row[15],
+    )
 
 
 def _text(row: dict[str, Any]) -> dict[str, Any]:

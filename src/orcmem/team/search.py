@@ -1,0 +1,39 @@
+"""Search a shared project in the team's database: the same words, meaning, fusion and score as local search, run
+where the team's memories are (for pools too large to copy); the query is embedded here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from orcmem.errors import TeamError
+from orcmem.models.constants import QUERY_EMBED_TIMEOUT_S, SEARCH_CANDIDATES
+from orcmem.retrieve.query import query_terms
+from orcmem.retrieve.scoring import rank_candidates
+from orcmem.team.sync import open_team
+
+if TYPE_CHECKING:
+    from orcmem.models.types import Project, SearchHit
+    from orcmem.service.memory_service import MemoryService
+
+
+def search_team(svc: MemoryService, project: Project, text: str, limit: int) -> list[SearchHit]:
+    """The team's active memories of a shared project that match `text`, best first.
+
+    Raises:
+        TeamError: the project is not shared, or the team's database cannot be reached.
+    """
+    shared = next((p for p in svc.team_shared() if p.project_id == project.id), None)
+    if shared is None:
+        raise TeamError("This project is not shared with a team (orcmem team share).")
+    vector = None
+    if svc.embedder is not None and svc.model_ready():
+        vector = svc.embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+    server = open_team(svc)
+    try:
+        words = server.search_words(shared.team_key, project.id, query_terms(text), SEARCH_CANDIDATES)
+        near = []
+        if vector is not None:
+            near = server.search_meaning(shared.team_key, project.id, vector, svc.embedding_model(), SEARCH_CANDIDATES)
+    finally:
+        server.close()
+    return rank_candidates(words, near, svc.clock(), limit)
