@@ -14,7 +14,7 @@ from orcmem.models.constants import (
     MS_PER_DAY,
 )
 from orcmem.models.types import Memory
-from orcmem.recall import FLAG_NOTE, SOURCE_LABELS, age_label, defang, fence, label
+from orcmem.recall import FLAG_NOTE, age_label, defang, fence, label, source_label
 from orcmem.repeats import same_text_key
 
 BRIEF_TITLE = "# Project memory"
@@ -33,8 +33,15 @@ def _weight(memory: Memory, now: int) -> float:
     return memory.confidence * math.pow(0.5, days / BRIEF_HALF_LIFE_DAYS)
 
 
-def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_items: Sequence[str], now: int) -> str:
-    """The brief from the newest active memories, the tasks in progress or review, and recent open items.
+def build_brief(
+    memories: Sequence[Memory],
+    open_tasks: Sequence[str],
+    open_items: Sequence[str],
+    now: int,
+    person: str | None = None,
+) -> str:
+    """The brief from the newest active memories, the tasks in progress or review, and recent open items; a
+    teammate's memory (not `person`'s) names its author.
 
     Returns "" when there is no memory to brief.
     """
@@ -47,7 +54,7 @@ def build_brief(memories: Sequence[Memory], open_tasks: Sequence[str], open_item
             continue
         lines += ["", f"## {heading}"]
         for memory in group:
-            source = SOURCE_LABELS.get(str(memory.source), str(memory.source))
+            source = source_label(str(memory.source), memory.author, memory.author_agent, person)
             note = FLAG_NOTE.removeprefix(" · ") if memory.flagged else ""  # as in recall: marked as data
             tag = label(age_label(memory.last_confirmed_at, now), source, note)
             lines.append(f"- {tag} {defang(memory.title)}: {defang(memory.body)}")

@@ -33,7 +33,7 @@ from orcmem.models.env_names import BARE_ENV_VAR, HOME_ENV_VAR
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Scope, SearchHit, Source, Status
 from orcmem.models.vocabulary import Agent, HookName, JobState, TaskStatus, values
 from orcmem.profile import home_dir
-from orcmem.recall import age_label
+from orcmem.recall import age_label, source_label
 from orcmem.runtime import (
     InstalledModel,
     active_source,
@@ -144,9 +144,7 @@ def _origin(memory: Memory, person: str | None) -> str:
     """Who wrote it: "from you" for this profile's person, else their id (a teammate's, through the team pool)."""
     if memory.author is None or memory.author == person:
         return SOURCE_LABELS[str(memory.source)]
-    if memory.source is Source.USER:
-        return f"from {memory.author}"
-    return f"saved by {memory.author_agent or 'an agent'} for {memory.author}"
+    return source_label(str(memory.source), memory.author, memory.author_agent, person)
 
 
 def _snippet(body: str) -> str:

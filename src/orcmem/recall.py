@@ -39,6 +39,22 @@ SOURCE_LABELS = {
 }
 
 
+_AUTHOR_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@._+-")
+
+
+def source_label(source: str, author: str | None, agent: str | None, person: str | None) -> str:
+    """Who saved a memory, for a label: the source alone for this profile's person's own; a teammate by id (only
+    the characters an id needs, so another person's id cannot close the label or speak in it)."""
+    plain = SOURCE_LABELS.get(source, source)
+    if author is None or author == person:
+        return plain
+    shown = "".join(ch for ch in author if ch in _AUTHOR_CHARS)[:80] or "a teammate"
+    if source == "user":
+        return f"from {shown}"
+    writer = "".join(ch for ch in (agent or "") if ch in _AUTHOR_CHARS)[:40] or "an agent"
+    return f"saved by {writer} for {shown}"
+
+
 def age_label(ms: int, now: int) -> str:
     """today, yesterday, Nd ago or Nmo ago (months rounded half up)."""
     days = round((now - ms) / MS_PER_DAY)

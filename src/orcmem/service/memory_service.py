@@ -181,12 +181,12 @@ class MemoryService(Reading):
         return result
 
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
-        """The agent a memory is written by on the person's behalf: its run's agent, else its source; None for the
-        person's own."""
-        if source is Source.USER:
+        """The agent a memory is written by on the person's behalf (its run's agent); None for the person's own, or
+        when no run says which agent it was."""
+        if source is Source.USER or not run_id:
             return None
-        run = self.store.runs.get(run_id) if run_id else None
-        return run.agent if run is not None else str(source)
+        run = self.store.runs.get(run_id)
+        return run.agent if run is not None else None
 
     def record_at(self, location: Location, new: NewMemory) -> RecordResult:
         """Record a memory in the project at `location`, creating the project in the same transaction.

@@ -213,7 +213,7 @@ class Reading(ServiceTeam):
         items = [
             item for summary in self.store.summaries.recent(project.id, BRIEF_SUMMARIES) for item in summary.open_items
         ]
-        return build_brief(memories, tasks, items, self.clock())
+        return build_brief(memories, tasks, items, self.clock(), self.known_person())
 
     def recall(
         self,

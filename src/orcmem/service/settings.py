@@ -55,6 +55,10 @@ class ServiceSettings(ServiceCore):
         self.store.settings.set(SETTING_PERSON, found)
         return found
 
+    def known_person(self) -> str | None:
+        """The stored person id without looking for one (hooks and pages must not run git): None until found."""
+        return self.store.settings.get(SETTING_PERSON)
+
     def set_person(self, person: str) -> str:
         """Set the person id written on new memories."""
         cleaned = person.strip()

@@ -74,6 +74,7 @@ def _render(request: Request, name: str, context: dict[str, Any], status: int = 
     full = {
         "token": state.token,
         "now": state.service.clock(),
+        "person": state.service.known_person(),
         "offset": state.utc_offset_ms(),
         "flash": flash,
         "page_name": name.removesuffix(".html"),
@@ -306,6 +307,7 @@ def _card_html(request: Request, memory: Memory, project_id: str, next_url: str)
         next_url=next_url,
         token=state.token,
         now=state.service.clock(),
+        person=state.service.known_person(),
         offset=state.utc_offset_ms(),
     )
 
