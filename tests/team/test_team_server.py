@@ -107,3 +107,52 @@ def test_a_role_without_rights_gets_one_line_with_the_fix(team_url: str, postgre
 def test_an_unreachable_server_is_one_line(tmp_path) -> None:
     with pytest.raises(TeamError, match="Cannot reach the team database"):
         connect(f"postgresql://nobody@/nothing?host={tmp_path}")
+
+
+def _true_counts(conn) -> dict[tuple[str, str], int]:
+    rows = conn.execute(
+        "SELECT project_key, w, count(*) FROM orcmem.memories, unnest(tsvector_to_array(tsv) || ARRAY['']) AS w "
+        "GROUP BY 1, 2"
+    ).fetchall()
+    return {(key, word): n for key, word, n in rows}
+
+
+def _kept_counts(conn) -> dict[tuple[str, str], int]:
+    rows = conn.execute("SELECT project_key, lexeme, memories FROM orcmem.lexemes WHERE memories != 0").fetchall()
+    return {(key, word): n for key, word, n in rows}
+
+
+def test_word_counts_follow_every_change_and_an_older_schema_is_brought_up(
+    machines: MakeMachine, team_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import orcmem.store.team_schema as schema
+
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])  # an orcmem from before the word counts
+    monkeypatch.setattr(schema, "LATEST_VERSION", 1)
+    alice = machines("alice@acme.dev")
+    for i in range(5):
+        alice.svc.record(alice.project, user_memory(f"Kafka lag {i}", f"consumer group {i} falls behind"))
+    sync_now(alice.svc)
+    monkeypatch.undo()
+    with connect(team_url) as conn:
+        assert migrate(conn) == LATEST_VERSION
+        assert _kept_counts(conn) == _true_counts(conn)  # filled from the rows already there
+    first = alice.svc.list(alice.project)[0]
+    alice.svc.edit(alice.project, first.id, body="the broker drops partitions")
+    alice.svc.forget(alice.project, alice.svc.list(alice.project)[1].id)
+    alice.svc.record(alice.project, user_memory("Redis eviction", "allkeys-lru on the cache"))
+    sync_now(alice.svc)
+    with connect(team_url) as conn:
+        assert _kept_counts(conn) == _true_counts(conn)
+
+
+def test_a_rare_word_outranks_words_every_memory_holds(machines: MakeMachine) -> None:
+    from orcmem.team.search import search_team
+
+    alice = machines("alice@acme.dev")
+    for i in range(40):
+        alice.svc.record(alice.project, user_memory(f"Tests fail {i}", f"the tests fail when step {i} times out"))
+    rare = alice.svc.record(alice.project, user_memory("Zookeeper quorum", "tests fail without a zookeeper quorum"))
+    sync_now(alice.svc)
+    hits = search_team(alice.svc, alice.project, "tests fail zookeeper", 5)
+    assert hits[0].memory.id == rare.memory.id

@@ -74,9 +74,9 @@ class ServiceTeam(ServiceSettings):
         """The oldest queued changes, as the memories are now, with their vectors."""
         return self.store.team.outgoing(limit, self.embedding_model())
 
-    def team_pushed(self, memory_id: str, queued_at: int, revision: int | None) -> None:
-        """A change reached the team."""
-        self.store.team.pushed(memory_id, queued_at, revision)
+    def team_pushed(self, done: Sequence[tuple[str, int, int | None]]) -> None:
+        """Changes reached the team: (memory id, when it was queued, the server's revision or None)."""
+        self.store.team.pushed(done)
 
     def team_apply(
         self, project: SharedProject, changes: Sequence[Incoming], *, advance: bool = True

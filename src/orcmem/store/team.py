@@ -94,7 +94,7 @@ class TeamRepository:
             )
             self.db.query(
                 "INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten) "
-                "SELECT id, project_id, ?, 0 FROM memories WHERE project_id = ? AND true "
+                "SELECT id, project_id, ?, 0 FROM memories WHERE project_id = ? "
                 "ON CONFLICT (memory_id) DO NOTHING",
                 (now, project_id),
             )
@@ -145,13 +145,15 @@ class TeamRepository:
         row["model_id"], row["embedding"] = (model, vector) if vector is not None else (None, None)
         return row
 
-    def pushed(self, memory_id: str, queued_at: int, revision: int | None) -> None:
-        """A change reached the team: drop it from the outbox unless it changed again meanwhile, and remember the
-        server's revision (None for a tombstone)."""
+    def pushed(self, done: Sequence[tuple[str, int, int | None]]) -> None:
+        """Changes reached the team, each as (memory id, when it was queued, the server's revision or None for a
+        tombstone), in one transaction: each leaves the outbox unless it changed again meanwhile, and the memory
+        remembers the server's revision."""
         with self.db.transaction():
-            self.db.query("DELETE FROM team_outbox WHERE memory_id = ? AND queued_at = ?", (memory_id, queued_at))
-            if revision is not None:
-                self.db.query("UPDATE memories SET team_revision = ? WHERE id = ?", (revision, memory_id))
+            for memory_id, queued_at, revision in done:
+                self.db.query("DELETE FROM team_outbox WHERE memory_id = ? AND queued_at = ?", (memory_id, queued_at))
+                if revision is not None:
+                    self.db.query("UPDATE memories SET team_revision = ? WHERE id = ?", (revision, memory_id))
 
     # --- applying the team's changes -----------------------------------------------------------------------------
     def apply(

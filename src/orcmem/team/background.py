@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOCAL_POLL_S = 0.5  # how often the outbox is looked at (one indexed SQLite count)
+LINK_POLL_S = 2.0  # how soon a profile connected while the server runs starts syncing
 PULL_INTERVAL_S = 30.0  # a pull without an announcement, in case one was missed
 RETRY_MIN_S, RETRY_MAX_S = 2.0, 120.0  # after a failure, wait this long, doubling up to the most
 
@@ -50,6 +51,8 @@ class TeamSyncer:
         from orcmem.service.memory_service import MemoryService
 
         try:
+            if not self._wait_for_a_team():
+                return
             svc = MemoryService.open(self.home, embedder=self.embedder)
         except OrcmemError as exc:
             log.warning("team sync: cannot open the profile: %s", exc)
@@ -58,6 +61,21 @@ class TeamSyncer:
             self._loop(svc)
         finally:
             svc.close()
+
+    def _wait_for_a_team(self) -> bool:
+        """Watch the profile through a light connection (no vectors) until it shares a project with a team; False
+        when stopped first. Most profiles never connect, and their server should not hold a second full one."""
+        from orcmem.service.memory_service import MemoryService
+
+        probe = MemoryService.open(self.home, vectors=False)
+        try:
+            while not self._stop.is_set():
+                if probe.team_link() is not None and probe.team_shared():
+                    return True
+                self._stop.wait(LINK_POLL_S)
+            return False
+        finally:
+            probe.close()
 
     def _loop(self, svc: MemoryService) -> None:
         listener: Any = None
@@ -68,7 +86,7 @@ class TeamSyncer:
             if link is None or not svc.team_shared():
                 _close(listener)
                 listener = None
-                self._stop.wait(LOCAL_POLL_S * 4)
+                self._stop.wait(LINK_POLL_S)
                 continue
             try:
                 if listener is None:

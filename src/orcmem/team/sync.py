@@ -96,8 +96,9 @@ def _push(svc: MemoryService, server: TeamServer, person: str, report: SyncRepor
             changes = [change for change in batch if change.project_id == project_id]
             if project is None:  # no longer shared: the entries go with the share
                 continue
-            for result in server.push(project.team_key, changes, person):
-                svc.team_pushed(result.memory_id, result.queued_at, result.revision)
+            results = server.push(project.team_key, changes, person)
+            svc.team_pushed([(result.memory_id, result.queued_at, result.revision) for result in results])
+            for result in results:
                 if result.instead is not None:
                     svc.team_apply(project, [result.instead], advance=False)
                 if result.refused:
