@@ -26,6 +26,7 @@ from bench import (
     precision,
     redaction,
     search,
+    team,
     writes,
 )
 from bench.common import machine
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo file (shared/data/locomo)")
     parser.add_argument("--load-seconds", type=float, default=60.0, help="how long the load test runs")
     parser.add_argument("--peer-size", type=int, default=10_000, help="memories in the peers' latency comparison")
+    parser.add_argument(
+        "--team-sizes", default="100000,1000000", help="team pool search sizes, comma-separated ('' skips the section)"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md", help="report to write")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
@@ -98,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         compared = peers.run(locomo_path, size=args.peer_size)
     print(f"load test ({args.load_seconds:.0f} s)...", flush=True)
     loaded = load.run(seconds=args.load_seconds)
+    team_sizes = tuple(int(size) for size in args.team_sizes.split(",") if size.strip())
+    teamed = team.run(sizes=team_sizes) if team_sizes else None
     sections = [
         render(command, results, rates, learned, served, quality),
         "\n".join(duplicates.render(once)),
@@ -111,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(precision.render(precise)),
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
+        *([] if teamed is None else ["\n".join(team.render(teamed))]),
     ]
     minutes = (time.perf_counter() - started) / 60
     report = "\n\n".join(section.strip() for section in sections) + "\n"

@@ -223,3 +223,25 @@ def test_the_log_names_a_strange_session_safely(tmp_path: Path) -> None:
     log_recall(str(tmp_path), "warm", 1.0, "a\nfake line \udc80", select([row(1)], {}, 0))
     [line] = (tmp_path / "logs" / RECALL_LOG_NAME).read_text().splitlines()
     assert "fake line" not in line and "shown=1" in line
+
+
+def test_a_client_that_stopped_waiting_is_not_an_error(short_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a busy machine the hook's second can pass; the server's answer then finds no reader, and says nothing."""
+    from orcmem.mcp_server.recall_socket import RecallSocket
+    from orcmem.warm import WARM_TIMEOUT_S
+
+    def answer(request: dict) -> dict:
+        time.sleep(float(request["delay"]))
+        size = 1_000_000 if request["delay"] else 1  # a late answer larger than a socket buffer: its write fails
+        return {"text": "x" * size, "path": "warm"}
+
+    server = RecallSocket(short_home, answer)
+    server.start()
+    try:
+        assert server.holding.wait(5)
+        assert ask(str(short_home), {"prompt": "late", "delay": WARM_TIMEOUT_S + 0.2})[1] == "warm server timed out"
+        time.sleep(WARM_TIMEOUT_S)  # the late answer is written to nobody meanwhile
+        assert ask(str(short_home), {"prompt": "next", "delay": 0})[0] is not None
+    finally:
+        server.close()
+    assert "failed" not in capsys.readouterr().err

@@ -83,7 +83,7 @@ class TeamSyncer:
         next_pull = 0.0
         while not self._stop.is_set():
             link = svc.team_link()
-            if link is None or not svc.team_shared():
+            if link is None or not svc.team_shared() or not svc.is_enabled():  # off means off: no sync either
                 _close(listener)
                 listener = None
                 self._stop.wait(LINK_POLL_S)
