@@ -14,7 +14,7 @@ from orcmem.models.constants import (
     MS_PER_DAY,
 )
 from orcmem.models.types import Memory
-from orcmem.recall import FLAG_NOTE, age_label, defang, fence, label, source_label
+from orcmem.recall import FLAG_NOTE, age_label, defang, fence, label, source_label, stale_note
 from orcmem.repeats import same_text_key
 
 BRIEF_TITLE = "# Project memory"
@@ -56,7 +56,7 @@ def build_brief(
         for memory in group:
             source = source_label(str(memory.source), memory.author, memory.author_agent, person)
             note = FLAG_NOTE.removeprefix(" · ") if memory.flagged else ""  # as in recall: marked as data
-            tag = label(age_label(memory.last_confirmed_at, now), source, note)
+            tag = label(age_label(memory.last_confirmed_at, now), source, stale_note(memory.stale_reason), note)
             lines.append(f"- {tag} {defang(memory.title)}: {defang(memory.body)}")
     tasks = _distinct(open_tasks)[:BRIEF_TASKS]
     items = _distinct(open_items)[:BRIEF_OPEN_ITEMS]

@@ -132,6 +132,8 @@ def _age(ms: int, now: int) -> str:
 
 def _line(memory: Memory, now: int, person: str | None = None) -> str:
     badge = "" if memory.status is Status.ACTIVE else f" [{memory.status}]"
+    if memory.stale_reason and memory.status is Status.ACTIVE:
+        badge = " [possibly stale]"
     scope = " (global)" if memory.scope is Scope.GLOBAL else ""
     return (
         f"{memory.id}  {memory.type:<10} {memory.title}{badge}{scope}\n"
@@ -304,6 +306,8 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         f"created {_age(memory.created_at, now)}, confirmed {_age(memory.last_confirmed_at, now)}",
         f"evidence: {memory.evidence_count}",
     ]
+    if memory.stale_reason:
+        details.append(f"possibly stale: {memory.stale_reason} (orcmem check)")
     if memory.author:
         details.append(
             f"author: {memory.author}" + (f" (written by {memory.author_agent})" if memory.author_agent else "")
@@ -613,6 +617,41 @@ def _reindex(app: AppContext, *, announce: bool = True) -> None:
 def reindex(app: AppContext) -> None:
     """Embed every active memory that has no vector from the active model."""
     _reindex(app)
+
+
+@cli.command()
+@click.option("--all", "everything", is_flag=True, help="Judge every memory again, not only those whose code moved.")
+@json_option
+@pass_app
+def check(app: AppContext, everything: bool, as_json: bool) -> None:
+    """Check this project's memories against its code now, and list those possibly stale, with the reason.
+
+    A memory is possibly stale when a file it cites was deleted, a name it mentions is no longer in that file, or
+    the script or program a command runs is gone. Confirm one with `orcmem feedback ID helpful` (fresh again, as
+    the code is now) or retract it with `orcmem feedback ID wrong`. Nothing is deleted.
+    """
+    service = app.service()
+    project = app.project()
+    if project is None:
+        echo("orcmem knows no project here yet; nothing to check.")
+        return
+    report = service.check_freshness(project, everything=everything, worktree=Path(app.location().worktree_root))
+    if as_json:
+        echo_json(
+            {
+                "judged": report.judged,
+                "files_read": report.files_read,
+                "renamed": report.renamed,
+                "stale": [{"id": i, "title": t, "reason": r, "since": since} for i, t, r, since in report.stale],
+            }
+        )
+        return
+    now = service.clock()
+    for memory_id, title, reason, since in report.stale:
+        echo(f"{memory_id}  {title}\n    possibly stale since {_age(since, now)}: {reason}")
+    summary = f"{plural(len(report.stale), 'memory', 'memories')} possibly stale"
+    read = plural(report.files_read, "file")
+    echo(f"{summary}; judged {report.judged}, read {read}, followed {plural(report.renamed, 'rename')}")
 
 
 @cli.command()

@@ -100,11 +100,25 @@ def label(*parts: str) -> str:
     return "[" + " · ".join(part for part in parts if part) + "]"
 
 
-def memory_line(type_: str, title: str, body: str, source: str, confirmed_at: int, flagged: bool, now: int) -> str:
-    """One recalled memory: orcmem's label (type, age, who saved it, a flag), then the memory's title and body."""
+def memory_line(
+    type_: str,
+    title: str,
+    body: str,
+    source: str,
+    confirmed_at: int,
+    flagged: bool,
+    now: int,
+    stale: str | None = None,
+) -> str:
+    """One recalled memory: its label (type, age, who saved it, possibly stale, a flag), then its title and body."""
     note = FLAG_NOTE.removeprefix(" · ") if flagged else ""
-    tag = label(type_, age_label(confirmed_at, now), SOURCE_LABELS.get(source, source), note)
+    tag = label(type_, age_label(confirmed_at, now), SOURCE_LABELS.get(source, source), stale_note(stale), note)
     return f"- {tag} {defang(title)}: {defang(body)}"
+
+
+def stale_note(reason: str | None) -> str:
+    """The label's part for a memory whose cited code moved on ("" when it did not)."""
+    return f"possibly stale: {defang(reason).replace(']', ')')}" if reason else ""
 
 
 def fence(kind: str, lines: Iterable[str]) -> str:
@@ -133,7 +147,7 @@ def frame_recall(rows: Sequence[RecallRow], now: int) -> tuple[str, int]:
     lines = [RECALL_HEADER]
     used = 0
     for row in rows[:RECALL_MAX_MEMORIES]:
-        line = memory_line(row.type, row.title, row.body, row.source, row.confirmed_at, row.flagged, now)
+        line = memory_line(row.type, row.title, row.body, row.source, row.confirmed_at, row.flagged, now, row.stale)
         if used + len(line) + 1 > RECALL_MAX_CHARS:
             if used == 0:
                 lines.append(line[: RECALL_MAX_CHARS - 1] + "…")  # a single huge memory is cut, not dropped

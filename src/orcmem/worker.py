@@ -106,9 +106,22 @@ def run(
                 service.vectors_changed()
                 continue
             _send_to_team(service)
+            _check_freshness(service)
             break
         _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
     return outcomes
+
+
+def _check_freshness(service: MemoryService) -> None:
+    """Check the memories of projects used this week against their code before the worker exits (incremental)."""
+    week_ago = service.clock() - 7 * 24 * 3600 * 1000
+    for project, _count in service.projects():
+        if project.last_seen_at < week_ago:
+            continue
+        try:
+            service.check_freshness(project)
+        except Exception as exc:  # one project's check failing leaves the others, and the worker, alone
+            print(f"orcmem worker: freshness check of {project.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 def _send_to_team(service: MemoryService) -> None:

@@ -129,14 +129,24 @@ def test_word_counts_follow_every_change_and_an_older_schema_is_brought_up(
 
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])  # an orcmem from before the word counts
     monkeypatch.setattr(schema, "LATEST_VERSION", 1)
-    alice = machines("alice@acme.dev")
-    for i in range(5):
-        alice.svc.record(alice.project, user_memory(f"Kafka lag {i}", f"consumer group {i} falls behind"))
-    sync_now(alice.svc)
-    monkeypatch.undo()
     with connect(team_url) as conn:
-        assert migrate(conn) == LATEST_VERSION
+        migrate(conn)
+        conn.execute("INSERT INTO orcmem.teams (id) VALUES ('acme')")
+        for i in range(5):
+            conn.execute(
+                "INSERT INTO orcmem.memories (team_id, project_key, id, type, title, body, confidence, status, "
+                "source, evidence_count, created_at, updated_at, last_confirmed_at, author, seq) VALUES ('acme', "
+                "'github.com/acme/app', %s, 'lesson', %s, %s, 0.6, 'active', 'user', 1, 0, 0, 0, 'alice@acme.dev', "
+                "nextval('orcmem.change_seq'))",
+                (f"mem_{i:032x}", f"Kafka lag {i}", f"consumer group {i} falls behind"),
+            )
+    monkeypatch.undo()
+    alice = machines("alice@acme.dev")  # connecting brings the schema up
+    with connect(team_url) as conn:
+        assert server_version(conn) == LATEST_VERSION
         assert _kept_counts(conn) == _true_counts(conn)  # filled from the rows already there
+    sync_now(alice.svc)
+    assert len(alice.svc.list(alice.project)) == 5
     first = alice.svc.list(alice.project)[0]
     alice.svc.edit(alice.project, first.id, body="the broker drops partitions")
     alice.svc.forget(alice.project, alice.svc.list(alice.project)[1].id)
@@ -156,3 +166,40 @@ def test_a_rare_word_outranks_words_every_memory_holds(machines: MakeMachine) ->
     sync_now(alice.svc)
     hits = search_team(alice.svc, alice.project, "tests fail zookeeper", 5)
     assert hits[0].memory.id == rare.memory.id
+
+
+def test_tls_settings_in_the_url_reach_libpq(team_url: str) -> None:
+    """The URL's TLS settings are libpq's to apply (the test server listens on a Unix socket, where libpq does not use
+    TLS): a valid one connects, a wrong one is refused by libpq itself, in one line."""
+    assert connect(team_url + "&sslmode=prefer").execute("SELECT 1").fetchone() == (1,)
+    with pytest.raises(TeamError, match="sslmode"):
+        connect(team_url + "&sslmode=bogus")
+
+
+def test_pushed_vectors_are_searchable_before_and_after_they_join_the_index(
+    machines: MakeMachine, team_url: str
+) -> None:
+    from orcmem.store.team_server import TeamServer
+    from orcmem.team.sync import open_team, sync
+    from tests.fakes import SynonymEmbedder
+
+    alice = machines("alice@acme.dev")
+    embedder = SynonymEmbedder()
+    alice.svc.use_embedder(embedder)
+    alice.svc.set_embedding_model(embedder.model_id)
+    car = alice.svc.record(alice.project, user_memory("Car keeps stalling", "the engine stalls when cold")).memory
+    assert alice.svc.pump is not None and alice.svc.pump.wait(10)
+    server: TeamServer = open_team(alice.svc)
+    try:
+        sync(alice.svc, server)  # the push alone: the vector waits outside the index
+        vector = embedder.embed_query("automobile")
+        fresh = server.search_meaning("github.com/acme/app", "p", vector, embedder.model_id, 5)
+        assert [m.id for m, _ in fresh] == [car.id]
+        assert server.move_fresh_vectors() == 1
+        assert [m.id for m, _ in server.search_meaning("github.com/acme/app", "p", vector, embedder.model_id, 5)] == [
+            car.id
+        ]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="must raise its revision"):
+            server.conn.execute("UPDATE orcmem.memories SET body = 'quietly changed' WHERE id = %s", (car.id,))
+    finally:
+        server.close()

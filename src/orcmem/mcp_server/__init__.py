@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from mcp.server import MCPServer
 
+    from orcmem.mcp_server.freshness_watch import FreshnessWatch
     from orcmem.mcp_server.recall_socket import RecallSocket
     from orcmem.service.agent_tools import AgentTools
     from orcmem.team.background import TeamSyncer
@@ -212,12 +213,14 @@ def run_stdio(
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
     recall = _recall_socket(home, box)
     team = _team_syncer(home, box)
+    watch = _freshness_watch(home, project_dir)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
         return wire.serve(server)
     finally:
+        watch.close()
         team.close()
         recall.close()
         box.close()
@@ -249,12 +252,14 @@ def run_http(
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download, answers_from_person=False)
     recall = _recall_socket(home, box)
     team = _team_syncer(home, box)
+    watch = _freshness_watch(home, project_dir)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
         return serve_http(server, home, port, stop_after=stop_after, on_ready=on_ready)
     finally:
+        watch.close()
         team.close()
         recall.close()
         box.close()
@@ -276,6 +281,15 @@ def _team_syncer(home: Path, box: ToolsBox) -> TeamSyncer:
     syncer = TeamSyncer(home, box.tools.memory.embedder if box.tools is not None else None)
     syncer.start()
     return syncer
+
+
+def _freshness_watch(home: Path, project_dir: Path) -> FreshnessWatch:
+    """Check the project's memories against its code in the background (docs/freshness.md)."""
+    from orcmem.mcp_server.freshness_watch import FreshnessWatch
+
+    watch = FreshnessWatch(home, project_dir)
+    watch.start()
+    return watch
 
 
 def early_tool_list(home: Path) -> Callable[[], dict[str, Any] | None]:

@@ -88,6 +88,8 @@ RRF_K: Final = 10
 # requests' first-place hits from 47 % to 54 % (bench.fusion).
 FUSION_WORD_WEIGHT: Final = 0.6
 RECENCY_HALF_LIFE_DAYS: Final = 75.0
+# A memory whose cited code is gone or whose named symbols vanished ranks this much lower (docs/freshness.md).
+POSSIBLY_STALE_FACTOR: Final = 0.5
 MAX_RESULTS_PER_RUN: Final = 3
 QUERY_EMBED_TIMEOUT_S: Final = 0.5
 
@@ -185,4 +187,4 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 5  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 6  # the newest migration (store/migrations.py); the prompt hook reads only this

@@ -95,6 +95,7 @@ class Memory:
     flagged: bool = False
     author: str | None = None  # the person it was written by or for (docs/team.md)
     author_agent: str | None = None  # the agent that wrote it on their behalf; None when the person did
+    stale_reason: str | None = None  # why the code it cites may have moved on (docs/freshness.md); None: it has not
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output, enums as strings and files as a list."""
@@ -152,6 +153,7 @@ class ScoreParts:
     confidence_factor: float
     recency_factor: float
     score: float
+    freshness_factor: float = 1.0  # POSSIBLY_STALE_FACTOR when the code it cites moved on
     word_score: float | None = None  # BM25 relevance of the words (higher is better), when the words found it
     similarity: float | None = None  # cosine similarity to the query, when meaning found it
 

@@ -1,4 +1,4 @@
-"""The score formula of docs/search.md: fused relevance × type weight × confidence × recency."""
+"""The score formula of docs/search.md: fused relevance × type weight × confidence × recency × freshness."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from orcmem.models.constants import (
     FUSION_WORD_WEIGHT,
     MAX_RESULTS_PER_RUN,
     MS_PER_DAY,
+    POSSIBLY_STALE_FACTOR,
     RECENCY_HALF_LIFE_DAYS,
     SEARCH_MEANING_ONLY_MIN_SIMILARITY,
     TYPE_WEIGHTS,
@@ -63,7 +64,8 @@ def fuse(
         type_weight = TYPE_WEIGHTS.get(str(memory.type), 1.0)
         confidence = 0.5 + memory.confidence / 2
         recency = recency_factor(memory.last_confirmed_at, now)
-        score = fused * type_weight * confidence * recency
+        freshness = POSSIBLY_STALE_FACTOR if memory.stale_reason else 1.0
+        score = fused * type_weight * confidence * recency * freshness
         parts = ScoreParts(
             word_rank=word_rank.get(memory_id),
             meaning_rank=meaning_rank.get(memory_id),
@@ -72,6 +74,7 @@ def fuse(
             confidence_factor=confidence,
             recency_factor=recency,
             score=score,
+            freshness_factor=freshness,
             word_score=word_scores.get(memory_id),
             similarity=similarities.get(memory_id),
         )

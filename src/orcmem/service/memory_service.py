@@ -18,6 +18,7 @@ from orcmem.models.constants import (
 )
 from orcmem.models.types import (
     Memory,
+    MemoryType,
     NewMemory,
     Project,
     RecordResult,
@@ -30,6 +31,7 @@ from orcmem.models.types import (
 from orcmem.permissions import looks_like_instructions, may_change, require_may_change
 from orcmem.redact import redact
 from orcmem.service.duplicates import memory_text
+from orcmem.service.freshness import CheckReport, FreshnessCheck
 from orcmem.store.facade import Store
 from orcmem.store.grants import Grant
 from orcmem.workspace import Location
@@ -178,6 +180,8 @@ class MemoryService(Reading):
                 result = RecordResult(memory, merged=False)
         if embed:
             self.vectors_changed([result.memory.id])  # after the commit, so the background thread sees the row
+        if project is not None and (result.memory.files or result.memory.type is MemoryType.COMMAND):
+            self.freshness.renew(project, [result.memory.id])  # made or confirmed: its code as it is now
         return result
 
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
@@ -199,6 +203,18 @@ class MemoryService(Reading):
             result = self.record(project, new, embed=False)
         self.vectors_changed([result.memory.id])
         return result
+
+    @property
+    def freshness(self) -> FreshnessCheck:
+        """The freshness check over this profile (docs/freshness.md)."""
+        return FreshnessCheck(self.store, self.clock)
+
+    def check_freshness(
+        self, project: Project, *, everything: bool = False, worktree: Path | None = None
+    ) -> CheckReport:
+        """Judge the project's memories against its code now, in `worktree` when given (incremental unless
+        `everything`)."""
+        return self.freshness.check(project, everything=everything, worktree=worktree)
 
     # --- change ------------------------------------------------------------------------------------------------
     def edit(
@@ -241,6 +257,8 @@ class MemoryService(Reading):
         if "title" in changed or "body" in changed:
             self.store.db.erase_old_pages()  # the old text's page versions leave the WAL
             self.vectors_changed([memory.id])
+            if project is not None and memory.project_id == project.id:
+                self.freshness.renew(project, [memory.id])  # the names it mentions may have changed
         return self.get(project, memory.id)
 
     def feedback(self, project: Project | None, memory_id: str, verdict: str, *, actor: Source = Source.USER) -> Memory:
@@ -263,6 +281,8 @@ class MemoryService(Reading):
         with self.store.db.transaction():
             if checked is Verdict.HELPFUL:
                 self.store.memories.mark_helpful(memory.id, confidence_step=CONFIDENCE_STEP, now=now)
+                if project is not None and memory.project_id == project.id:
+                    self.freshness.renew(project, [memory.id])  # confirmed: fresh again, as the code is now
             else:
                 status = Status.RETRACTED if checked is Verdict.WRONG else Status.STALE
                 self.store.memories.update_fields(memory.id, {"status": str(status), "updated_at": now})

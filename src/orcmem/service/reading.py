@@ -274,7 +274,17 @@ class Reading(ServiceTeam):
         """The memories of a pending scan at least `min_similarity` close to the query, closest first (recall
         answers from words alone when the scan is late or fails)."""
         return [
-            RecallRow(str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged, m.id, m.updated_at)
+            RecallRow(
+                str(m.type),
+                m.title,
+                m.body,
+                str(m.source),
+                m.last_confirmed_at,
+                m.flagged,
+                m.id,
+                m.updated_at,
+                m.stale_reason,
+            )
             for m, similarity in self._meaning_hits(project, pending, limit)
             if similarity >= min_similarity
         ]

@@ -82,6 +82,8 @@ class Tasks:
             for hit in self.memory.search(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES):
                 m = hit.memory
                 lines.append(
-                    memory_line(str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged, now)
+                    memory_line(
+                        str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged, now, m.stale_reason
+                    )
                 )
         return fence("task", lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orcmem.store.audit import AuditRepository
+from orcmem.store.citations import CitationRepository
 from orcmem.store.connection import Database
 from orcmem.store.grants import GrantRepository
 from orcmem.store.jobs import JobRepository
@@ -37,6 +38,7 @@ class Store:
         self.grants = GrantRepository(db)
         self.stats = StatsRepository(db)
         self.team = TeamRepository(db, self.memories, self.vectors)
+        self.citations = CitationRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:

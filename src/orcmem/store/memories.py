@@ -25,7 +25,8 @@ _FILES = (
 _COLUMNS_WITHOUT = (
     "m.id, m.scope, m.project_id, m.type, m.topic_key, m.title, m.body, m.confidence, m.status, m.source, "
     "m.source_run_id, m.source_task_id, m.evidence_count, {files}, "
-    "m.created_at, m.updated_at, m.last_confirmed_at, m.origin_root, m.flagged, m.author, m.author_agent"
+    "m.created_at, m.updated_at, m.last_confirmed_at, m.origin_root, m.flagged, m.author, m.author_agent, "
+    "(SELECT fr.reason FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale')"
 )
 _COLUMNS = _COLUMNS_WITHOUT.format(files=_FILES)
 # Search candidates skip the files: most are dropped after scoring, and the few kept get theirs from `with_files`.
@@ -62,6 +63,7 @@ def _to_memory(row: Sequence[Any]) -> Memory:
         flagged=bool(row[18]),
         author=row[19],
         author_agent=row[20],
+        stale_reason=row[21],
     )
 
 

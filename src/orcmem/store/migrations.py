@@ -280,12 +280,44 @@ WHEN (SELECT applying FROM team_applying) = 0 BEGIN
 END;
 """
 
+# Memories that know when the code moved on (docs/freshness.md): what each cited file and program was when the
+# memory was written or confirmed, the cited files' last seen state (re-read only when their size or time changes),
+# and each checked memory's outcome.
+MIGRATION_6 = """
+CREATE TABLE citations (
+  memory_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+  kind TEXT NOT NULL CHECK (kind IN ('file', 'program', 'none')),
+  target TEXT NOT NULL,
+  blob TEXT,
+  symbols TEXT NOT NULL DEFAULT '[]',
+  commit_id TEXT,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (memory_pk, kind, target)
+);
+CREATE TABLE cited_files (
+  root TEXT NOT NULL,
+  path TEXT NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  blob TEXT,
+  PRIMARY KEY (root, path)
+);
+CREATE TABLE freshness (
+  memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+  state TEXT NOT NULL CHECK (state IN ('fresh', 'stale')),
+  reason TEXT NOT NULL,
+  since INTEGER NOT NULL,
+  checked_at INTEGER NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
     (3, MIGRATION_3),
     (4, MIGRATION_4),
     (5, MIGRATION_5),
+    (6, MIGRATION_6),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

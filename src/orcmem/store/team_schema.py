@@ -145,7 +145,69 @@ SELECT m.team_id, m.project_key, w.lexeme, count(*)
 FROM {SCHEMA}.memories m, unnest(tsvector_to_array(m.tsv) || ARRAY['']) AS w(lexeme) GROUP BY 1, 2, 3;
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1), (2, MIGRATION_2))
+# Pushes that do not wait for the vector index: a pushed vector lands in `fresh_embedding` (no index), and the
+# syncing clients move fresh vectors into the HNSW-indexed `embedding` in batches afterwards (`move_fresh_vectors`);
+# meaning search reads both. Inserting into HNSW costs about a millisecond a row, which would make a push of 10,000
+# memories wait for it. Moving a vector is not a change: the guard lets an update through without a new revision
+# only when nothing but the two vector columns differs, and the word counts move only for rows whose words changed.
+MIGRATION_3 = f"""
+ALTER TABLE {SCHEMA}.memories ADD COLUMN fresh_embedding vector({EMBEDDING_DIMENSIONS});
+CREATE INDEX memories_fresh ON {SCHEMA}.memories (team_id, project_key) WHERE fresh_embedding IS NOT NULL;
+
+CREATE OR REPLACE FUNCTION {SCHEMA}.guard_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.revision = OLD.revision THEN
+    IF (to_jsonb(NEW) - 'embedding' - 'fresh_embedding' - 'tsv')
+       IS DISTINCT FROM (to_jsonb(OLD) - 'embedding' - 'fresh_embedding' - 'tsv') THEN
+      RAISE EXCEPTION 'orcmem: a change to memory % must raise its revision', OLD.id USING ERRCODE = '42501';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF OLD.source = 'user' AND OLD.author IS NOT NULL AND NOT OLD.forgotten
+     AND NEW.changed_by IS DISTINCT FROM OLD.author THEN
+    RAISE EXCEPTION 'orcmem: only % can change memory %', OLD.author, OLD.id USING ERRCODE = '42501';
+  END IF;
+  IF NEW.forgotten THEN
+    NEW.title := ''; NEW.body := ''; NEW.files := '[]'; NEW.embedding := NULL; NEW.fresh_embedding := NULL;
+    NEW.topic_key := NULL;
+  END IF;
+  RETURN NEW;
+END $$;
+
+-- An update counts only the rows whose words changed (moving a vector changes none).
+CREATE OR REPLACE FUNCTION {SCHEMA}.count_lexemes() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, {SCHEMA} AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
+    SELECT c.team_id, c.project_key, w.lexeme, sum(c.delta)
+    FROM (
+      SELECT o.team_id, o.project_key, o.tsv AS words, -1 AS delta FROM old_rows o JOIN new_rows n
+        ON n.team_id = o.team_id AND n.id = o.id WHERE o.tsv IS DISTINCT FROM n.tsv
+      UNION ALL
+      SELECT n.team_id, n.project_key, n.tsv, 1 FROM old_rows o JOIN new_rows n
+        ON n.team_id = o.team_id AND n.id = o.id WHERE o.tsv IS DISTINCT FROM n.tsv
+    ) AS c, unnest(tsvector_to_array(c.words) || ARRAY['']) AS w(lexeme)
+    GROUP BY 1, 2, 3 HAVING sum(c.delta) != 0
+    ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
+    SELECT o.team_id, o.project_key, w.lexeme, -count(*)
+    FROM old_rows o, unnest(tsvector_to_array(o.tsv) || ARRAY['']) AS w(lexeme) GROUP BY 1, 2, 3
+    ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
+  ELSE
+    INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
+    SELECT n.team_id, n.project_key, w.lexeme, count(*)
+    FROM new_rows n, unnest(tsvector_to_array(n.tsv) || ARRAY['']) AS w(lexeme) GROUP BY 1, 2, 3
+    ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
+  END IF;
+  RETURN NULL;
+END $$;
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1), (2, MIGRATION_2), (3, MIGRATION_3))
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 

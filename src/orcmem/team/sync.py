@@ -36,6 +36,7 @@ class SyncReport:
     refused: list[str] = field(default_factory=list)  # one line per change the server refused
     read_only: bool = False
     pending: int = 0  # local changes still waiting (read-only, or written during the sync)
+    indexed: int = 0  # pushed vectors moved into the team's HNSW index afterwards
 
 
 def open_team(svc: MemoryService) -> TeamServer:
@@ -136,7 +137,10 @@ def sync_now(svc: MemoryService, *, wait: bool = True) -> SyncReport | None:
 
         server = open_team(svc)
         try:
-            return sync(svc, server)
+            report = sync(svc, server)
+            if not report.read_only:
+                report.indexed = server.move_fresh_vectors()  # after the push: it never waits for the index
+            return report
         except psycopg.Error as exc:  # the connection broke between two steps
             raise TeamError(f"Sync with the team failed: {str(exc).strip().splitlines()[0]}") from None
         finally:

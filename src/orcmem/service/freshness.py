@@ -1,0 +1,239 @@
+"""The freshness check: fingerprint what memories cite, then judge each citation against the code as it is now
+(docs/freshness.md). Incremental: a cited file is read again only when its size or time changed, and a memory is
+judged again only when a file it cites did (or it cites a program, a cheap lookup)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from orcmem import code_state
+from orcmem.freshness import (
+    Judgement,
+    State,
+    blob_id,
+    command_program,
+    is_citable,
+    is_script_path,
+    judge_file,
+    judge_program,
+    named_symbols,
+    symbols_held,
+)
+from orcmem.models.types import Project
+from orcmem.store.citations import Citation, SeenFile
+from orcmem.store.facade import Store
+
+MAX_FILE_BYTES = 2 * 1024 * 1024  # a larger cited file is fingerprinted by its size and time only
+PROJECT_BINS = ("node_modules/.bin", ".venv/bin", "venv/bin", "bin")
+GONE = SeenFile(-1, -1, None)  # a cited file not on disk when last looked at
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What one check did and found."""
+
+    judged: int  # memories judged (the rest were unchanged since the last check)
+    files_read: int  # cited files read again
+    renamed: int  # citations that followed a renamed file
+    stale: list[tuple[str, str, str, int]]  # the possibly stale memories: id, title, reason, since
+
+
+def code_root(project: Project) -> Path:
+    """The folder a project's cited paths are relative to: the main working tree of its repository (its canonical
+    root is the repository's .git folder), else the folder itself."""
+    canonical = Path(project.canonical_root)
+    if canonical.name == ".git":
+        return canonical.parent
+    if canonical.is_dir() and not (canonical / "HEAD").is_file():
+        return canonical
+    return Path(project.root_path)  # a bare or unusual repository: the working tree it was first seen in
+
+
+def _relative(root: Path, entry: str) -> str:
+    """A memory's file entry as a path under the project root when it is one (else as given)."""
+    path = Path(entry.strip())
+    if path.is_absolute():
+        try:
+            return str(path.resolve().relative_to(root))
+        except (ValueError, OSError):
+            return str(path)
+    return os.path.normpath(entry.strip())
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return b""
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_mtime_ns, found.st_size) if path.is_file() else None
+
+
+def program_found(root: Path, program: str) -> bool:
+    """Whether a command's program is there: a script of the project, or a program on PATH or in its local bins."""
+    if is_script_path(program):
+        return (root / program).is_file()
+    if shutil.which(program):
+        return True
+    return any((root / folder / program).is_file() for folder in PROJECT_BINS)
+
+
+class FreshnessCheck:
+    """Fingerprints and checks one profile's memories against their projects' code."""
+
+    def __init__(self, store: Store, clock: Callable[[], int]) -> None:
+        """Work on `store`, with `clock` for the times it records."""
+        self.store = store
+        self.clock = clock
+
+    def fingerprint(
+        self, project: Project, memory_ids: Sequence[str] | None = None, worktree: Path | None = None
+    ) -> int:
+        """Fingerprint what the project's memories cite (those given, or every one without a fingerprint yet) in
+        `worktree` (default: `code_root`); how many were fingerprinted."""
+        root = worktree or code_root(project)
+        memories = self.store.citations.uncited(project.id, memory_ids)
+        commit = code_state.head_commit(root) if any(m.files for m in memories) else None
+        now = self.clock()
+        for memory in memories:
+            symbols = named_symbols(memory.title, memory.body)
+            cites: list[tuple[str, str, str | None, list[str], str | None]] = []
+            for entry in memory.files:
+                if not is_citable(entry):
+                    continue
+                path = _relative(root, entry)
+                content = _read(root / path)
+                held = symbols_held(symbols, content) if content else []
+                cites.append(("file", path, blob_id(content) if content is not None else None, held, commit))
+            program = command_program(memory.title, memory.body) if memory.type == "command" else None
+            if program:
+                cites.append(("program", program, "found" if program_found(root, program) else None, [], None))
+            self.store.citations.replace(memory.pk, cites or [("none", "", None, [], None)], now)
+        return len(memories)
+
+    def renew(self, project: Project, memory_ids: Sequence[str], worktree: Path | None = None) -> None:
+        """The person confirmed these memories (or their text changed): fingerprint them again, as the code is now."""
+        self.store.citations.forget(memory_ids)
+        self.fingerprint(project, memory_ids, worktree)
+
+    def check(self, project: Project, *, everything: bool = False, worktree: Path | None = None) -> CheckReport:
+        """Judge the project's memories against its code in `worktree` (default: `code_root`); `everything` judges
+        even those whose files did not move."""
+        root = worktree or code_root(project)
+        self.fingerprint(project, worktree=root)
+        citations = self.store.citations.of_project(project.id)
+        seen = self.store.citations.seen_files(str(root))
+        dirty, now_seen, read = self._look(root, {c.target for c in citations if c.kind == "file"}, seen)
+        checked = self.store.citations.checked(project.id)
+        by_memory: dict[int, list[Citation]] = defaultdict(list)
+        for citation in citations:
+            by_memory[citation.memory_pk].append(citation)
+        outcomes: dict[int, tuple[str, str]] = {}
+        renames: dict[str, dict[str, str]] = {}
+        renamed = 0
+        for pk, cites in by_memory.items():
+            touched = any(c.kind == "program" or (c.kind == "file" and c.target in dirty) for c in cites)
+            if not (everything or touched or pk not in checked):
+                continue
+            judgements = [self._judge(root, c, renames) for c in cites if c.kind != "none"]
+            for citation, judgement in zip([c for c in cites if c.kind != "none"], judgements, strict=True):
+                if judgement.renamed_to is not None:
+                    self.store.citations.rename(pk, citation.target, judgement.renamed_to)
+                    renamed += 1
+            outcomes[pk] = _outcome(judgements)
+        self.store.citations.see_files(str(root), now_seen)
+        self.store.citations.set_freshness(outcomes, self.clock())
+        return CheckReport(len(outcomes), read, renamed, self.store.citations.stale(project.id))
+
+    def _look(
+        self, root: Path, paths: set[str], seen: dict[str, SeenFile]
+    ) -> tuple[set[str], dict[str, SeenFile], int]:
+        """Which cited files changed since they were last seen (read again only when their size or time did)."""
+        dirty: set[str] = set()
+        now_seen: dict[str, SeenFile] = {}
+        read = 0
+        for path in paths:
+            stat, before = _stat(root / path), seen.get(path)
+            if stat is None:
+                if before is None or before.blob is not None:  # newly gone (a gone file is kept as seen gone)
+                    dirty.add(path)
+                    now_seen[path] = GONE
+                continue
+            if before is not None and (before.mtime_ns, before.size) == stat:
+                continue
+            content = _read(root / path)
+            read += 1
+            blob = blob_id(content) if content is not None else None
+            if before is None or before.blob != blob:
+                dirty.add(path)
+            now_seen[path] = SeenFile(stat[0], stat[1], blob)
+        return dirty, now_seen, read
+
+    def _judge(self, root: Path, citation: Citation, renames: dict[str, dict[str, str]]) -> Judgement:
+        if citation.kind == "program":
+            return judge_program(
+                citation.target,
+                citation.blob == "found",
+                program_found(root, citation.target),
+                is_script_path(citation.target),
+            )
+        current = _read(root / citation.target)
+        if current is not None and blob_id(current) == citation.blob:
+            return Judgement(State.FRESH, f"{citation.target} is unchanged")
+        renamed_to = renamed_content = deleted_on = None
+        if current is None:
+            if citation.commit_id is not None:
+                if citation.commit_id not in renames:
+                    renames[citation.commit_id] = code_state.renames_since(root, citation.commit_id)
+                renamed_to = renames[citation.commit_id].get(citation.target)
+            if renamed_to is not None:
+                renamed_content = _read(root / renamed_to)
+                if renamed_content is None:
+                    renamed_to = None
+            if renamed_to is None:
+                deleted_on = code_state.deletion_date(root, citation.target)
+        changed = _changed_lines(root, citation.blob, current) if current is not None else None
+        return judge_file(
+            citation.target,
+            citation.blob,
+            citation.symbols,
+            current,
+            renamed_to,
+            renamed_content,
+            changed,
+            deleted_on,
+        )
+
+
+def _changed_lines(root: Path, old_blob: str | None, current: bytes) -> int | None:
+    """How many lines differ from the fingerprinted content, when git still has it."""
+    old = code_state.blob_content(root, old_blob) if old_blob else None
+    if old is None:
+        return None
+    before = old.decode("utf-8", errors="replace").splitlines()
+    after = current.decode("utf-8", errors="replace").splitlines()
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+def _outcome(judgements: list[Judgement]) -> tuple[str, str]:
+    """A memory's state from its citations': possibly stale when any is, with the first such reason."""
+    stale = [j.reason for j in judgements if j.state == State.STALE]
+    if stale:
+        return State.STALE, stale[0] + (f" (and {len(stale) - 1} more)" if len(stale) > 1 else "")
+    moved = [j.reason for j in judgements if j.renamed_to is not None or j.changed_lines]
+    return State.FRESH, moved[0] if moved else "unchanged"

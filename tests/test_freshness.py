@@ -1,0 +1,187 @@
+"""Memories that know when the code moved on: real git repositories, deleted, renamed, rewritten, reverted and
+switched files, a folder outside git, commands whose script went away, and the incremental check."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orcmem.freshness import blob_id, command_program, named_symbols
+from orcmem.models.types import NewMemory, Project, Source
+from orcmem.service.memory_service import MemoryService
+from orcmem.workspace import locate
+
+APP = "def load_config(path):\n    return read(path)\n\n\nclass SessionCache:\n    pass\n"
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text(APP)
+    (root / "README.md").write_text("# app\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "first")
+    return root
+
+
+def commit(root: Path, message: str) -> None:
+    git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-am", message)
+
+
+@pytest.fixture
+def svc(orcmem_home: Path):
+    service = MemoryService.open(orcmem_home)
+    service.set_enabled(True)
+    yield service
+    service.close()
+
+
+def project_of(svc: MemoryService, root: Path) -> Project:
+    project = svc.project(locate(root))
+    assert project is not None
+    return project
+
+
+def lesson(title: str, body: str, *files: str, kind: str = "lesson") -> NewMemory:
+    return NewMemory(type=kind, title=title, body=body, source=Source.USER, files=files)
+
+
+def stale_ids(svc: MemoryService, project: Project) -> dict[str, str]:
+    return {memory_id: reason for memory_id, _title, reason, _since in svc.check_freshness(project).stale}
+
+
+def test_the_names_a_memory_mentions_and_the_blob_id_are_gits() -> None:
+    assert named_symbols("load_config reads env", "call `SessionCache.clear()` then retry_once()") == [
+        "SessionCache",
+        "clear",
+        "retry_once",
+        "load_config",
+    ]
+    assert blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"  # git hash-object of "hello\n"
+    assert command_program("Deploy", "run `FOO=1 ./scripts/deploy.sh --prod`") == "./scripts/deploy.sh"
+
+
+def test_unchanged_rewritten_vanished_and_reverted(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Config", "`load_config` reads the env first", "src/app.py")).memory
+    assert stale_ids(svc, project) == {}
+    (repo / "src" / "app.py").write_text(APP + "\n# a comment\n")
+    assert stale_ids(svc, project) == {}  # changed, but the name it mentions is still there
+    (repo / "src" / "app.py").write_text(APP.replace("load_config", "read_settings"))
+    assert stale_ids(svc, project) == {memory.id: "`load_config` no longer in src/app.py"}
+    hit = svc.search(project, "config env")[0]
+    assert hit.memory.stale_reason and hit.parts.freshness_factor == 0.5
+    assert "possibly stale: `load_config` no longer in src/app.py" in svc.brief(project)
+    git(repo, "checkout", "--", "src/app.py")
+    assert stale_ids(svc, project) == {}  # reverted: fresh again
+
+
+def test_a_deleted_file_is_dated_and_a_renamed_one_is_followed(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    (repo / "src" / "old.py").write_text("def legacy_path():\n    pass\n")
+    git(repo, "add", ".")
+    commit(repo, "old")
+    gone = svc.record(project, lesson("Legacy", "`legacy_path` is kept for v1 clients", "src/old.py")).memory
+    moved = svc.record(project, lesson("Cache", "`SessionCache` is per request", "src/app.py")).memory
+    git(repo, "rm", "-q", "src/old.py")
+    git(repo, "mv", "src/app.py", "src/core.py")
+    commit(repo, "move and delete")
+    found = stale_ids(svc, project)
+    assert list(found) == [gone.id] and found[gone.id].startswith("the file it cites, src/old.py, was deleted on 20")
+    assert svc.get(project, moved.id).files == ("src/core.py",)  # the citation followed the rename
+    assert stale_ids(svc, project) == {gone.id: found[gone.id]}
+
+
+def test_switching_branches_marks_and_clears(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Cache", "`SessionCache` is per request", "src/app.py")).memory
+    git(repo, "checkout", "-q", "-b", "rewrite")
+    (repo / "src" / "app.py").write_text("def load_config(path):\n    return {}\n")
+    commit(repo, "drop the cache")
+    assert memory.id in stale_ids(svc, project)
+    git(repo, "checkout", "-q", "main")
+    assert stale_ids(svc, project) == {}
+
+
+def test_outside_git_and_without_citations(svc: MemoryService, tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "tool.sh").write_text("#!/bin/sh\nbuild_all() { :; }\n")
+    project = project_of(svc, folder)
+    cited = svc.record(project, lesson("Build", "use `build_all` in tool.sh", "tool.sh")).memory
+    bare = svc.record(project, lesson("Tabs", "indent with tabs")).memory
+    glob = svc.record(project, lesson("Tests", "every test file imports `fixture_x`", "tests/*.py")).memory
+    assert stale_ids(svc, project) == {}
+    (folder / "tool.sh").unlink()
+    found = stale_ids(svc, project)
+    assert list(found) == [cited.id] and found[cited.id] == "the file it cites, tool.sh, was deleted"
+    assert bare.id not in found and glob.id not in found
+
+
+def test_a_commands_script_that_went_away(svc: MemoryService, repo: Path) -> None:
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "deploy.sh").write_text("#!/bin/sh\n")
+    project = project_of(svc, repo)
+    deploy = svc.record(project, lesson("Deploy", "run `./scripts/deploy.sh --prod`", kind="command")).memory
+    listed = svc.record(project, lesson("List", "run `ls -la`", kind="command")).memory
+    never = svc.record(project, lesson("Odd", "run `surely-not-installed-xyz`", kind="command")).memory
+    assert stale_ids(svc, project) == {}
+    (repo / "scripts" / "deploy.sh").unlink()
+    found = stale_ids(svc, project)
+    assert found == {deploy.id: "the command's script ./scripts/deploy.sh is no longer in the project"}
+    assert listed.id not in found and never.id not in found  # never found here: nothing to say it went away
+
+
+def test_the_check_is_incremental(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    for n in range(30):
+        (repo / "src" / f"m{n}.py").write_text(f"def handler_{n}():\n    pass\n")
+        svc.record(project, lesson(f"Handler {n}", f"`handler_{n}` answers", f"src/m{n}.py"))
+    first = svc.check_freshness(project)
+    assert first.judged == 30 and first.files_read == 30
+    again = svc.check_freshness(project)
+    assert again.judged == 0 and again.files_read == 0
+    (repo / "src" / "m3.py").write_text("def renamed():\n    pass\n")
+    third = svc.check_freshness(project)
+    assert third.files_read == 1 and third.judged == 1 and len(third.stale) == 1
+
+
+def test_confirming_renews_the_fingerprint_and_nothing_is_deleted(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Config", "`load_config` reads the env first", "src/app.py")).memory
+    (repo / "src" / "app.py").write_text("def read_settings():\n    pass\n")
+    assert memory.id in stale_ids(svc, project)
+    assert svc.get(project, memory.id).status.value == "active"  # marked, never deleted
+    svc.feedback(project, memory.id, "helpful")  # the person says it still holds
+    assert stale_ids(svc, project) == {}
+
+
+def test_recall_labels_it_and_the_mcp_servers_watch_checks_in_the_background(
+    svc: MemoryService, repo: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orcmem.mcp_server import freshness_watch
+    from tests.helpers import wait_for
+
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Config loading", "`load_config` reads the env first", "src/app.py")).memory
+    svc.check_freshness(project)
+    (repo / "src" / "app.py").write_text("def read_settings():\n    pass\n")
+    monkeypatch.setattr(freshness_watch, "FIRST_CHECK_S", 0.05)
+    watch = freshness_watch.FreshnessWatch(orcmem_home, repo)
+    watch.start()
+    try:
+        wait_for(lambda: watch.checks > 0, 30, "the background check")
+    finally:
+        watch.close()
+    assert svc.get(project, memory.id).stale_reason == "`load_config` no longer in src/app.py"
+    recalled = svc.recall(project.canonical_root, "how does config loading work")
+    assert "possibly stale: `load_config` no longer in src/app.py" in recalled
