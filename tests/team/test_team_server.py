@@ -179,7 +179,6 @@ def test_tls_settings_in_the_url_reach_libpq(team_url: str) -> None:
 def test_pushed_vectors_are_searchable_before_and_after_they_join_the_index(
     machines: MakeMachine, team_url: str
 ) -> None:
-    from orcmem.store.team_server import TeamServer
     from orcmem.team.sync import open_team, sync
     from tests.fakes import SynonymEmbedder
 
@@ -189,7 +188,7 @@ def test_pushed_vectors_are_searchable_before_and_after_they_join_the_index(
     alice.svc.set_embedding_model(embedder.model_id)
     car = alice.svc.record(alice.project, user_memory("Car keeps stalling", "the engine stalls when cold")).memory
     assert alice.svc.pump is not None and alice.svc.pump.wait(10)
-    server: TeamServer = open_team(alice.svc)
+    server = open_team(alice.svc)
     try:
         sync(alice.svc, server)  # the push alone: the vector waits outside the index
         vector = embedder.embed_query("automobile")
