@@ -16,6 +16,7 @@ from bench import (
     costs,
     duplicates,
     floor,
+    freshness,
     fusion,
     learning,
     load,
@@ -102,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         compared = peers.run(locomo_path, size=args.peer_size)
     print(f"load test ({args.load_seconds:.0f} s)...", flush=True)
     loaded = load.run(seconds=args.load_seconds)
+    print("freshness checks...", flush=True)
+    fresh = freshness.run()
     team_sizes = tuple(int(size) for size in args.team_sizes.split(",") if size.strip())
     teamed = team.run(sizes=team_sizes) if team_sizes else None
     sections = [
@@ -117,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(precision.render(precise)),
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
+        "\n".join(freshness.render(fresh)),
         *([] if teamed is None else ["\n".join(team.render(teamed))]),
     ]
     minutes = (time.perf_counter() - started) / 60

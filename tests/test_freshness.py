@@ -185,3 +185,26 @@ def test_recall_labels_it_and_the_mcp_servers_watch_checks_in_the_background(
     assert svc.get(project, memory.id).stale_reason == "`load_config` no longer in src/app.py"
     recalled = svc.recall(project.canonical_root, "how does config loading work")
     assert "possibly stale: `load_config` no longer in src/app.py" in recalled
+
+
+def test_orcmem_check_lists_them_and_the_page_shows_why(
+    svc: MemoryService, repo: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+    from starlette.testclient import TestClient
+
+    from orcmem.cli import cli
+    from orcmem.web.app import create_app
+    from tests.web.support import BASE, TOKEN
+
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Config", "`load_config` reads the env first", "src/app.py")).memory
+    (repo / "src" / "app.py").unlink()
+    out = CliRunner().invoke(cli, ["--project", str(repo), "check"], catch_exceptions=False).output
+    assert memory.id in out and "the file it cites, src/app.py, was deleted" in out and "1 memory possibly stale" in out
+    listed = CliRunner().invoke(cli, ["--project", str(repo), "list"], catch_exceptions=False).output
+    assert "[possibly stale]" in listed
+    with TestClient(create_app(service=svc, token=TOKEN, environ={}), base_url=BASE) as client:
+        client.get(f"/?token={TOKEN}", follow_redirects=False)
+        page = client.get(f"/?project={project.id}").text
+    assert "Possibly stale" in page and "the file it cites, src/app.py, was deleted" in page

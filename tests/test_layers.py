@@ -26,6 +26,8 @@ LAYERS = {
     "orcmem.export": 1,
     "orcmem.keystore": 1,
     "orcmem.person": 1,
+    "orcmem.code_state": 1,
+    "orcmem.freshness": 2,
     "orcmem.rules": 2,
     "orcmem.repeats": 1,
     "orcmem.retrieve": 2,
