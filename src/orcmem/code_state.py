@@ -67,16 +67,46 @@ def renames_since(root: Path, commit: str) -> dict[str, str]:
     return renames
 
 
-def deletion_date(root: Path, path: str) -> str | None:
-    """The date (YYYY-MM-DD) of the commit that deleted `path`, or None when no commit did (yet)."""
-    out = _git(root, "log", "-1", "--format=%cs", "--diff-filter=D", "--", path)
-    text = out.decode().strip() if out else ""
-    return text or None
+def deletion_dates(root: Path, paths: list[str]) -> dict[str, str]:
+    """For each of `paths` a commit deleted, that commit's date (YYYY-MM-DD), from one `git log`."""
+    if not paths:
+        return {}
+    out = _git(root, "log", "--diff-filter=D", "--format=%x01%cs", "--name-only", "--", *paths)
+    dates: dict[str, str] = {}
+    for entry in (out or b"").decode("utf-8", errors="surrogateescape").split("\x01")[1:]:
+        date, *names = entry.strip("\n").split("\n")
+        for name in names:
+            if name and name in paths:
+                dates.setdefault(name, date)  # newest first: the latest deletion wins
+    return dates
 
 
-def blob_content(root: Path, blob: str) -> bytes | None:
-    """The content of a blob in the repository's object store, or None when it is not there."""
-    return _git(root, "cat-file", "blob", blob)
+def blob_contents(root: Path, blobs: list[str]) -> dict[str, bytes]:
+    """The content of each of `blobs` the repository's object store holds, from one `git cat-file --batch`."""
+    if not blobs:
+        return {}
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            input="".join(f"{blob}\n" for blob in blobs).encode(),
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out, contents, at = found.stdout, {}, 0
+    for blob in blobs:
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        header = out[at:end].split()
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            contents[blob] = out[end + 1 : end + 1 + size]
+            at = end + 1 + size + 1
+        else:  # "<blob> missing"
+            at = end + 1
+    return contents
 
 
 def top_level(root: Path) -> Path | None:

@@ -135,26 +135,23 @@ class FreshnessCheck:
         even those whose files did not move."""
         root = worktree or code_root(project)
         self.fingerprint(project, worktree=root)
-        citations = self.store.citations.of_project(project.id)
         seen = self.store.citations.seen_files(str(root))
-        dirty, now_seen, read = self._look(root, {c.target for c in citations if c.kind == "file"}, seen)
-        checked = self.store.citations.checked(project.id)
+        dirty, now_seen, read = self._look(root, self.store.citations.cited_paths(project.id), seen)
+        citations = self.store.citations.to_judge(project.id, sorted(dirty), everything=everything)
         by_memory: dict[int, list[Citation]] = defaultdict(list)
         for citation in citations:
             by_memory[citation.memory_pk].append(citation)
+        blobs = {path: state.blob for path, state in {**seen, **now_seen}.items()}
+        facts = _GitFacts(root, [c for c in citations if c.kind == "file"], blobs)
         outcomes: dict[int, tuple[str, str]] = {}
-        renames: dict[str, dict[str, str]] = {}
         renamed = 0
         for pk, cites in by_memory.items():
-            touched = any(c.kind == "program" or (c.kind == "file" and c.target in dirty) for c in cites)
-            if not (everything or touched or pk not in checked):
-                continue
-            judgements = [self._judge(root, c, renames) for c in cites if c.kind != "none"]
-            for citation, judgement in zip([c for c in cites if c.kind != "none"], judgements, strict=True):
+            judged = [(c, self._judge(root, c, facts)) for c in cites if c.kind != "none"]
+            for citation, judgement in judged:
                 if judgement.renamed_to is not None:
                     self.store.citations.rename(pk, citation.target, judgement.renamed_to)
                     renamed += 1
-            outcomes[pk] = _outcome(judgements)
+            outcomes[pk] = _outcome([judgement for _citation, judgement in judged])
         self.store.citations.see_files(str(root), now_seen)
         self.store.citations.set_freshness(outcomes, self.clock())
         return CheckReport(len(outcomes), read, renamed, self.store.citations.stale(project.id))
@@ -183,7 +180,7 @@ class FreshnessCheck:
             now_seen[path] = SeenFile(stat[0], stat[1], blob)
         return dirty, now_seen, read
 
-    def _judge(self, root: Path, citation: Citation, renames: dict[str, dict[str, str]]) -> Judgement:
+    def _judge(self, root: Path, citation: Citation, facts: _GitFacts) -> Judgement:
         if citation.kind == "program":
             return judge_program(
                 citation.target,
@@ -191,22 +188,22 @@ class FreshnessCheck:
                 program_found(root, citation.target),
                 is_script_path(citation.target),
             )
-        current = _read(root / citation.target)
+        seen_blob = facts.blobs.get(citation.target)
+        if seen_blob is not None and seen_blob == citation.blob:  # as this check saw it: no need to read it
+            return Judgement(State.FRESH, f"{citation.target} is unchanged")
+        current = facts.read(citation.target)
         if current is not None and blob_id(current) == citation.blob:
             return Judgement(State.FRESH, f"{citation.target} is unchanged")
         renamed_to = renamed_content = deleted_on = None
         if current is None:
-            if citation.commit_id is not None:
-                if citation.commit_id not in renames:
-                    renames[citation.commit_id] = code_state.renames_since(root, citation.commit_id)
-                renamed_to = renames[citation.commit_id].get(citation.target)
+            renamed_to = facts.renamed(citation)
             if renamed_to is not None:
                 renamed_content = _read(root / renamed_to)
                 if renamed_content is None:
                     renamed_to = None
             if renamed_to is None:
-                deleted_on = code_state.deletion_date(root, citation.target)
-        changed = _changed_lines(root, citation.blob, current) if current is not None else None
+                deleted_on = facts.deleted_on(citation.target)
+        changed = _changed_lines(facts.old_content(citation.blob), current) if current is not None else None
         return judge_file(
             citation.target,
             citation.blob,
@@ -219,15 +216,48 @@ class FreshnessCheck:
         )
 
 
-def _changed_lines(root: Path, old_blob: str | None, current: bytes) -> int | None:
+def _changed_lines(old: bytes | None, current: bytes) -> int | None:
     """How many lines differ from the fingerprinted content, when git still has it."""
-    old = code_state.blob_content(root, old_blob) if old_blob else None
     if old is None:
         return None
     before = old.decode("utf-8", errors="replace").splitlines()
     after = current.decode("utf-8", errors="replace").splitlines()
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+class _GitFacts:
+    """What git says about the files one check judges, asked once each and in batches: renames since each
+    fingerprint's commit, deletion dates, and the fingerprinted contents of files that changed."""
+
+    def __init__(self, root: Path, citations: list[Citation], blobs: dict[str, str | None]) -> None:
+        self.root = root
+        self.blobs = blobs  # each cited file's blob as this check saw it (None: gone)
+        self._renames: dict[str, dict[str, str]] = {}
+        self._read: dict[str, bytes | None] = {}
+        gone = {c.target for c in citations if blobs.get(c.target) is None}
+        changed = {c.blob for c in citations if c.blob and c.target not in gone and blobs.get(c.target) != c.blob}
+        self._contents = code_state.blob_contents(root, sorted(changed))
+        self._dates = code_state.deletion_dates(root, sorted(gone))
+
+    def read(self, path: str) -> bytes | None:
+        """A cited file's content, read once per check."""
+        if path not in self._read:
+            self._read[path] = _read(self.root / path)
+        return self._read[path]
+
+    def renamed(self, citation: Citation) -> str | None:
+        if citation.commit_id is None:
+            return None
+        if citation.commit_id not in self._renames:
+            self._renames[citation.commit_id] = code_state.renames_since(self.root, citation.commit_id)
+        return self._renames[citation.commit_id].get(citation.target)
+
+    def deleted_on(self, path: str) -> str | None:
+        return self._dates.get(path)
+
+    def old_content(self, blob: str | None) -> bytes | None:
+        return self._contents.get(blob) if blob else None
 
 
 def _outcome(judgements: list[Judgement]) -> tuple[str, str]:

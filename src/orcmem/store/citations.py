@@ -94,13 +94,31 @@ class CitationRepository:
                         f"DELETE FROM {table} WHERE memory_pk = (SELECT pk FROM memories WHERE id = ?)", (memory_id,)
                     )
 
-    def of_project(self, project_id: str) -> list[Citation]:
-        """Every citation of the project's active memories."""
+    def cited_paths(self, project_id: str) -> set[str]:
+        """Every file the project's active memories cite."""
+        rows = self.db.query(
+            "SELECT DISTINCT c.target FROM citations c JOIN memories m ON m.pk = c.memory_pk "
+            "WHERE m.project_id = ? AND m.status = 'active' AND c.kind = 'file'",
+            (project_id,),
+        )
+        return {row[0] for row in rows}
+
+    def to_judge(self, project_id: str, dirty: Sequence[str], *, everything: bool) -> list[Citation]:
+        """The citations of the project's active memories that need judging: every one with `everything`, else
+        those of memories citing a file in `dirty`, citing a program, or never judged."""
+        where = (
+            ""
+            if everything
+            else (
+                " AND (c.memory_pk NOT IN (SELECT memory_pk FROM freshness) OR c.memory_pk IN (SELECT memory_pk FROM "
+                "citations WHERE kind = 'program' OR (kind = 'file' AND target IN (SELECT value FROM json_each(?)))))"
+            )
+        )
         rows = self.db.query(
             "SELECT c.memory_pk, m.id, c.kind, c.target, c.blob, c.symbols, c.commit_id FROM citations c "
-            "JOIN memories m ON m.pk = c.memory_pk WHERE m.project_id = ? AND m.status = 'active' "
-            "ORDER BY c.memory_pk, c.kind, c.target",
-            (project_id,),
+            "JOIN memories m ON m.pk = c.memory_pk WHERE m.project_id = ? AND m.status = 'active'"
+            f"{where} ORDER BY c.memory_pk, c.kind, c.target",
+            (project_id,) if everything else (project_id, json.dumps(list(dirty))),
         )
         return [
             Citation(pk, mid, kind, target, blob, json.loads(symbols), commit)
@@ -135,15 +153,6 @@ class CitationRepository:
                 )
 
     # --- freshness ----------------------------------------------------------------------------------------------
-    def checked(self, project_id: str) -> dict[int, tuple[str, str]]:
-        """The last outcome of each checked memory of the project: pk -> (state, reason)."""
-        rows = self.db.query(
-            "SELECT f.memory_pk, f.state, f.reason FROM freshness f JOIN memories m ON m.pk = f.memory_pk "
-            "WHERE m.project_id = ?",
-            (project_id,),
-        )
-        return {int(pk): (state, reason) for pk, state, reason in rows}
-
     def set_freshness(self, outcomes: dict[int, tuple[str, str]], now: int) -> None:
         """Store each memory's outcome; `since` moves only when its state changes."""
         with self.db.transaction():
