@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,6 +66,40 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+class PgVector:
+    """A vector parameter, sent to PostgreSQL in pgvector's binary form (formatting 384 floats as text cost a push
+    of 10,000 memories about 3 seconds)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.values = values
+
+
+def use_binary_vectors(conn: Any) -> None:
+    """Send PgVector parameters to this connection in binary (after the vector extension exists there)."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    row = conn.execute("SELECT to_regtype('vector')::oid").fetchone()
+    if row is None or row[0] is None:
+        return
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+        oid = int(row[0])
+
+        def dump(self, obj: PgVector) -> bytes:
+            values = obj.values
+            return struct.pack(f">HH{len(values)}f", len(values), 0, *values)
+
+    conn.adapters.register_dumper(PgVector, VectorDumper)
+
+
+def _vector_param(vector: Sequence[float] | None) -> PgVector | None:
+    return None if vector is None else PgVector(vector)
+
+
 def _vector_text(vector: Sequence[float] | None) -> str | None:
     return None if vector is None else "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
@@ -80,6 +115,12 @@ class TeamServer:
         """Wrap an open connection for `team`."""
         self.conn = conn
         self.team = team
+        self._binary_vectors = False
+
+    def _send_vectors_in_binary(self) -> None:
+        if not self._binary_vectors:
+            use_binary_vectors(self.conn)  # the extension exists once the schema is set up
+            self._binary_vectors = True
 
     def close(self) -> None:
         """Close the connection."""
@@ -174,6 +215,7 @@ class TeamServer:
 
         results: list[Pushed] = []
         try:
+            self._send_vectors_in_binary()
             with self.conn.transaction():
                 self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"orcmem.team.{self.team}",))
                 plain, careful = self._sort(changes, person)
@@ -346,7 +388,7 @@ class TeamServer:
             *[row[column] for column in SHARED_COLUMNS],
             json.dumps(row["files"]),
             row["model_id"],
-            _vector_text(row["embedding"]),
+            _vector_param(row["embedding"]),
             person,
         )
 
@@ -370,7 +412,7 @@ class TeamServer:
             *[row[column] for column in SHARED_COLUMNS],
             json.dumps(row["files"]),
             row["model_id"],
-            _vector_text(row["embedding"]),
+            _vector_param(row["embedding"]),
             person,
         )
 
