@@ -520,15 +520,22 @@ class TeamServer:
         """The project's active memories nearest to `vector` (cosine), closest first, with their similarity: those
         in the HNSW index, and those whose vector was pushed but not yet moved into it (scanned exactly)."""
         text = _vector_text(vector)
-        found = []
-        for column, ef_search in (("embedding", max(HNSW_EF_SEARCH, limit)), ("fresh_embedding", None)):
-            found += self._read(
-                f"SELECT {_MEMORY_COLUMNS}, 1 - ({column} <=> %s::vector) AS similarity FROM {SCHEMA}.memories "
-                "WHERE team_id = %s AND project_key = %s AND model_id = %s AND status = 'active' AND NOT forgotten "
-                f"AND {column} IS NOT NULL ORDER BY {column} <=> %s::vector LIMIT %s",
-                (text, self.team, project_key, model_id, text, limit),
-                ef_search=ef_search,
-            )
+        found = self._read(
+            f"SELECT {_MEMORY_COLUMNS}, 1 - (embedding <=> %s::vector) AS similarity FROM {SCHEMA}.memories "
+            "WHERE team_id = %s AND project_key = %s AND model_id = %s AND status = 'active' AND NOT forgotten "
+            "ORDER BY embedding <=> %s::vector LIMIT %s",
+            (text, self.team, project_key, model_id, text, limit),
+            ef_search=max(HNSW_EF_SEARCH, limit),
+        )
+        # The few vectors not yet in the index, found through the partial index on them (never a full scan).
+        found += self._read(
+            f"SELECT {_MEMORY_COLUMNS}, 1 - (fresh_embedding <=> %s::vector) AS similarity FROM {SCHEMA}.memories "
+            "WHERE team_id = %s AND project_key = %s AND fresh_embedding IS NOT NULL AND model_id = %s "
+            "AND status = 'active' AND NOT forgotten ORDER BY fresh_embedding <=> %s::vector LIMIT %s",
+            (text, self.team, project_key, model_id, text, limit),
+            no_seqscan=True,
+        )
+        found = [row for row in found if row[-1] is not None]  # a small table's plain scan also returns vectorless rows
         found.sort(key=lambda row: -float(row[-1]))
         return [(_memory(row, project_id), float(row[-1])) for row in found[:limit]]
 
@@ -554,13 +561,17 @@ class TeamServer:
             raise TeamError(f"Indexing the team's new vectors failed: {_first_line(exc)}") from None
         return moved
 
-    def _read(self, query: str, args: Sequence[Any], *, ef_search: int | None = None) -> list[Any]:
+    def _read(
+        self, query: str, args: Sequence[Any], *, ef_search: int | None = None, no_seqscan: bool = False
+    ) -> list[Any]:
         import psycopg
 
         try:
             with self.conn.transaction():
                 if ef_search is not None:
                     self.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+                if no_seqscan:
+                    self.conn.execute("SET LOCAL enable_seqscan = off")
                 return list(self.conn.execute(query, args).fetchall())
         except psycopg.Error as exc:
             raise TeamError(f"Search on the team failed: {_first_line(exc)}") from None
