@@ -208,3 +208,15 @@ def test_orcmem_check_lists_them_and_the_page_shows_why(
         client.get(f"/?token={TOKEN}", follow_redirects=False)
         page = client.get(f"/?project={project.id}").text
     assert "Possibly stale" in page and "the file it cites, src/app.py, was deleted" in page
+
+
+def test_paths_outside_the_project_devices_and_never_existing_files_are_left_alone(
+    svc: MemoryService, repo: Path
+) -> None:
+    project = project_of(svc, repo)
+    odd = lesson("Odd paths", "`read_all` everywhere", "../../etc/passwd", "/dev/zero", "src/never_was.py")
+    memory = svc.record(project, odd).memory
+    report = svc.check_freshness(project)  # returns at once: nothing outside the project is read
+    assert memory.id not in {memory_id for memory_id, *_ in report.stale}
+    cited = {c.target for c in svc.store.citations.to_judge(project.id, [], everything=True) if c.kind == "file"}
+    assert cited == {"src/never_was.py"}  # missing then and now: nothing moved, never marked

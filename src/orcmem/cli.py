@@ -635,7 +635,7 @@ def check(app: AppContext, everything: bool, as_json: bool) -> None:
     if project is None:
         echo("orcmem knows no project here yet; nothing to check.")
         return
-    report = service.check_freshness(project, everything=everything, worktree=Path(app.location().worktree_root))
+    report = service.check_freshness(project, everything=everything)
     if as_json:
         echo_json(
             {

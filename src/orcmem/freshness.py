@@ -103,6 +103,8 @@ def judge_file(
         if gone:
             return Judgement(State.STALE, _vanished(gone, renamed_to), renamed_to)
         return Judgement(State.FRESH, f"{path} was renamed to {renamed_to}", renamed_to)
+    if current is None and fingerprint_blob is None:  # not there when the memory was saved either: nothing moved
+        return Judgement(State.FRESH, f"{path} was not there when the memory was saved")
     if current is None:
         when = f" on {deleted_on}" if deleted_on else ""
         return Judgement(State.STALE, f"the file it cites, {path}, was deleted{when}")

@@ -192,3 +192,40 @@ def test_a_profile_that_never_connects_queues_nothing(orcmem_home, project_dir) 
     svc.record(project, user_memory())
     assert svc.team_pending() == 0 and svc.team_link() is None and svc.team_shared() == []
     svc.close()
+
+
+def test_another_persons_topic_key_keeps_my_memory_without_the_key(machines: MakeMachine) -> None:
+    alice, bob = machines("alice@acme.dev"), machines("bob@acme.dev")
+    hers = alice.svc.record(alice.project, user_memory("Deploys", "alice: on Tuesdays", topic_key="deploy")).memory
+    mine = bob.svc.record(bob.project, user_memory("Deploys", "bob: after the freeze", topic_key="deploy")).memory
+    settle(alice, bob)
+    for machine in (alice, bob):
+        kept = held(machine)
+        assert kept[hers.id][1] == "deploy" and kept[mine.id][1] is None  # both kept; the key stays hers
+        assert kept[mine.id][3] == "bob: after the freeze"
+    assert held(alice) == held(bob)
+
+
+def test_a_read_only_profile_receives_everything_and_queues_nothing(
+    machines: MakeMachine, team_url: str, postgres
+) -> None:
+    from urllib.parse import urlsplit
+
+    from orcmem.store.team_server import TeamServer
+
+    alice = machines("alice@acme.dev")
+    with connect(team_url) as conn:
+        conn.execute("DROP ROLE IF EXISTS ci_reader")
+        conn.execute("CREATE ROLE ci_reader LOGIN")
+    admin = TeamServer(connect(team_url), "acme")
+    admin.grant("ci_reader", write=False)
+    admin.close()
+    reader_url = postgres.url(urlsplit(team_url).path.lstrip("/"), "ci_reader")
+    ci = machines("ci@acme.dev", create=False, url=reader_url)
+    written = alice.svc.record(alice.project, user_memory("Cache", "clear it after a schema change")).memory
+    ci.svc.record(ci.project, user_memory("CI only", "a local note"))
+    sync_now(alice.svc)
+    report = sync_now(ci.svc)
+    assert report is not None and report.read_only and report.pending == 0
+    assert ci.svc.get(ci.project, written.id).body == "clear it after a schema change"
+    assert len(server_rows(team_url)) == 1  # the reader's own note stayed on its machine

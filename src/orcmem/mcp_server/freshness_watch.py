@@ -51,10 +51,9 @@ class FreshnessWatch:
 
         svc = MemoryService.open(self.home, vectors=False)
         try:
-            location = locate(self.project_dir)
-            project = svc.project(location, create=False)
+            project = svc.project(locate(self.project_dir), create=False)
             if project is not None and svc.is_enabled():
-                svc.check_freshness(project, worktree=Path(location.worktree_root))
+                svc.check_freshness(project)  # against the main working tree, as every other check
                 self.checks += 1
         finally:
             svc.close()

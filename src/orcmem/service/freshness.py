@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import stat
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,8 @@ from orcmem.models.types import Project
 from orcmem.store.citations import Citation, SeenFile
 from orcmem.store.facade import Store
 
-MAX_FILE_BYTES = 2 * 1024 * 1024  # a larger cited file is fingerprinted by its size and time only
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a larger cited file is not read: its citation is never judged stale
+TOO_LARGE = b"\x00orcmem: too large to check\x00"  # what such a file reads as (its "blob" is this marker's)
 PROJECT_BINS = ("node_modules/.bin", ".venv/bin", "venv/bin", "bin")
 GONE = SeenFile(-1, -1, None)  # a cited file not on disk when last looked at
 
@@ -55,32 +57,55 @@ def code_root(project: Project) -> Path:
     return Path(project.root_path)  # a bare or unusual repository: the working tree it was first seen in
 
 
-def _relative(root: Path, entry: str) -> str:
-    """A memory's file entry as a path under the project root when it is one (else as given)."""
-    path = Path(entry.strip())
+def _relative(root: Path, entry: str) -> str | None:
+    """A memory's file entry as a path under the project root; None when it points outside it (`..`, another
+    absolute path): the check reads nothing outside the project."""
+    raw = entry.strip()
+    path = Path(raw)
     if path.is_absolute():
         try:
-            return str(path.resolve().relative_to(root))
-        except (ValueError, OSError):
-            return str(path)
-    return os.path.normpath(entry.strip())
+            path = path.relative_to(root)
+        except ValueError:
+            return None
+    normal = os.path.normpath(str(path))
+    if normal.startswith("..") or os.path.isabs(normal) or normal in (".", ""):
+        return None
+    return normal
 
 
 def _read(path: Path) -> bytes | None:
+    """A regular file's content (None: gone, or not a regular file), without following a final symbolic link and
+    without blocking on a pipe; a file over MAX_FILE_BYTES reads as TOO_LARGE."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return b""
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if info.st_size > MAX_FILE_BYTES:
+            return TOO_LARGE
+        chunks, left = [], info.st_size + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)[:MAX_FILE_BYTES]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
     try:
-        found = path.stat()
+        found = path.lstat()
     except OSError:
         return None
-    return (found.st_mtime_ns, found.st_size) if path.is_file() else None
+    return (found.st_mtime_ns, found.st_size) if stat.S_ISREG(found.st_mode) else None
 
 
 def program_found(root: Path, program: str) -> bool:
@@ -116,6 +141,8 @@ class FreshnessCheck:
                 if not is_citable(entry):
                     continue
                 path = _relative(root, entry)
+                if path is None:
+                    continue
                 content = _read(root / path)
                 held = symbols_held(symbols, content) if content else []
                 cites.append(("file", path, blob_id(content) if content is not None else None, held, commit))
@@ -152,8 +179,9 @@ class FreshnessCheck:
                     self.store.citations.rename(pk, citation.target, judgement.renamed_to)
                     renamed += 1
             outcomes[pk] = _outcome([judgement for _citation, judgement in judged])
-        self.store.citations.see_files(str(root), now_seen)
-        self.store.citations.set_freshness(outcomes, self.clock())
+        with self.store.db.transaction():  # the files seen and the outcomes they led to, or neither
+            self.store.citations.see_files(str(root), now_seen)
+            self.store.citations.set_freshness(outcomes, self.clock())
         return CheckReport(len(outcomes), read, renamed, self.store.citations.stale(project.id))
 
     def _look(
@@ -164,20 +192,20 @@ class FreshnessCheck:
         now_seen: dict[str, SeenFile] = {}
         read = 0
         for path in paths:
-            stat, before = _stat(root / path), seen.get(path)
-            if stat is None:
+            found, before = _stat(root / path), seen.get(path)
+            if found is None:
                 if before is None or before.blob is not None:  # newly gone (a gone file is kept as seen gone)
                     dirty.add(path)
                     now_seen[path] = GONE
                 continue
-            if before is not None and (before.mtime_ns, before.size) == stat:
+            if before is not None and (before.mtime_ns, before.size) == found:
                 continue
             content = _read(root / path)
             read += 1
             blob = blob_id(content) if content is not None else None
             if before is None or before.blob != blob:
                 dirty.add(path)
-            now_seen[path] = SeenFile(stat[0], stat[1], blob)
+            now_seen[path] = SeenFile(found[0], found[1], blob)
         return dirty, now_seen, read
 
     def _judge(self, root: Path, citation: Citation, facts: _GitFacts) -> Judgement:
@@ -192,8 +220,8 @@ class FreshnessCheck:
         if seen_blob is not None and seen_blob == citation.blob:  # as this check saw it: no need to read it
             return Judgement(State.FRESH, f"{citation.target} is unchanged")
         current = facts.read(citation.target)
-        if current is not None and blob_id(current) == citation.blob:
-            return Judgement(State.FRESH, f"{citation.target} is unchanged")
+        if current is TOO_LARGE or (current is not None and blob_id(current) == citation.blob):
+            return Judgement(State.FRESH, f"{citation.target} is unchanged (or too large to check)")
         renamed_to = renamed_content = deleted_on = None
         if current is None:
             renamed_to = facts.renamed(citation)

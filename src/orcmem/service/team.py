@@ -33,6 +33,8 @@ class ServiceTeam(ServiceSettings):
     def set_team_link(self, link: TeamLink) -> None:
         """Connect this profile to a team (the URL must hold no password)."""
         with self.store.db.transaction():
+            if self.team_link() not in (None, link):
+                self.store.team.restart()  # another team or database: the cursors and revisions mean nothing there
             self.store.settings.set(SETTING_TEAM_URL, link.url)
             self.store.settings.set(SETTING_TEAM_NAME, link.team)
             self.audit("user", "team.connect", metadata={"team": link.team})
@@ -86,5 +88,13 @@ class ServiceTeam(ServiceSettings):
         model = self.embedding_model() if self.store.vectors.available else None
         applied = self.store.team.apply(project, changes, model, self.clock(), advance=advance)
         if applied[1]:
-            self.vectors_changed([change.id for change in changes if not change.forgotten])
+            changed = [change.id for change in changes if not change.forgotten]
+            self.store.citations.forget(changed)  # new text or files: fingerprinted again at the next check
+            self.vectors_changed(changed)
+            if any(change.forgotten for change in changes):
+                self.store.db.erase_old_pages()  # a forgotten memory's text leaves the WAL too
         return applied
+
+    def team_drop_outbox(self) -> int:
+        """Drop the queued changes (a read-only role never sends them); how many."""
+        return self.store.team.clear_outbox()

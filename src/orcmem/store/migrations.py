@@ -228,7 +228,9 @@ CREATE INDEX memories_text_digest ON memories(text_digest);
 # The team pool (docs/team.md): who wrote each memory (a person's id, and the agent that wrote it on their behalf), the
 # projects shared with the team, and an outbox the triggers fill with every change to a shared project's memories,
 # whichever path made it. `team_applying` is 1 only inside the transaction that applies the server's changes, so
-# what came from the team is not sent back. `team_revision` is the server's revision this copy was last equal to.
+# what came from the team is not sent back. `queued_at` always rises (a millisecond clock can repeat or step back):
+# a push drops an entry only if it was not queued again meanwhile. `team_revision` is the server's revision this
+# copy was last equal to.
 MIGRATION_5 = """
 ALTER TABLE memories ADD COLUMN author TEXT;
 ALTER TABLE memories ADD COLUMN author_agent TEXT;
@@ -252,20 +254,23 @@ INSERT INTO team_applying VALUES (0);
 CREATE TRIGGER team_outbox_insert AFTER INSERT ON memories
 WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
   INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (new.id, new.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0)
+  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
   ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
 END;
 CREATE TRIGGER team_outbox_update AFTER UPDATE OF type, topic_key, title, body, confidence, status, evidence_count,
   flagged, updated_at, last_confirmed_at, author, author_agent ON memories
 WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
   INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (new.id, new.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0)
+  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
   ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
 END;
 CREATE TRIGGER team_outbox_delete AFTER DELETE ON memories
 WHEN old.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
   INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (old.id, old.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 1)
+  VALUES (old.id, old.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 1)
   ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 1;
 END;
 -- A vector made after the memory was queued (or pushed) goes to the team too, from its author's profile only: a
@@ -273,7 +278,8 @@ END;
 CREATE TRIGGER team_outbox_vector AFTER INSERT ON memory_embeddings
 WHEN (SELECT applying FROM team_applying) = 0 BEGIN
   INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  SELECT m.id, m.project_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0 FROM memories m
+  SELECT m.id, m.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0 FROM memories m
   WHERE m.pk = new.memory_pk AND m.project_id IN (SELECT project_id FROM team_projects)
     AND (m.team_revision = 0 OR m.author IS (SELECT value FROM settings WHERE key = 'team.person'))
   ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at;

@@ -87,6 +87,9 @@ class TeamRepository:
     def share(self, project_id: str, team_key: str, now: int) -> None:
         """Share a project: every memory it holds is queued, and the team's are pulled from the start."""
         with self.db.transaction():
+            before = self.db.query_one("SELECT team_key FROM team_projects WHERE project_id = ?", (project_id,))
+            if before is not None and before[0] != team_key:
+                self.restart([project_id])  # another key is another pool: read it from its start
             self.db.query(
                 "INSERT INTO team_projects (project_id, team_key, pulled_through, shared_at) VALUES (?, ?, 0, ?) "
                 "ON CONFLICT (project_id) DO UPDATE SET team_key = excluded.team_key",
@@ -98,6 +101,27 @@ class TeamRepository:
                 "ON CONFLICT (memory_id) DO NOTHING",
                 (now, project_id),
             )
+
+    def restart(self, project_ids: Sequence[str] | None = None) -> None:
+        """Forget how far these shared projects (every one when None) were pulled and which server revisions their
+        memories match: for a new pool (another key, another team or database)."""
+        with self.db.transaction():
+            for project_id in project_ids if project_ids is not None else [p.project_id for p in self.shared()]:
+                self.db.query("UPDATE team_projects SET pulled_through = 0 WHERE project_id = ?", (project_id,))
+                self.db.query("UPDATE memories SET team_revision = 0 WHERE project_id = ?", (project_id,))
+                self.db.query(
+                    "INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten) "
+                    "SELECT id, project_id, (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox), 0 "
+                    "FROM memories WHERE project_id = ? ON CONFLICT (memory_id) DO NOTHING",
+                    (project_id,),
+                )
+
+    def clear_outbox(self) -> int:
+        """Drop every queued change (a read-only role can never send them); how many."""
+        with self.db.transaction():
+            count = self.pending()
+            self.db.query("DELETE FROM team_outbox")
+        return count
 
     def unshare(self, project_id: str | None = None) -> int:
         """Stop sharing one project (every one when None); its queued changes are dropped. How many stopped."""

@@ -157,8 +157,11 @@ CREATE INDEX memories_fresh ON {SCHEMA}.memories (team_id, project_key) WHERE fr
 CREATE OR REPLACE FUNCTION {SCHEMA}.guard_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NEW.revision = OLD.revision THEN
+    -- Only moving a pushed vector into the index, as it is, goes without a new revision.
     IF (to_jsonb(NEW) - 'embedding' - 'fresh_embedding' - 'tsv')
-       IS DISTINCT FROM (to_jsonb(OLD) - 'embedding' - 'fresh_embedding' - 'tsv') THEN
+       IS DISTINCT FROM (to_jsonb(OLD) - 'embedding' - 'fresh_embedding' - 'tsv')
+       OR OLD.fresh_embedding IS NULL OR NEW.fresh_embedding IS NOT NULL
+       OR NEW.embedding IS DISTINCT FROM OLD.fresh_embedding THEN
       RAISE EXCEPTION 'orcmem: a change to memory % must raise its revision', OLD.id USING ERRCODE = '42501';
     END IF;
     RETURN NEW;
@@ -190,6 +193,9 @@ BEGIN
     ) AS c, unnest(tsvector_to_array(c.words) || ARRAY['']) AS w(lexeme)
     GROUP BY 1, 2, 3 HAVING sum(c.delta) != 0
     ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
+    -- A word no memory holds any more (a forgotten one's) leaves the table.
+    DELETE FROM {SCHEMA}.lexemes l USING (SELECT DISTINCT team_id, project_key FROM new_rows) AS p
+    WHERE l.team_id = p.team_id AND l.project_key = p.project_key AND l.memories <= 0;
     RETURN NULL;
   END IF;
   IF TG_OP = 'DELETE' THEN

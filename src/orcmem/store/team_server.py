@@ -58,8 +58,11 @@ def connect(url: str, password: str | None = None) -> Any:
 
 
 def channel(team: str) -> str:
-    """The LISTEN/NOTIFY channel a team's pushes are announced on (`team.background` listens)."""
-    return f"orcmem.team.{team}"
+    """The LISTEN/NOTIFY channel a team's pushes are announced on (`team.background` listens): a hash of the team,
+    so any team name fits PostgreSQL's 63 bytes."""
+    import hashlib
+
+    return "orcmem." + hashlib.sha256(team.encode()).hexdigest()[:32]
 
 
 def _first_line(exc: BaseException) -> str:
@@ -224,7 +227,9 @@ class TeamServer:
                     try:
                         with self.conn.transaction():  # a savepoint: one refused change leaves the rest
                             results.append(self._push_one(project_key, change, person))
-                    except psycopg.errors.InsufficientPrivilege as exc:
+                    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UniqueViolation) as exc:
+                        # Another person's memory, or a topic key another active memory took meanwhile: the
+                        # server's version comes back, and the person reads why in `orcmem team sync`.
                         results.append(
                             Pushed(
                                 change.memory_id,
@@ -354,11 +359,13 @@ class TeamServer:
             self._insert(project_key, change.memory_id, merged, person)
             # What the server now holds (the two merged) comes back, since it differs from what was sent.
             return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
-        if not locked:
-            survivor = dict(self._full(other["id"]), **added)
-            if ours_newer:
-                survivor.update(_text(row))
-            self._update(other["id"], survivor, person)
+        if locked:  # another person's own memory holds the key: ours is kept, without the key (as locally)
+            self._insert(project_key, change.memory_id, dict(row, topic_key=None), person)
+            return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
+        survivor = dict(self._full(other["id"]), **added)
+        if ours_newer:
+            survivor.update(_text(row))
+        self._update(other["id"], survivor, person)
         gone = Incoming(0, change.memory_id, 0, True, {}, [], None, None)  # ours was never stored there
         return Pushed(change.memory_id, change.queued_at, None, gone)
 

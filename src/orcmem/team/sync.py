@@ -75,6 +75,9 @@ def sync(svc: MemoryService, server: TeamServer) -> SyncReport:
         TeamError: the server cannot be reached or fails mid-way (what was done so far is kept).
     """
     report = SyncReport(read_only=not server.can_write())
+    if report.read_only:
+        # Local changes can never be sent from here; kept queued, they would also hold back the team's versions.
+        svc.team_drop_outbox()
     person = svc.person()
     for _ in range(ROUNDS):
         if not report.read_only:
