@@ -82,10 +82,13 @@ def machines(tmp_path: Path, team_url: str) -> Iterator[MakeMachine]:
     """Make profiles connected to one team that share the project `github.com/acme/app` (each in its own folder)."""
     made: list[Machine] = []
 
-    def make(person: str, *, skew_ms: int = 0, create: bool = True, url: str | None = None) -> Machine:
-        home = tmp_path / f"home-{person}"
-        folder = tmp_path / f"clone-{person}"
-        folder.mkdir()
+    def make(
+        person: str, *, skew_ms: int = 0, create: bool = True, url: str | None = None, folder: str | None = None
+    ) -> Machine:
+        name = folder or person
+        home = tmp_path / f"home-{name}"
+        folder_path = tmp_path / f"clone-{name}"
+        folder_path.mkdir()
         clock = Clock(1_800_000_000_000 + skew_ms)
         svc = MemoryService(Store.open(home / "orcmem.db"), clock=clock)
         svc.set_enabled(True)
@@ -95,7 +98,7 @@ def machines(tmp_path: Path, team_url: str) -> Iterator[MakeMachine]:
         server.prepare(create_team=create)
         server.close()
         svc.set_team_link(TeamLink(link_url, "acme"))
-        project = svc.project(Location(str(folder), str(folder), "app"))
+        project = svc.project(Location(str(folder_path), str(folder_path), "app"))
         svc.team_share(project, "github.com/acme/app")
         machine = Machine(svc, project, clock)
         made.append(machine)

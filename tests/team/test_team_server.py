@@ -202,3 +202,27 @@ def test_pushed_vectors_are_searchable_before_and_after_they_join_the_index(
             server.conn.execute("UPDATE orcmem.memories SET body = 'quietly changed' WHERE id = %s", (car.id,))
     finally:
         server.close()
+
+
+def test_a_role_bound_to_a_person_cannot_write_as_another(
+    machines: MakeMachine, team_url: str, postgres: Postgres
+) -> None:
+    database = urlsplit(team_url).path.lstrip("/")
+    alice = machines("alice@acme.dev")  # the owner: creates the team
+    hers = alice.svc.record(alice.project, user_memory("Release day", "Tuesdays")).memory
+    sync_now(alice.svc)
+    _role(team_url, "mallory_role")
+    admin = TeamServer(connect(team_url), "acme")
+    admin.grant("mallory_role", write=True, person="mallory@acme.dev")
+    admin.close()
+    mallory = machines("alice@acme.dev", create=False, url=postgres.url(database, "mallory_role"), folder="m")
+    sync_now(mallory.svc)
+    # She claims to be alice: her profile lets her edit alice's memory, the database does not.
+    mallory.svc.edit(mallory.project, hers.id, body="Fridays")
+    mallory.svc.record(mallory.project, user_memory("Forged", "written as alice"))
+    report = sync_now(mallory.svc)
+    assert report is not None and len(report.refused) == 2
+    assert all("writes as mallory@acme.dev" in line for line in report.refused)
+    with connect(team_url) as conn:
+        bodies = {row[0] for row in conn.execute("SELECT body FROM orcmem.memories").fetchall()}
+    assert bodies == {"Tuesdays"}

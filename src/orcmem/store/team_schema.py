@@ -213,7 +213,40 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, MIGRATION_1), (2, MIGRATION_2), (3, MIGRATION_3))
+# A role bound to one person (`orcmem team grant ROLE --person ID`) writes as that person only: its changes must carry
+# that id, and what it stores as a person's own memory must be that person's. A role bound to no one (a shared or CI
+# role) is trusted with the ids its profiles claim (docs/team.md, Roles).
+MIGRATION_4 = f"""
+ALTER TABLE {SCHEMA}.members ADD COLUMN person text;
+
+CREATE FUNCTION {SCHEMA}.role_person(team text) RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, {SCHEMA} AS $$
+  SELECT person FROM {SCHEMA}.members WHERE role_name = session_user AND team_id = team  -- the caller, not the owner
+$$;
+
+CREATE FUNCTION {SCHEMA}.guard_person() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  bound text := {SCHEMA}.role_person(NEW.team_id);
+BEGIN
+  IF bound IS NULL OR (TG_OP = 'UPDATE' AND NEW.revision = OLD.revision) THEN
+    RETURN NEW;  -- an unbound role, or a vector moved into the index (guard_change allows nothing else)
+  END IF;
+  IF NEW.changed_by IS DISTINCT FROM bound
+     OR (TG_OP = 'INSERT' AND NEW.source = 'user' AND NEW.author IS DISTINCT FROM bound) THEN
+    RAISE EXCEPTION 'orcmem: this database role writes as %, not as %', bound, NEW.changed_by USING ERRCODE = '42501';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER memories_person BEFORE INSERT OR UPDATE ON {SCHEMA}.memories
+  FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.guard_person();
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (1, MIGRATION_1),
+    (2, MIGRATION_2),
+    (3, MIGRATION_3),
+    (4, MIGRATION_4),
+)
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 

@@ -176,8 +176,9 @@ class TeamServer:
         ).fetchone()
         return bool(row and row[0])
 
-    def grant(self, role: str, *, write: bool) -> None:
-        """Let a database role use this team (read-only unless `write`); run by the team's admin.
+    def grant(self, role: str, *, write: bool, person: str | None = None) -> None:
+        """Let a database role use this team (read-only unless `write`; bound to one `person` when given: it then
+        writes as that person only); run by the team's admin.
 
         Raises:
             TeamError: this role may not grant it.
@@ -188,9 +189,10 @@ class TeamServer:
         try:
             with self.conn.transaction():
                 self.conn.execute(
-                    f"INSERT INTO {SCHEMA}.members (role_name, team_id, can_write) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (role_name, team_id) DO UPDATE SET can_write = excluded.can_write",
-                    (role, self.team, write),
+                    f"INSERT INTO {SCHEMA}.members (role_name, team_id, can_write, person) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (role_name, team_id) DO UPDATE SET can_write = excluded.can_write, "
+                    "person = excluded.person",
+                    (role, self.team, write, person),
                 )
                 who = sql.Identifier(role)
                 self.conn.execute(sql.SQL("GRANT USAGE ON SCHEMA orcmem TO {}").format(who))
@@ -222,7 +224,11 @@ class TeamServer:
             with self.conn.transaction():
                 self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"orcmem.team.{self.team}",))
                 plain, careful = self._sort(changes, person)
-                results += self._push_plain(project_key, plain, person)
+                try:
+                    with self.conn.transaction():  # a savepoint: a refusal sends the batch one by one instead
+                        results += self._push_plain(project_key, plain, person)
+                except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UniqueViolation):
+                    careful = [change for change, _row, _revision in plain] + careful
                 for change in careful:
                     try:
                         with self.conn.transaction():  # a savepoint: one refused change leaves the rest

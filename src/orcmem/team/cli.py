@@ -167,14 +167,16 @@ def disconnect(app: AppContext) -> None:
 @team.command()
 @click.argument("role")
 @click.option("--read-only", is_flag=True, help="Read the team's memories only (for CI agents).")
+@click.option("--person", help="Bind the role to one person id: it can then write only as that person.")
 @pass_app
-def grant(app: AppContext, role: str, read_only: bool) -> None:
+def grant(app: AppContext, role: str, read_only: bool, person: str | None) -> None:
     """Let an existing database ROLE use this team (run by the team's admin; docs/team.md, Roles)."""
     from orcmem.team.sync import open_team
 
     server = open_team(app.service())
     try:
-        server.grant(role, write=not read_only)
+        server.grant(role, write=not read_only, person=person)
     finally:
         server.close()
-    echo(f"{role} may now {'read' if read_only else 'read and write'} team {server.team}")
+    bound = f", as {person} only" if person else ""
+    echo(f"{role} may now {'read' if read_only else 'read and write'} team {server.team}{bound}")
