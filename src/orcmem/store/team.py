@@ -205,6 +205,11 @@ class TeamRepository:
                     elif self._upsert(project, change, model, now):
                         changed += 1
                     else:
+                        if not advance and change.seq:  # a push's answer that must wait: pull it again later
+                            self.db.query(
+                                "UPDATE team_projects SET pulled_through = MIN(pulled_through, ?) WHERE project_id = ?",
+                                (change.seq - 1, project.project_id),
+                            )
                         break
                     cursor = change.seq
                 if advance:
