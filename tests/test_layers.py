@@ -26,6 +26,7 @@ LAYERS = {
     "orcmem.export": 1,
     "orcmem.keystore": 1,
     "orcmem.person": 1,
+    "orcmem.background": 1,
     "orcmem.code_state": 1,
     "orcmem.freshness": 2,
     "orcmem.rules": 2,

@@ -229,3 +229,20 @@ def test_a_read_only_profile_receives_everything_and_queues_nothing(
     assert report is not None and report.read_only and report.pending == 0
     assert ci.svc.get(ci.project, written.id).body == "clear it after a schema change"
     assert len(server_rows(team_url)) == 1  # the reader's own note stayed on its machine
+
+
+def test_another_key_starts_the_pool_over(machines: MakeMachine, team_url: str) -> None:
+    alice = machines("alice@acme.dev")
+    alice.svc.record(alice.project, user_memory("Old pool", "kept under the first key"))
+    sync_now(alice.svc)
+    assert alice.svc.team_shared()[0].pulled_through > 0 and alice.svc.team_pending() == 0
+    alice.svc.team_share(alice.project, "id/new-key")  # the repository got another remote, or an id file
+    shared = alice.svc.team_shared()[0]
+    assert (shared.team_key, shared.pulled_through) == ("id/new-key", 0) and alice.svc.team_pending() == 1
+    sync_now(alice.svc)
+    with connect(team_url) as conn:
+        keys = {row[0] for row in conn.execute("SELECT project_key FROM orcmem.memories").fetchall()}
+    assert keys == {"id/new-key"}  # a memory id is one memory of the team: it moved to the project's new key
+    with connect(team_url) as conn:
+        counted = conn.execute("SELECT DISTINCT project_key FROM orcmem.lexemes").fetchall()
+    assert counted == [("id/new-key",)]

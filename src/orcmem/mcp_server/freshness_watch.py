@@ -3,42 +3,31 @@
 
 from __future__ import annotations
 
-import logging
 import sys
-import threading
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from orcmem.background import BackgroundLoop
 
 FIRST_CHECK_S = 5.0  # after start: the session's first prompts come first
 EVERY_S = 600.0
 
 
-class FreshnessWatch:
+class FreshnessWatch(BackgroundLoop):
     """A thread that runs `orcmem check` for one project on a timer, with its own connection to the profile."""
+
+    name = "orcmem-freshness"
 
     def __init__(self, home: Path, project_dir: Path) -> None:
         """Prepare (not start) the watch of the project holding `project_dir`."""
+        super().__init__()
         self.home = home
         self.project_dir = project_dir
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.checks = 0  # completed checks, for tests
 
-    def start(self) -> None:
-        """Start the thread."""
-        self._thread = threading.Thread(target=self._run, name="orcmem-freshness", daemon=True)
-        self._thread.start()
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop the thread (a check under way finishes first, within `timeout`)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
+    def run(self) -> None:
+        """Check soon after start, then every EVERY_S."""
         wait = FIRST_CHECK_S
-        while not self._stop.wait(wait):
+        while not self.stopping.wait(wait):
             wait = EVERY_S
             try:
                 self._check()

@@ -133,9 +133,7 @@ class MemoryService(Reading):
                 assert confirmed is not None
                 result = RecordResult(confirmed, merged=True)
             elif existing is not None:
-                require_may_change(
-                    existing.source, source, USER_TOPIC_MESSAGE, author=existing.author, person=self.person()
-                )
+                self._require_owner(existing, source, USER_TOPIC_MESSAGE)
                 self.store.memories.merge(
                     existing.id,
                     title=title,
@@ -184,6 +182,10 @@ class MemoryService(Reading):
             self.freshness.renew(project, [result.memory.id])  # made or confirmed: its code as it is now
         return result
 
+    def _require_owner(self, memory: Memory, actor: Source, refusal: str) -> None:
+        """Raise OwnershipError unless `actor` may change `memory` (only you overrule you, across a team too)."""
+        require_may_change(memory.source, actor, refusal, author=memory.author, person=self.person())
+
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
         """The agent a memory is written by on the person's behalf (its run's agent); None for the person's own, or
         when no run says which agent it was."""
@@ -229,13 +231,7 @@ class MemoryService(Reading):
     ) -> Memory:
         """Change a memory's title, body or type; only the user may change what the user wrote."""
         memory = self.get(project, memory_id)
-        require_may_change(
-            memory.source,
-            actor,
-            "Only the user can change a memory they wrote.",
-            author=memory.author,
-            person=self.person(),
-        )
+        self._require_owner(memory, actor, "Only the user can change a memory they wrote.")
         fields: dict[str, object] = {}
         if title is not None:
             fields["title"] = _clean(rules.check_title(title), TITLE_MAX_CHARS)
@@ -270,13 +266,7 @@ class MemoryService(Reading):
         checked = rules.check_verdict(verdict)
         memory = self.get(project, memory_id)
         if checked is not Verdict.HELPFUL:  # anyone may find a memory helpful
-            require_may_change(
-                memory.source,
-                actor,
-                "Only the user can retract a memory they wrote, or mark it stale.",
-                author=memory.author,
-                person=self.person(),
-            )
+            self._require_owner(memory, actor, "Only the user can retract a memory they wrote, or mark it stale.")
         now = self.clock()
         with self.store.db.transaction():
             if checked is Verdict.HELPFUL:
@@ -292,13 +282,7 @@ class MemoryService(Reading):
     def forget(self, project: Project | None, memory_id: str, *, actor: Source = Source.USER) -> Memory:
         """Delete a memory: its row, full-text entry, files and vector. Returns what was deleted."""
         memory = self.get(project, memory_id)
-        require_may_change(
-            memory.source,
-            actor,
-            "Only the user can delete a memory they wrote.",
-            author=memory.author,
-            person=self.person(),
-        )
+        self._require_owner(memory, actor, "Only the user can delete a memory they wrote.")
         with self.store.db.transaction():
             self.store.memories.delete(memory.id)
             # No text in the audit row: forgetting a memory that holds a secret must leave no copy of it.

@@ -116,16 +116,34 @@ ALTER TABLE {SCHEMA}.lexemes ENABLE ROW LEVEL SECURITY;
 CREATE POLICY lexemes_read ON {SCHEMA}.lexemes FOR SELECT
   USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user));
 
+-- An update counts only the rows whose words or project changed (moving a vector changes neither).
 CREATE FUNCTION {SCHEMA}.count_lexemes() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, {SCHEMA} AS $$
 BEGIN
-  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+  IF TG_OP = 'UPDATE' THEN
+    INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
+    SELECT c.team_id, c.project_key, w.lexeme, sum(c.delta)
+    FROM (
+      SELECT o.team_id, o.project_key, o.tsv AS words, -1 AS delta FROM old_rows o JOIN new_rows n
+        ON n.team_id = o.team_id AND n.id = o.id WHERE (o.tsv, o.project_key) IS DISTINCT FROM (n.tsv, n.project_key)
+      UNION ALL
+      SELECT n.team_id, n.project_key, n.tsv, 1 FROM old_rows o JOIN new_rows n
+        ON n.team_id = o.team_id AND n.id = o.id WHERE (o.tsv, o.project_key) IS DISTINCT FROM (n.tsv, n.project_key)
+    ) AS c, unnest(tsvector_to_array(c.words) || ARRAY['']) AS w(lexeme)
+    GROUP BY 1, 2, 3 HAVING sum(c.delta) != 0
+    ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
+    -- A word no memory holds any more (a forgotten one's) leaves the table.
+    DELETE FROM {SCHEMA}.lexemes l
+    USING (SELECT team_id, project_key FROM new_rows UNION SELECT team_id, project_key FROM old_rows) AS p
+    WHERE l.team_id = p.team_id AND l.project_key = p.project_key AND l.memories <= 0;
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'DELETE' THEN
     INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
     SELECT o.team_id, o.project_key, w.lexeme, -count(*)
     FROM old_rows o, unnest(tsvector_to_array(o.tsv) || ARRAY['']) AS w(lexeme) GROUP BY 1, 2, 3
     ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
-  END IF;
-  IF TG_OP IN ('UPDATE', 'INSERT') THEN
+  ELSE
     INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
     SELECT n.team_id, n.project_key, w.lexeme, count(*)
     FROM new_rows n, unnest(tsvector_to_array(n.tsv) || ARRAY['']) AS w(lexeme) GROUP BY 1, 2, 3
@@ -149,7 +167,7 @@ FROM {SCHEMA}.memories m, unnest(tsvector_to_array(m.tsv) || ARRAY['']) AS w(lex
 # syncing clients move fresh vectors into the HNSW-indexed `embedding` in batches afterwards (`move_fresh_vectors`);
 # meaning search reads both. Inserting into HNSW costs about a millisecond a row, which would make a push of 10,000
 # memories wait for it. Moving a vector is not a change: the guard lets an update through without a new revision
-# only when nothing but the two vector columns differs, and the word counts move only for rows whose words changed.
+# only when nothing but the two vector columns differs (the word counts' trigger skips rows whose words did not change).
 MIGRATION_3 = f"""
 ALTER TABLE {SCHEMA}.memories ADD COLUMN fresh_embedding vector({EMBEDDING_DIMENSIONS});
 CREATE INDEX memories_fresh ON {SCHEMA}.memories (team_id, project_key) WHERE fresh_embedding IS NOT NULL;
@@ -177,40 +195,6 @@ BEGIN
   RETURN NEW;
 END $$;
 
--- An update counts only the rows whose words changed (moving a vector changes none).
-CREATE OR REPLACE FUNCTION {SCHEMA}.count_lexemes() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, {SCHEMA} AS $$
-BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
-    SELECT c.team_id, c.project_key, w.lexeme, sum(c.delta)
-    FROM (
-      SELECT o.team_id, o.project_key, o.tsv AS words, -1 AS delta FROM old_rows o JOIN new_rows n
-        ON n.team_id = o.team_id AND n.id = o.id WHERE o.tsv IS DISTINCT FROM n.tsv
-      UNION ALL
-      SELECT n.team_id, n.project_key, n.tsv, 1 FROM old_rows o JOIN new_rows n
-        ON n.team_id = o.team_id AND n.id = o.id WHERE o.tsv IS DISTINCT FROM n.tsv
-    ) AS c, unnest(tsvector_to_array(c.words) || ARRAY['']) AS w(lexeme)
-    GROUP BY 1, 2, 3 HAVING sum(c.delta) != 0
-    ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
-    -- A word no memory holds any more (a forgotten one's) leaves the table.
-    DELETE FROM {SCHEMA}.lexemes l USING (SELECT DISTINCT team_id, project_key FROM new_rows) AS p
-    WHERE l.team_id = p.team_id AND l.project_key = p.project_key AND l.memories <= 0;
-    RETURN NULL;
-  END IF;
-  IF TG_OP = 'DELETE' THEN
-    INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
-    SELECT o.team_id, o.project_key, w.lexeme, -count(*)
-    FROM old_rows o, unnest(tsvector_to_array(o.tsv) || ARRAY['']) AS w(lexeme) GROUP BY 1, 2, 3
-    ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
-  ELSE
-    INSERT INTO {SCHEMA}.lexemes AS l (team_id, project_key, lexeme, memories)
-    SELECT n.team_id, n.project_key, w.lexeme, count(*)
-    FROM new_rows n, unnest(tsvector_to_array(n.tsv) || ARRAY['']) AS w(lexeme) GROUP BY 1, 2, 3
-    ON CONFLICT (team_id, project_key, lexeme) DO UPDATE SET memories = l.memories + excluded.memories;
-  END IF;
-  RETURN NULL;
-END $$;
 """
 
 # A role bound to one person (`orcmem team grant ROLE --person ID`) writes as that person only: its changes must carry

@@ -298,7 +298,8 @@ class TeamServer:
             )
         if updates:
             self.conn.cursor().executemany(
-                self._update_sql(), [(*self._update_args(row, person), self.team, c.memory_id) for c, row, _ in updates]
+                self._update_sql(),
+                [(*self._update_args(project_key, row, person), self.team, c.memory_id) for c, row, _ in updates],
             )
         return [Pushed(c.memory_id, c.queued_at, 1) for c, _ in inserts] + [
             Pushed(c.memory_id, c.queued_at, revision + 1) for c, _, revision in updates
@@ -323,7 +324,7 @@ class TeamServer:
         if forgotten:
             return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
         if revision == row["base_revision"] or (row["updated_at"], 1) > (updated_at, 0):
-            return Pushed(change.memory_id, change.queued_at, self._update(change.memory_id, row, person))
+            return Pushed(change.memory_id, change.queued_at, self._update(project_key, change.memory_id, row, person))
         return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
 
     def _topic_holder(self, project_key: str, row: dict[str, Any], memory_id: str) -> dict[str, Any] | None:
@@ -371,7 +372,7 @@ class TeamServer:
         survivor = dict(self._full(other["id"]), **added)
         if ours_newer:
             survivor.update(_text(row))
-        self._update(other["id"], survivor, person)
+        self._update(project_key, other["id"], survivor, person)
         gone = Incoming(0, change.memory_id, 0, True, {}, [], None, None)  # ours was never stored there
         return Pushed(change.memory_id, change.queued_at, None, gone)
 
@@ -405,23 +406,26 @@ class TeamServer:
             person,
         )
 
-    def _update(self, memory_id: str, row: dict[str, Any], person: str) -> int:
+    def _update(self, project_key: str, memory_id: str, row: dict[str, Any], person: str) -> int:
         found = self.conn.execute(
-            self._update_sql() + " RETURNING revision", (*self._update_args(row, person), self.team, memory_id)
+            self._update_sql() + " RETURNING revision",
+            (*self._update_args(project_key, row, person), self.team, memory_id),
         ).fetchone()
         return int(found[0])
 
     def _update_sql(self) -> str:
         assignments = ", ".join(f"{column} = %s" for column in SHARED_COLUMNS)
         return (
-            f"UPDATE {SCHEMA}.memories SET {assignments}, files = %s, model_id = %s, embedding = NULL, "
-            "fresh_embedding = %s::vector, "
+            f"UPDATE {SCHEMA}.memories SET project_key = %s, {assignments}, files = %s, model_id = %s, "
+            "embedding = NULL, fresh_embedding = %s::vector, "
             f"revision = revision + 1, seq = nextval('{SCHEMA}.change_seq'), changed_by = %s, changed_at = now() "
             "WHERE team_id = %s AND id = %s"
         )
 
-    def _update_args(self, row: dict[str, Any], person: str) -> tuple[Any, ...]:
+    def _update_args(self, project_key: str, row: dict[str, Any], person: str) -> tuple[Any, ...]:
+        """The update's values; the project's key too (a re-shared project moves its memories to its new key)."""
         return (
+            project_key,
             *[row[column] for column in SHARED_COLUMNS],
             json.dumps(row["files"]),
             row["model_id"],

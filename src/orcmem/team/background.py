@@ -6,11 +6,11 @@ on a timer. It never runs in a hook, and a team database that cannot be reached 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orcmem.background import BackgroundLoop
 from orcmem.errors import OrcmemError
 
 if TYPE_CHECKING:
@@ -25,29 +25,20 @@ PULL_INTERVAL_S = 30.0  # a pull without an announcement, in case one was missed
 RETRY_MIN_S, RETRY_MAX_S = 2.0, 120.0  # after a failure, wait this long, doubling up to the most
 
 
-class TeamSyncer:
+class TeamSyncer(BackgroundLoop):
     """A thread that keeps a connected profile in sync; nothing happens for a profile without a team."""
+
+    name = "orcmem-team-sync"
 
     def __init__(self, home: Path, embedder: Embedder | None = None) -> None:
         """Prepare (not start) a syncer for the profile at `home`; `embedder` embeds what arrives without a vector."""
+        super().__init__()
         self.home = home
         self.embedder = embedder
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.syncs = 0  # completed syncs, for tests and the log
 
-    def start(self) -> None:
-        """Start the thread."""
-        self._thread = threading.Thread(target=self._run, name="orcmem-team-sync", daemon=True)
-        self._thread.start()
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop the thread (a sync under way finishes first, within `timeout`)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
+    def run(self) -> None:
+        """Wait for the profile to share a project with a team, then keep it in sync until closed."""
         from orcmem.service.memory_service import MemoryService
 
         try:
@@ -69,10 +60,10 @@ class TeamSyncer:
 
         probe = MemoryService.open(self.home, vectors=False)
         try:
-            while not self._stop.is_set():
+            while not self.stopping.is_set():
                 if probe.team_link() is not None and probe.team_shared():
                     return True
-                self._stop.wait(LINK_POLL_S)
+                self.stopping.wait(LINK_POLL_S)
             return False
         finally:
             probe.close()
@@ -81,12 +72,12 @@ class TeamSyncer:
         listener: Any = None
         retry = RETRY_MIN_S
         next_pull = 0.0
-        while not self._stop.is_set():
+        while not self.stopping.is_set():
             link = svc.team_link()
             if link is None or not svc.team_shared() or not svc.is_enabled():  # off means off: no sync either
                 _close(listener)
                 listener = None
-                self._stop.wait(LINK_POLL_S)
+                self.stopping.wait(LINK_POLL_S)
                 continue
             try:
                 if listener is None:
@@ -101,7 +92,7 @@ class TeamSyncer:
                 log.warning("team sync failed, retrying in %.0f s: %s", retry, exc)
                 _close(listener)
                 listener = None
-                self._stop.wait(retry)
+                self.stopping.wait(retry)
                 retry = min(RETRY_MAX_S, retry * 2)
         _close(listener)
 
