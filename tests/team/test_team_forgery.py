@@ -191,3 +191,22 @@ def test_a_memory_from_before_authors_becomes_the_bound_persons_and_stays_editab
     with connect(team_url) as conn:
         row = conn.execute("SELECT author, body FROM orcmem.memories WHERE id = %s", (old.id,)).fetchone()
     assert row == ("dana@acme.dev", "9090")
+
+
+def test_a_secret_pushed_raw_into_the_pool_arrives_redacted(pool: Pool) -> None:
+    token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    memory_id = f"mem_{'a' * 32}"
+    pool.mallory.execute(
+        "INSERT INTO orcmem.memories (team_id, project_key, id, type, topic_key, title, body, confidence, status, "
+        "source, evidence_count, files, created_at, updated_at, last_confirmed_at, author, seq, changed_by) VALUES "
+        "('acme', %s, %s, 'fact', %s, %s, %s, 0.9, 'active', 'agent', 1, %s, 0, 0, 0, 'mallory@acme.dev', "
+        "nextval('orcmem.change_seq'), 'mallory@acme.dev')",
+        (KEY, memory_id, f"gh.{token}", f"Token {token}", f"use {token} to push", f'["keys/{token}.txt"]'),
+    )
+    sync_now(pool.alice.svc)
+    got = pool.alice.svc.get(pool.alice.project, memory_id)
+    assert (got.title, got.body) == ("Token [redacted:github-token]", "use [redacted:github-token] to push")
+    assert got.topic_key == "gh.[redacted:github-token]" and got.files == ("keys/[redacted:github-token].txt",)
+    pool.alice.svc.store.db.query("PRAGMA wal_checkpoint(TRUNCATE)")
+    stored = b"".join(path.read_bytes() for path in pool.alice.svc.home.glob("orcmem.db*"))
+    assert token.encode() not in stored
