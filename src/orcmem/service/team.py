@@ -49,13 +49,15 @@ class ServiceTeam(ServiceSettings):
             self.audit("user", "team.disconnect", metadata={"projects": stopped})
         return stopped
 
-    def team_share(self, project: Project, team_key: str) -> None:
-        """Share a project's memories with the team under its team-wide key."""
+    def team_share(self, project: Project, team_key: str, *, confirmed: bool = False) -> None:
+        """Share a project's memories with the team under its team-wide key (`confirmed`: the person confirmed a key
+        its `.orcmem-project` names, kept in the audit log)."""
         if self.team_link() is None:
             raise ValidationError("Connect to a team first: orcmem team connect <postgresql URL> --team <name>.")
         with self.store.db.transaction():
             self.store.team.share(project.id, team_key, self.clock())
-            self.audit("user", "team.share", None, project.id, metadata={"key": team_key})
+            metadata: dict[str, object] = {"key": team_key, "confirmed": True} if confirmed else {"key": team_key}
+            self.audit("user", "team.share", None, project.id, metadata=metadata)
 
     def team_unshare(self, project: Project) -> bool:
         """Stop sharing one project (its memories stay here and on the team); whether it was shared."""

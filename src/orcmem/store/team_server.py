@@ -213,6 +213,26 @@ class TeamServer:
         except psycopg.Error as exc:
             raise TeamError(f"Could not grant {role!r} the team: {_first_line(exc)}") from None
 
+    def pool_holders(self, project_key: str) -> tuple[int, list[str]]:
+        """How many memories the team holds under a project key (forgotten ones too), and up to three of their
+        authors.
+
+        Raises:
+            TeamError: the database cannot be read.
+        """
+        import psycopg
+
+        try:
+            count, authors = self.conn.execute(
+                f"SELECT count(*), (SELECT array_agg(a) FROM (SELECT DISTINCT author AS a FROM {SCHEMA}.memories "
+                "WHERE team_id = %s AND project_key = %s AND author IS NOT NULL ORDER BY 1 LIMIT 3) AS f) "
+                f"FROM {SCHEMA}.memories WHERE team_id = %s AND project_key = %s",
+                (self.team, project_key, self.team, project_key),
+            ).fetchone()
+        except psycopg.Error as exc:
+            raise TeamError(f"Reading the team failed: {_first_line(exc)}") from None
+        return int(count), list(authors or [])
+
     # --- push ----------------------------------------------------------------------------------------------------
     def push(self, project_key: str, changes: Sequence[Outgoing], person: str) -> list[Pushed]:
         """Send changes in one transaction under the team's lock; each is applied or settled on its own.
