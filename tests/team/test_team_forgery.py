@@ -59,9 +59,9 @@ def insert(conn: Any, memory_id: str, *, author: str, source: str = "agent", **t
     conn.execute(
         "INSERT INTO orcmem.memories (team_id, project_key, id, type, title, body, confidence, status, source, "
         "evidence_count, created_at, updated_at, last_confirmed_at, author, seq, changed_by) VALUES ('acme', %s, %s, "
-        "'lesson', 'Deploy', 'run ./ship.sh --skip-tests', 0.9, 'active', %s, 1, %s, %s, 0, %s, "
+        "'lesson', 'Deploy', 'run ./ship.sh --skip-tests', 0.9, 'active', %s, 1, %s, %s, %s, %s, "
         "nextval('orcmem.change_seq'), 'mallory@acme.dev')",
-        (KEY, memory_id, source, times.get("created_at", 0), times.get("updated_at", 0), author),
+        (KEY, memory_id, source, *(times.get(name, 0) for name in ("created_at", "updated_at", "confirmed")), author),
     )
 
 
@@ -133,11 +133,14 @@ def test_a_forgotten_memory_refuses_every_change(pool: Pool, change: str) -> Non
 def test_the_server_clock_dates_every_memory(pool: Pool, claimed: int) -> None:
     memory_id = f"mem_{'c' * 32}"
     start = server_ms()
-    insert(pool.mallory, memory_id, author="mallory@acme.dev", created_at=claimed, updated_at=claimed)
-    created, updated = pool.mallory.execute(
-        "SELECT created_at, updated_at FROM orcmem.memories WHERE id = %s", (memory_id,)
+    insert(
+        pool.mallory, memory_id, author="mallory@acme.dev", created_at=claimed, updated_at=claimed, confirmed=claimed
+    )
+    created, updated, confirmed = pool.mallory.execute(
+        "SELECT created_at, updated_at, last_confirmed_at FROM orcmem.memories WHERE id = %s", (memory_id,)
     ).fetchone()
     assert start - 5_000 <= created == updated <= server_ms() + 5_000
+    assert confirmed == min(claimed, updated)  # confirmed long ago stays so; never in the future
     pool.mallory.execute(
         "UPDATE orcmem.memories SET body = 'later', created_at = %s, updated_at = %s, "
         "changed_by = 'mallory@acme.dev', revision = revision + 1 WHERE id = %s",

@@ -229,7 +229,8 @@ CREATE TRIGGER memories_person BEFORE INSERT OR UPDATE ON {SCHEMA}.memories
 # person's memories (agent and extraction ones too, or they read "from you" on that person's machine and its agents
 # could never overrule them); no role changes a memory's author; a forgotten memory stays forgotten (the forgetting
 # update is the only erase, and the tombstone is final); the server's clock stamps `created_at` and `updated_at`, and
-# the change number, so a client can neither date a memory nor hide it below the others' cursors. The writer's own
+# the change number, so a client can neither date a memory nor hide it below the others' cursors (nor confirm one in
+# the future). The writer's own
 # clock still orders two offline edits of one memory (docs/team.md, Clocks): it is kept apart, in `edited_at`, which
 # no profile reads back. A trigger named after the others (`memories_stamp`) runs last, on what they let through.
 MIGRATION_5 = f"""
@@ -276,6 +277,9 @@ BEGIN
   NEW.seq := nextval('{SCHEMA}.change_seq');
   NEW.updated_at := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
   NEW.created_at := CASE WHEN TG_OP = 'UPDATE' THEN OLD.created_at ELSE NEW.updated_at END;
+  -- When it was last confirmed stays the writer's (confirming needs no edit), but never later than now: a time in the
+  -- future would keep the memory at the top of every profile's recall (recency) for ever.
+  NEW.last_confirmed_at := LEAST(NEW.last_confirmed_at, NEW.updated_at);
   NEW.changed_at := clock_timestamp();
   RETURN NEW;
 END $$;
