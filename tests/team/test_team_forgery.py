@@ -213,3 +213,16 @@ def test_a_secret_pushed_raw_into_the_pool_arrives_redacted(pool: Pool) -> None:
     pool.alice.svc.store.db.query("PRAGMA wal_checkpoint(TRUNCATE)")
     stored = b"".join(path.read_bytes() for path in pool.alice.svc.home.glob("orcmem.db*"))
     assert token.encode() not in stored
+
+
+def test_a_secret_in_the_pool_is_redacted_in_team_search_too(pool: Pool) -> None:
+    from orcmem.team.search import search_team
+
+    token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    insert(pool.mallory, f"mem_{'9' * 32}", author="mallory@acme.dev")
+    pool.mallory.execute(
+        "UPDATE orcmem.memories SET body = %s, changed_by = 'mallory@acme.dev', revision = revision + 1 WHERE id = %s",
+        (f"deploy with {token}", f"mem_{'9' * 32}"),
+    )
+    hits = search_team(pool.alice.svc, pool.alice.project, "deploy", 5)
+    assert [hit.memory.body for hit in hits] == ["deploy with [redacted:github-token]"]
