@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from orcmem.errors import ValidationError
 from orcmem.models.constants import SETTING_TEAM_NAME, SETTING_TEAM_URL
 from orcmem.models.types import Project
+from orcmem.redact import redact
 from orcmem.service.settings import ServiceSettings
 from orcmem.store.team import Incoming, Outgoing, SharedProject
 
@@ -48,13 +49,15 @@ class ServiceTeam(ServiceSettings):
             self.audit("user", "team.disconnect", metadata={"projects": stopped})
         return stopped
 
-    def team_share(self, project: Project, team_key: str) -> None:
-        """Share a project's memories with the team under its team-wide key."""
+    def team_share(self, project: Project, team_key: str, *, confirmed: bool = False) -> None:
+        """Share a project's memories with the team under its team-wide key (`confirmed`: the person confirmed a key
+        its `.orcmem-project` names, kept in the audit log)."""
         if self.team_link() is None:
             raise ValidationError("Connect to a team first: orcmem team connect <postgresql URL> --team <name>.")
         with self.store.db.transaction():
             self.store.team.share(project.id, team_key, self.clock())
-            self.audit("user", "team.share", None, project.id, metadata={"key": team_key})
+            metadata: dict[str, object] = {"key": team_key, "confirmed": True} if confirmed else {"key": team_key}
+            self.audit("user", "team.share", None, project.id, metadata=metadata)
 
     def team_unshare(self, project: Project) -> bool:
         """Stop sharing one project (its memories stay here and on the team); whether it was shared."""
@@ -86,6 +89,7 @@ class ServiceTeam(ServiceSettings):
         """Apply the team's changes to a shared project: the change number pulled through, and how many changed
         something here."""
         model = self.embedding_model() if self.store.vectors.available else None
+        changes = [_redacted(change) for change in changes]
         applied = self.store.team.apply(project, changes, model, self.clock(), advance=advance)
         if applied[1]:
             changed = [change.id for change in changes if not change.forgotten]
@@ -98,3 +102,19 @@ class ServiceTeam(ServiceSettings):
     def team_drop_outbox(self) -> int:
         """Drop the queued changes (a read-only role never sends them); how many."""
         return self.store.team.clear_outbox()
+
+
+def _redacted(change: Incoming) -> Incoming:
+    """A team change redacted as every write here is: what reaches the pool was redacted by the profile that pushed
+    it, or by none (an older orcmem, narrower rules, straight SQL)."""
+    if change.forgotten:
+        return change
+    fields = dict(change.fields)
+    for column in ("title", "body", "topic_key"):
+        if fields.get(column) is not None:
+            fields[column] = redact(str(fields[column]))
+    files = [redact(str(path)) for path in change.files]
+    if fields == change.fields and files == change.files:
+        return change
+    # The vector was made from the secret: this profile embeds the redacted text instead.
+    return replace(change, fields=fields, files=files, embedding=None)

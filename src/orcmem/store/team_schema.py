@@ -225,11 +225,74 @@ CREATE TRIGGER memories_person BEFORE INSERT OR UPDATE ON {SCHEMA}.memories
   FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.guard_person();
 """
 
+# A pool no member can forge, whatever SQL it sends (docs/security.md, Team pool): a bound role inserts only its own
+# person's memories (agent and extraction ones too, or they read "from you" on that person's machine and its agents
+# could never overrule them); no role changes a memory's author; a forgotten memory stays forgotten (the forgetting
+# update is the only erase, and the tombstone is final); the server's clock stamps `created_at` and `updated_at`, and
+# the change number, so a client can neither date a memory nor hide it below the others' cursors (nor confirm one in
+# the future). The writer's own
+# clock still orders two offline edits of one memory (docs/team.md, Clocks): it is kept apart, in `edited_at`, which
+# no profile reads back. A trigger named after the others (`memories_stamp`) runs last, on what they let through.
+MIGRATION_5 = f"""
+ALTER TABLE {SCHEMA}.memories ADD COLUMN edited_at bigint;
+
+CREATE OR REPLACE FUNCTION {SCHEMA}.guard_person() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  bound text := {SCHEMA}.role_person(NEW.team_id);
+BEGIN
+  IF bound IS NULL OR (TG_OP = 'UPDATE' AND NEW.revision = OLD.revision) THEN
+    RETURN NEW;  -- an unbound role, or a vector moved into the index (guard_change allows nothing else)
+  END IF;
+  IF NEW.changed_by IS DISTINCT FROM bound THEN
+    RAISE EXCEPTION 'orcmem: this database role writes as %, not as %', bound, NEW.changed_by USING ERRCODE = '42501';
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.author IS NULL THEN
+      NEW.author := bound;  -- a memory from before authors were kept: it is the writing person's
+    ELSIF NEW.author IS DISTINCT FROM bound THEN
+      RAISE EXCEPTION 'orcmem: this database role writes as %, not as author %', bound, NEW.author
+        USING ERRCODE = '42501';
+    END IF;
+  END IF;
+  RETURN NEW;
+END $$;
+
+CREATE FUNCTION {SCHEMA}.stamp_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    IF OLD.forgotten THEN
+      RAISE EXCEPTION 'orcmem: memory % was forgotten; it cannot change', OLD.id USING ERRCODE = '42501';
+    END IF;
+    IF NEW.author IS DISTINCT FROM OLD.author THEN
+      RAISE EXCEPTION 'orcmem: the author of memory % is %; it cannot change', OLD.id, OLD.author
+        USING ERRCODE = '42501';
+    END IF;
+    IF NEW.revision = OLD.revision THEN
+      RETURN NEW;  -- a vector moved into the index: not a change (guard_change let nothing else through)
+    END IF;
+  END IF;
+  -- The team's lock (orcmem's own pushes hold it already) before the number: a writer that skipped it could commit
+  -- a number below one another profile has pulled past, and that change would never reach it.
+  PERFORM pg_advisory_xact_lock(hashtext('orcmem.team.' || NEW.team_id));
+  NEW.seq := nextval('{SCHEMA}.change_seq');
+  NEW.updated_at := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  NEW.created_at := CASE WHEN TG_OP = 'UPDATE' THEN OLD.created_at ELSE NEW.updated_at END;
+  -- When it was last confirmed stays the writer's (confirming needs no edit), but never later than now: a time in the
+  -- future would keep the memory at the top of every profile's recall (recency) for ever.
+  NEW.last_confirmed_at := LEAST(NEW.last_confirmed_at, NEW.updated_at);
+  NEW.changed_at := clock_timestamp();
+  RETURN NEW;
+END $$;
+CREATE TRIGGER memories_stamp BEFORE INSERT OR UPDATE ON {SCHEMA}.memories
+  FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.stamp_change();
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
     (3, MIGRATION_3),
     (4, MIGRATION_4),
+    (5, MIGRATION_5),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 

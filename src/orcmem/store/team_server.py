@@ -25,6 +25,11 @@ FRESH_BATCH = 200  # vectors moved into the HNSW index per transaction
 FRESH_BUDGET_S = 60.0  # how long one sync spends moving them; the next sync goes on
 ANY_WORD_MAX_HOLDERS = 20_000  # a word held more often joins only the every-word query (its index entry is long)
 _PULL_COLUMNS = ", ".join(SHARED_COLUMNS)
+# An update never sends the author (the server refuses to change it; a memory that had none took the pusher's) nor
+# the times (the server's clock stamps them).
+_UPDATED_COLUMNS = tuple(c for c in SHARED_COLUMNS if c not in ("author", "created_at", "updated_at"))
+# When a memory was last edited by its writer's clock: what orders two offline edits of it (docs/team.md, Clocks).
+_EDITED = "COALESCE(edited_at, updated_at)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,13 +213,34 @@ class TeamServer:
         except psycopg.Error as exc:
             raise TeamError(f"Could not grant {role!r} the team: {_first_line(exc)}") from None
 
+    def pool_holders(self, project_key: str) -> tuple[int, list[str]]:
+        """How many memories the team holds under a project key (forgotten ones too), and up to three of their
+        authors.
+
+        Raises:
+            TeamError: the database cannot be read.
+        """
+        import psycopg
+
+        try:
+            count, authors = self.conn.execute(
+                f"SELECT count(*), (SELECT array_agg(a) FROM (SELECT DISTINCT author AS a FROM {SCHEMA}.memories "
+                "WHERE team_id = %s AND project_key = %s AND author IS NOT NULL ORDER BY 1 LIMIT 3) AS f) "
+                f"FROM {SCHEMA}.memories WHERE team_id = %s AND project_key = %s",
+                (self.team, project_key, self.team, project_key),
+            ).fetchone()
+        except psycopg.Error as exc:
+            raise TeamError(f"Reading the team failed: {_first_line(exc)}") from None
+        return int(count), list(authors or [])
+
     # --- push ----------------------------------------------------------------------------------------------------
     def push(self, project_key: str, changes: Sequence[Outgoing], person: str) -> list[Pushed]:
         """Send changes in one transaction under the team's lock; each is applied or settled on its own.
 
         An update based on the server's current revision wins; one based on an older revision wins only when it
-        is not older (its updated_at), else the server's row comes back to be applied. Two memories with the same
-        topic key merge into one (`_merge`).
+        is not older (when it was edited, by its writer's clock: `edited_at`), else the server's row comes back to
+        be applied. Two memories with the same topic key merge into one (`_merge`). The server stamps the stored
+        times and change numbers itself (server schema 5).
         """
         import psycopg
 
@@ -307,7 +333,7 @@ class TeamServer:
 
     def _push_one(self, project_key: str, change: Outgoing, person: str) -> Pushed:
         current = self.conn.execute(
-            f"SELECT revision, updated_at, forgotten FROM {SCHEMA}.memories WHERE team_id = %s AND id = %s FOR UPDATE",
+            f"SELECT revision, {_EDITED}, forgotten FROM {SCHEMA}.memories WHERE team_id = %s AND id = %s FOR UPDATE",
             (self.team, change.memory_id),
         ).fetchone()
         row = change.row
@@ -320,10 +346,10 @@ class TeamServer:
             if other is not None:
                 return self._merge(project_key, change, row, other, person)
             return Pushed(change.memory_id, change.queued_at, self._insert(project_key, change.memory_id, row, person))
-        revision, updated_at, forgotten = current
+        revision, edited_at, forgotten = current
         if forgotten:
             return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
-        if revision == row["base_revision"] or (row["updated_at"], 1) > (updated_at, 0):
+        if revision == row["base_revision"] or (row["updated_at"], 1) > (edited_at, 0):
             return Pushed(change.memory_id, change.queued_at, self._update(project_key, change.memory_id, row, person))
         return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
 
@@ -331,7 +357,7 @@ class TeamServer:
         if row["topic_key"] is None or row["status"] != "active":
             return None
         found = self.conn.execute(
-            f"SELECT id, source, author, updated_at, evidence_count, confidence FROM {SCHEMA}.memories "
+            f"SELECT id, source, author, {_EDITED}, evidence_count, confidence FROM {SCHEMA}.memories "
             "WHERE team_id = %s AND project_key = %s AND topic_key = %s AND status = 'active' AND NOT forgotten "
             "AND id != %s FOR UPDATE",
             (self.team, project_key, row["topic_key"], memory_id),
@@ -357,6 +383,7 @@ class TeamServer:
         added = {
             "evidence_count": row["evidence_count"] + other["evidence_count"],
             "confidence": max(row["confidence"], other["confidence"]),
+            "edited_at": max(row["updated_at"], other["updated_at"]),  # the newer text's, by its writer's clock
         }
         if ours_survives:
             merged = dict(row, **added)
@@ -390,7 +417,7 @@ class TeamServer:
         marks = ", ".join(["%s"] * len(SHARED_COLUMNS))
         return (
             f"INSERT INTO {SCHEMA}.memories (team_id, project_key, id, {columns}, files, model_id, fresh_embedding, "
-            f"revision, seq, changed_by) VALUES (%s, %s, %s, {marks}, %s, %s, %s::vector, 1, "
+            f"edited_at, revision, seq, changed_by) VALUES (%s, %s, %s, {marks}, %s, %s, %s::vector, %s, 1, "
             f"nextval('{SCHEMA}.change_seq'), %s)"
         )
 
@@ -403,6 +430,7 @@ class TeamServer:
             json.dumps(row["files"]),
             row["model_id"],
             _vector_param(row["embedding"]),
+            _edited(row),
             person,
         )
 
@@ -414,10 +442,10 @@ class TeamServer:
         return int(found[0])
 
     def _update_sql(self) -> str:
-        assignments = ", ".join(f"{column} = %s" for column in SHARED_COLUMNS)
+        assignments = ", ".join(f"{column} = %s" for column in _UPDATED_COLUMNS)
         return (
             f"UPDATE {SCHEMA}.memories SET project_key = %s, {assignments}, files = %s, model_id = %s, "
-            "embedding = NULL, fresh_embedding = %s::vector, "
+            "embedding = NULL, fresh_embedding = %s::vector, edited_at = %s, "
             f"revision = revision + 1, seq = nextval('{SCHEMA}.change_seq'), changed_by = %s, changed_at = now() "
             "WHERE team_id = %s AND id = %s"
         )
@@ -426,10 +454,11 @@ class TeamServer:
         """The update's values; the project's key too (a re-shared project moves its memories to its new key)."""
         return (
             project_key,
-            *[row[column] for column in SHARED_COLUMNS],
+            *[row[column] for column in _UPDATED_COLUMNS],
             json.dumps(row["files"]),
             row["model_id"],
             _vector_param(row["embedding"]),
+            _edited(row),
             person,
         )
 
@@ -634,6 +663,11 @@ def _memory(row: Sequence[Any], project_id: str) -> Memory:
         author=row[14],
         author_agent=row[15],
     )
+
+
+def _edited(row: dict[str, Any]) -> int:
+    """When the pushed version was written, by its writer's clock (a merge keeps the newer of two)."""
+    return int(row.get("edited_at", row["updated_at"]))
 
 
 def _text(row: dict[str, Any]) -> dict[str, Any]:

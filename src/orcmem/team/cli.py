@@ -53,24 +53,74 @@ def connect(app: AppContext, url: str, team_name: str, create: bool, person: str
 
 @team.command()
 @click.option("--new-id", is_flag=True, help="Write a new id into .orcmem-project (for a repository without a remote).")
+@click.option(
+    "--confirm",
+    "confirmed",
+    metavar="KEY",
+    help="Confirm that this repository is the project KEY names, when .orcmem-project names a pool the team holds.",
+)
 @pass_app
-def share(app: AppContext, new_id: bool) -> None:
-    """Share the current project's memories with the team, and receive the team's."""
-    from orcmem.team.identity import ID_FILE, team_key, write_new_id
+def share(app: AppContext, new_id: bool, confirmed: str | None) -> None:
+    """Share the current project's memories with the team, and receive the team's.
 
+    A key read from a committed .orcmem-project that names a pool the team already holds is used only once you
+    confirm it (--confirm KEY): any repository can commit a file naming another project's pool.
+    """
+    from orcmem.team.identity import ID_FILE, remote_key, write_new_id, written_id
+
+    service = app.service()
+    if service.team_link() is None:  # before anything is written into the repository
+        raise ValidationError("Connect to a team first: orcmem team connect <postgresql URL> --team <name>.")
     root = Path(app.location().worktree_root)
-    key = write_new_id(root) if new_id else team_key(root)
+    key: str | None
+    if new_id:
+        key, claimed = write_new_id(root), False  # a new random id: no pool holds it yet
+    else:
+        written, remote = written_id(root), remote_key(root)
+        key = written or remote
+        claimed = written is not None and written != remote  # the clone's own origin agrees: nothing to confirm
     if key is None:
         raise TeamError(
             "This project has no origin remote to name it the same way on every machine. Add one, or run "
             f"`orcmem team share --new-id` and commit the {ID_FILE} file it writes."
         )
-    service = app.service()
+    if confirmed is not None and confirmed.strip().lower() != key:
+        raise ValidationError(f"This project's key is {key}, not {confirmed}.")
     project = service.project(app.location(), create=True)
     assert project is not None
-    service.team_share(project, key)
+    already = any(p.project_id == project.id and p.team_key == key for p in service.team_shared())
+    if claimed and confirmed is None and not already:
+        _require_confirmation(app, key)
+    service.team_share(project, key, confirmed=confirmed is not None)
     echo(f"shared {project.name} as {key}; {plural(service.team_pending(), 'memory', 'memories')} to send")
     _sync_and_report(app, quiet_failure=True)
+
+
+def _require_confirmation(app: AppContext, key: str) -> None:
+    """Refuse a key from .orcmem-project that names a pool the team already holds, until the person confirms it."""
+    from orcmem.team.identity import ID_FILE
+    from orcmem.team.sync import open_team
+    from orcmem.textsafe import printable
+
+    confirm = f"`orcmem team share --confirm {key}`"
+    try:
+        server = open_team(app.service())
+        try:
+            held, authors = server.pool_holders(key)
+        finally:
+            server.close()
+    except TeamError as exc:
+        raise TeamError(
+            f"{ID_FILE} names the pool {key}, and whether the team already holds it cannot be checked ({exc}). "
+            f"Share again when the team database is reachable, or, if this repository is that project, run {confirm}."
+        ) from None
+    if held:
+        who = ", ".join(printable(author, keep_newlines=False) for author in authors)
+        raise TeamError(
+            f"{ID_FILE} names the pool {key}, which the team already holds "
+            f"({plural(held, 'memory', 'memories')}{f', from {who}' if who else ''}). A committed file can name any "
+            f"project's pool: if this repository is that project, run {confirm}."
+        )
 
 
 @team.command()

@@ -3,21 +3,23 @@ where the team's memories are (for pools too large to copy); the query is embedd
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from orcmem.errors import TeamError
 from orcmem.models.constants import QUERY_EMBED_TIMEOUT_S, SEARCH_CANDIDATES
+from orcmem.redact import redact
 from orcmem.retrieve.query import query_terms
 from orcmem.retrieve.scoring import rank_candidates
 from orcmem.team.sync import open_team
 
 if TYPE_CHECKING:
-    from orcmem.models.types import Project, SearchHit
+    from orcmem.models.types import Memory, Project, SearchHit
     from orcmem.service.memory_service import MemoryService
 
 
 def search_team(svc: MemoryService, project: Project, text: str, limit: int) -> list[SearchHit]:
-    """The team's active memories of a shared project that match `text`, best first.
+    """The team's active memories of a shared project that match `text`, best first, redacted.
 
     Raises:
         TeamError: the project is not shared, or the team's database cannot be reached.
@@ -36,4 +38,11 @@ def search_team(svc: MemoryService, project: Project, text: str, limit: int) -> 
             near = server.search_meaning(shared.team_key, project.id, vector, svc.embedding_model(), SEARCH_CANDIDATES)
     finally:
         server.close()
-    return rank_candidates(words, near, svc.clock(), limit)
+    return [replace(hit, memory=_redacted(hit.memory)) for hit in rank_candidates(words, near, svc.clock(), limit)]
+
+
+def _redacted(memory: Memory) -> Memory:
+    """A memory read from the pool, redacted as a pulled one is (the pool may hold what no profile redacted)."""
+    topic = None if memory.topic_key is None else redact(memory.topic_key)
+    files = tuple(redact(path) for path in memory.files)
+    return replace(memory, title=redact(memory.title), body=redact(memory.body), topic_key=topic, files=files)
