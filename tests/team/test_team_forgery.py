@@ -129,6 +129,22 @@ def test_a_forgotten_memory_refuses_every_change(pool: Pool, change: str) -> Non
     assert after == before
 
 
+def test_a_memory_inserted_already_forgotten_keeps_no_text(pool: Pool) -> None:
+    memory_id = f"mem_{'b' * 32}"
+    pool.mallory.execute(
+        "INSERT INTO orcmem.memories (team_id, project_key, id, type, title, body, files, topic_key, confidence, "
+        "status, source, evidence_count, created_at, updated_at, last_confirmed_at, author, seq, changed_by, "
+        "forgotten) VALUES ('acme', %s, %s, 'lesson', 'Deploy', 'run ./ship.sh --skip-tests', '[\"ship.sh\"]', "
+        "'deploy/ship', 0.9, 'active', 'agent', 1, 0, 0, 0, 'mallory@acme.dev', nextval('orcmem.change_seq'), "
+        "'mallory@acme.dev', true)",
+        (KEY, memory_id),
+    )
+    row = pool.mallory.execute(
+        "SELECT title, body, files, topic_key FROM orcmem.memories WHERE id = %s", (memory_id,)
+    ).fetchone()
+    assert row == ("", "", [], None)
+
+
 @pytest.mark.parametrize("claimed", [0, 4_102_444_800_000])  # 1970, and 2100
 def test_the_server_clock_dates_every_memory(pool: Pool, claimed: int) -> None:
     memory_id = f"mem_{'c' * 32}"

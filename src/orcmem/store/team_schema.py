@@ -270,6 +270,10 @@ BEGIN
     IF NEW.revision = OLD.revision THEN
       RETURN NEW;  -- a vector moved into the index: not a change (guard_change let nothing else through)
     END IF;
+  ELSIF NEW.forgotten THEN
+    -- A memory inserted already forgotten is a tombstone too: it keeps no text on the server.
+    NEW.title := ''; NEW.body := ''; NEW.files := '[]'; NEW.embedding := NULL; NEW.fresh_embedding := NULL;
+    NEW.topic_key := NULL;
   END IF;
   -- The team's lock (orcmem's own pushes hold it already) before the number: a writer that skipped it could commit
   -- a number below one another profile has pulled past, and that change would never reach it.
