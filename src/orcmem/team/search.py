@@ -3,10 +3,12 @@ where the team's memories are (for pools too large to copy); the query is embedd
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from orcmem.errors import TeamError
 from orcmem.models.constants import QUERY_EMBED_TIMEOUT_S, SEARCH_CANDIDATES
+from orcmem.models.types import Memory, provenance_seen_by
 from orcmem.retrieve.query import query_terms
 from orcmem.retrieve.scoring import rank_candidates
 from orcmem.team.sync import open_team
@@ -36,4 +38,12 @@ def search_team(svc: MemoryService, project: Project, text: str, limit: int) -> 
             near = server.search_meaning(shared.team_key, project.id, vector, svc.embedding_model(), SEARCH_CANDIDATES)
     finally:
         server.close()
-    return rank_candidates(words, near, svc.clock(), limit)
+    hits = rank_candidates(words, near, svc.clock(), limit)
+    person = svc.person()
+    return [replace(hit, memory=_as_seen(hit.memory, person)) for hit in hits]
+
+
+def _as_seen(memory: Memory, person: str | None) -> Memory:
+    """A team memory with the provenance this profile shows: a teammate's when another person's words."""
+    seen = provenance_seen_by(str(memory.provenance), str(memory.source), memory.author, person)
+    return replace(memory, provenance=seen)
