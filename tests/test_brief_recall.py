@@ -314,3 +314,37 @@ def test_merge_recall_puts_a_memory_both_lists_found_first_and_shows_it_once() -
     assert [r[1] for r in merge_recall(words, meaning)] == ["c", "a", "d", "b"]
     assert [r[1] for r in merge_recall(words, [])] == ["a", "b", "c"]  # words alone keep their order
     assert [r[1] for r in merge_recall([], meaning)] == ["d", "c"]
+
+
+def test_memories_from_tool_output_or_a_teammate_are_labelled_in_the_brief_recall_and_task_context(
+    service, project
+) -> None:
+    tool = NewMemory(type="lesson", title="Pipe the installer", body="curl x | sh first", source=Source.EXTRACTION)
+    service.record(project, tool)
+    said = NewMemory(
+        type="lesson",
+        title="Pipe nothing",
+        body="never curl into sh",
+        source=Source.EXTRACTION,
+        provenance="user_words",
+    )
+    service.record(project, said)
+    add(service, project, "lesson", "Curl is pinned", "curl 8.5 in the image")
+    brief = service.brief(project)
+    assert "- [today · from a run summary · from tool output] Pipe the installer: curl x | sh first" in brief
+    assert "- [today · from a run summary] Pipe nothing: never curl into sh" in brief  # the user's words: no note
+    assert "- [today · from the user] Curl is pinned" in brief
+    recalled = service.recall(project.canonical_root, "pipe the curl installer into sh")
+    assert (
+        "- [lesson · today · from a run summary · from tool output] Pipe the installer: curl x | sh first" in recalled
+    )
+    assert "- [lesson · today · from a run summary] Pipe nothing" in recalled
+    service.store.db.query("UPDATE memories SET provenance = 'teammate' WHERE title = 'Curl is pinned'")
+    assert "- [lesson · today · from the user · from a teammate] Curl is pinned" in service.recall(
+        project.canonical_root, "which curl is pinned in the image"
+    )
+    task = Tasks(service).add(project, "Pipe the installer into sh safely", None)
+    Tasks(service).start(project, task.id)
+    assert "[lesson · today · from a run summary · from tool output] Pipe the installer" in Tasks(service).context(
+        project
+    )

@@ -169,3 +169,32 @@ def test_stored_escape_codes_are_shown_never_sent_to_the_terminal(run, project_d
     assert "a<U+202E>b" in run("show", memory_id).stdout
     listed = run("list", "--json").stdout
     assert "\\u001b" in listed and "\x1b" not in listed  # JSON escapes them
+
+
+def test_provenance_is_shown_and_filtered(run, project_dir: Path, orcmem_home: Path) -> None:
+    from orcmem.models.types import NewMemory, Source
+    from orcmem.service.memory_service import MemoryService
+    from orcmem.workspace import locate
+
+    run("memory", "on")
+    mine = run("add", "--type", "lesson", "--title", "Deploy with blue", "--body", "the blue deploy script").stdout
+    service = MemoryService.open(orcmem_home)
+    project = service.project(locate(project_dir))
+    distilled = NewMemory(
+        type="convention", title="Deploy via curl", body="curl x | sh to deploy", source=Source.EXTRACTION
+    )
+    tool = service.record(project, distilled).memory.id  # a distilled memory that names no provenance: tool text
+    service.close()
+    listed = run("list").stdout
+    assert "from you, written by a person," in listed and "from a run summary, from tool output," in listed
+    assert [m["id"] for m in json.loads(run("list", "--provenance", "tool_text", "--json").stdout)] == [tool]
+    assert [m["provenance"] for m in json.loads(run("list", "--json").stdout)] == ["tool_text", "person"]
+    assert "provenance: tool_text (from tool output)" in run("show", tool).stdout
+    assert "provenance: person (written by a person)" in run("show", mine.strip()).stdout
+    hits = json.loads(run("search", "deploy", "--provenance", "person", "--json").stdout)
+    assert [hit["id"] for hit in hits] == [mine.strip()]
+    assert "from tool output" in run("search", "deploy", "--provenance", "tool_text").stdout
+    bad = run("list", "--provenance", "gossip", ok=False)
+    assert bad.exit_code == 2 and "gossip" in bad.output + bad.stderr
+    run("export", tool, "--to", "AGENTS.md")
+    assert "- Deploy via curl: curl x | sh to deploy (from tool output)" in (project_dir / "AGENTS.md").read_text()

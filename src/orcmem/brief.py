@@ -14,13 +14,14 @@ from orcmem.models.constants import (
     MS_PER_DAY,
 )
 from orcmem.models.types import Memory
-from orcmem.recall import FLAG_NOTE, age_label, defang, fence, label, source_label, stale_note
+from orcmem.recall import FLAG_NOTE, age_label, defang, fence, label, provenance_note, source_label, stale_note
 from orcmem.repeats import same_text_key
 
 BRIEF_TITLE = "# Project memory"
 BRIEF_INTRO = (
     "Durable facts from earlier runs on this project. Trust but verify. Each line starts with orcmem's own label in "
-    "brackets (age, who saved it); all that follows the label is the memory's own text."
+    'brackets (age, who saved it, "from tool output" when a tool, file or web page gave its words); all that '
+    "follows the label is the memory's own text."
 )
 USING_MEMORY = (
     "Before changing an unfamiliar area, call task_context or memory_search. After a failed approach, call "
@@ -56,7 +57,8 @@ def build_brief(
         for memory in group:
             source = source_label(str(memory.source), memory.author, memory.author_agent, person)
             note = FLAG_NOTE.removeprefix(" · ") if memory.flagged else ""  # as in recall: marked as data
-            tag = label(age_label(memory.last_confirmed_at, now), source, stale_note(memory.stale_reason), note)
+            said = provenance_note(str(memory.provenance))
+            tag = label(age_label(memory.last_confirmed_at, now), source, said, stale_note(memory.stale_reason), note)
             lines.append(f"- {tag} {defang(memory.title)}: {defang(memory.body)}")
     tasks = _distinct(open_tasks)[:BRIEF_TASKS]
     items = _distinct(open_items)[:BRIEF_OPEN_ITEMS]

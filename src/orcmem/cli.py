@@ -30,7 +30,17 @@ from orcmem.models.constants import (
     SEARCH_MAX_LIMIT,
 )
 from orcmem.models.env_names import BARE_ENV_VAR, HOME_ENV_VAR
-from orcmem.models.types import Memory, MemoryFilter, MemoryType, NewMemory, Scope, SearchHit, Source, Status
+from orcmem.models.types import (
+    Memory,
+    MemoryFilter,
+    MemoryType,
+    NewMemory,
+    Provenance,
+    Scope,
+    SearchHit,
+    Source,
+    Status,
+)
 from orcmem.models.vocabulary import Agent, HookName, JobState, TaskStatus, values
 from orcmem.profile import home_dir
 from orcmem.recall import age_label, source_label
@@ -137,9 +147,26 @@ def _line(memory: Memory, now: int, person: str | None = None) -> str:
     scope = " (global)" if memory.scope is Scope.GLOBAL else ""
     return (
         f"{memory.id}  {memory.type:<10} {memory.title}{badge}{scope}\n"
-        f"    {_origin(memory, person)}, updated {_age(memory.updated_at, now)}, "
-        f"confidence {memory.confidence:.2f}"
+        f"    {_origin(memory, person)}, {PROVENANCE_LABELS[memory.provenance]}, "
+        f"updated {_age(memory.updated_at, now)}, confidence {memory.confidence:.2f}"
     )
+
+
+# Where a memory's words came from, as `list`, `show` and `search` say it (docs/security.md, Untrusted text).
+PROVENANCE_LABELS = {
+    Provenance.PERSON: "written by a person",
+    Provenance.USER_WORDS: "from the user's words",
+    Provenance.AGENT: "an agent's own words",
+    Provenance.TOOL_TEXT: "from tool output",
+    Provenance.TEAMMATE: "from a teammate",
+}
+_PROVENANCE_OPTION = click.option(
+    "--provenance",
+    "provenances",
+    multiple=True,
+    type=click.Choice([p.value for p in Provenance]),
+    help="Only memories whose words came from there. Repeatable.",
+)
 
 
 def _origin(memory: Memory, person: str | None) -> str:
@@ -147,6 +174,11 @@ def _origin(memory: Memory, person: str | None) -> str:
     if memory.author is None or memory.author == person:
         return SOURCE_LABELS[str(memory.source)]
     return source_label(str(memory.source), memory.author, memory.author_agent, person)
+
+
+def _wanted(memory: Memory, provenances: tuple[str, ...]) -> bool:
+    """Whether a memory passes a --provenance filter (none given: every memory does)."""
+    return not provenances or str(memory.provenance) in provenances
 
 
 def _snippet(body: str) -> str:
@@ -249,6 +281,7 @@ def _body_text(body: str | None, body_file: Path | None) -> str | None:
 @cli.command(name="list")
 @click.option("--type", "types", multiple=True, type=click.Choice([t.value for t in MemoryType]), help="Repeatable.")
 @click.option("--source", "sources", multiple=True, type=click.Choice([s.value for s in Source]), help="Repeatable.")
+@_PROVENANCE_OPTION
 @click.option("--status", "statuses", multiple=True, type=click.Choice([s.value for s in Status]), help="Repeatable.")
 @click.option("--scope", "scopes", multiple=True, type=click.Choice([s.value for s in Scope]), help="Repeatable.")
 @click.option("--limit", type=click.IntRange(1, LIST_MAX_LIMIT), default=50, show_default=True)
@@ -259,6 +292,7 @@ def list_memories(
     app: AppContext,
     types: tuple[str, ...],
     sources: tuple[str, ...],
+    provenances: tuple[str, ...],
     statuses: tuple[str, ...],
     scopes: tuple[str, ...],
     limit: int,
@@ -268,7 +302,15 @@ def list_memories(
     """List this project's memories and the global ones, newest first."""
     service = app.service()
     project = app.project()
-    flt = MemoryFilter(types=types, sources=sources, statuses=statuses, scopes=scopes, limit=limit, offset=offset)
+    flt = MemoryFilter(
+        types=types,
+        sources=sources,
+        provenances=provenances,
+        statuses=statuses,
+        scopes=scopes,
+        limit=limit,
+        offset=offset,
+    )
     memories = service.list(project, flt)
     if as_json:
         echo_json([m.to_dict() for m in memories])
@@ -303,6 +345,7 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         f"scope: {memory.scope}"
         + (f" (saved from {memory.origin_root})" if memory.scope is Scope.GLOBAL and memory.origin_root else ""),
         f"status: {memory.status}",
+        f"provenance: {memory.provenance} ({PROVENANCE_LABELS[memory.provenance]})",
         f"created {_age(memory.created_at, now)}, confirmed {_age(memory.last_confirmed_at, now)}",
         f"evidence: {memory.evidence_count}",
     ]
@@ -325,9 +368,12 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, SEARCH_MAX_LIMIT), default=SEARCH_DEFAULT_LIMIT, show_default=True)
 @click.option("--explain", is_flag=True, help="Show each part of each score.")
 @click.option("--team", "on_team", is_flag=True, help="Search the team's database for this shared project instead.")
+@_PROVENANCE_OPTION
 @json_option
 @pass_app
-def search(app: AppContext, text: str, limit: int, explain: bool, on_team: bool, as_json: bool) -> None:
+def search(
+    app: AppContext, text: str, limit: int, explain: bool, on_team: bool, provenances: tuple[str, ...], as_json: bool
+) -> None:
     """Search this project's active memories (and global ones) for TEXT."""
     service = app.service()
     if service.embedder is not None:
@@ -339,9 +385,9 @@ def search(app: AppContext, text: str, limit: int, explain: bool, on_team: bool,
         project = app.project()
         if project is None:
             raise click.ClickException("This folder is not a project orcmem knows; nothing is shared from it.")
-        hits = search_team(service, project, text, limit)
+        hits = [hit for hit in search_team(service, project, text, limit) if _wanted(hit.memory, provenances)]
     else:
-        hits = service.search(app.project(), text, limit=limit)
+        hits = service.search(app.project(), text, limit=limit, provenances=provenances)
     if as_json:
         echo_json([_hit_dict(hit) for hit in hits])
         return

@@ -10,10 +10,12 @@ from orcmem.models.constants import EXPORT_FILES, EXPORT_HEADING
 from orcmem.textsafe import printable
 
 
-def bullet_for(title: str, body: str) -> str:
+def bullet_for(title: str, body: str, note: str = "") -> str:
     """The markdown bullet for a memory, kept on one line so the list stays a list; control and invisible
-    characters shown as codes, so the file can neither drive a terminal nor hide text from its reader."""
-    return f"- {printable(' '.join(title.split()))}: {printable(' '.join(body.split()))}"
+    characters shown as codes, so the file can neither drive a terminal nor hide text from its reader. `note` (where
+    its words came from, when a tool gave them) ends it in parentheses."""
+    line = f"- {printable(' '.join(title.split()))}: {printable(' '.join(body.split()))}"
+    return f"{line} ({note})" if note else line
 
 
 def add_bullet(content: str, bullet: str) -> str | None:

@@ -37,6 +37,8 @@ SOURCE_LABELS = {
     "tool": "saved by a tool",
     "extraction": "from a run summary",
 }
+# The provenance a recalled or briefed line names: only the untrusted kinds, so the hook's output stays small.
+PROVENANCE_NOTES = {"tool_text": "from tool output", "teammate": "from a teammate"}
 
 
 _AUTHOR_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@._+-")
@@ -109,11 +111,19 @@ def memory_line(
     flagged: bool,
     now: int,
     stale: str | None = None,
+    provenance: str | None = None,
 ) -> str:
-    """One recalled memory: its label (type, age, who saved it, possibly stale, a flag), then its title and body."""
+    """One recalled memory: its label (type, age, who saved it, where its words came from, possibly stale, a flag),
+    then its title and body."""
     note = FLAG_NOTE.removeprefix(" · ") if flagged else ""
-    tag = label(type_, age_label(confirmed_at, now), SOURCE_LABELS.get(source, source), stale_note(stale), note)
+    said = SOURCE_LABELS.get(source, source)
+    tag = label(type_, age_label(confirmed_at, now), said, provenance_note(provenance), stale_note(stale), note)
     return f"- {tag} {defang(title)}: {defang(body)}"
+
+
+def provenance_note(provenance: str | None) -> str:
+    """The label's part for a memory whose words came from tool output or a teammate ("" for any other)."""
+    return PROVENANCE_NOTES.get(provenance or "", "")
 
 
 def stale_note(reason: str | None) -> str:
@@ -147,7 +157,9 @@ def frame_recall(rows: Sequence[RecallRow], now: int) -> tuple[str, int]:
     lines = [RECALL_HEADER]
     used = 0
     for row in rows[:RECALL_MAX_MEMORIES]:
-        line = memory_line(row.type, row.title, row.body, row.source, row.confirmed_at, row.flagged, now, row.stale)
+        line = memory_line(
+            row.type, row.title, row.body, row.source, row.confirmed_at, row.flagged, now, row.stale, row.provenance
+        )
         if used + len(line) + 1 > RECALL_MAX_CHARS:
             if used == 0:
                 lines.append(line[: RECALL_MAX_CHARS - 1] + "…")  # a single huge memory is cut, not dropped

@@ -21,7 +21,7 @@ from orcmem.models.constants import (
     TITLE_MAX_CHARS,
     TOPIC_KEY_MAX_CHARS,
 )
-from orcmem.models.types import MemoryType, Scope, Source, Status, Verdict
+from orcmem.models.types import MemoryType, Provenance, Scope, Source, Status, Verdict
 from orcmem.redact import redact
 
 _MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
@@ -68,6 +68,11 @@ def check_scope(value: str) -> Scope:
 def check_source(value: str) -> Source:
     """A known source."""
     return _choice("source", value, Source)
+
+
+def check_provenance(value: str) -> Provenance:
+    """A known provenance."""
+    return _choice("provenance", value, Provenance)
 
 
 def check_status(value: str) -> Status:

@@ -149,3 +149,12 @@ def test_grants_are_listed_and_revoked(service: MemoryService, make_tools: MakeT
     assert service.revoke_grant(grant.pk) == grant and service.grants() == []
     with pytest.raises(NotFoundError, match="orcmem grants"):
         service.revoke_grant(grant.pk)
+
+
+def test_search_results_say_where_each_memorys_words_came_from(
+    service: MemoryService, project: Project, make_tools: MakeTools
+) -> None:
+    service.record(project, NewMemory("lesson", "Pin the node version", "node 20", Source.AGENT))
+    service.record(project, NewMemory("lesson", "Pin node with curl", "curl x | sh pins node", Source.EXTRACTION))
+    hits = {hit["title"]: hit["provenance"] for hit in make_tools().search("pin node")}
+    assert hits == {"Pin the node version": "agent", "Pin node with curl": "tool_text"}

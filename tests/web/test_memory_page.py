@@ -10,7 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from orcmem.models.constants import EXPORT_HEADING
-from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
+from orcmem.models.types import MemoryFilter, NewMemory, Project, Provenance, Source
 from orcmem.service.memory_service import MemoryService
 from tests.web.support import form, seed
 
@@ -377,3 +377,42 @@ def test_a_global_memory_can_be_managed_from_any_project(
     assert "All projects" in text
     response = client.post(f"/memories/{shared.id}/wrong", data=form(project=project.id), follow_redirects=False)
     assert "Retracted" in flash(client, response)
+
+
+# --- provenance ----------------------------------------------------------------------------------------------
+
+
+def test_each_card_says_where_its_words_came_from_and_the_page_filters_by_it(
+    client: TestClient, service: MemoryService, project: Project
+) -> None:
+    service.record(
+        project, NewMemory(type="lesson", title="Mine about deploys", body="blue script", source=Source.USER)
+    )
+    tool = NewMemory(
+        type="convention", title="Piped installer for deploys", body="curl x | sh", source=Source.EXTRACTION
+    )
+    service.record(project, tool)
+    text = client.get("/").text
+    badges = re.findall(r'<span class="badge badge-provenance badge-(\w+)[^"]*"[^>]*>([^<]*)</span>', text)
+    assert badges == [("tool_text", "From tool output"), ("person", "Written by a person")]
+    assert 'badge-tool_text badge-warn"' in text  # words a tool gave stand out
+    assert '<select id="provenance" name="provenance">' in text
+    assert titles(client.get("/?provenance=tool_text").text) == ["Piped installer for deploys"]
+    assert titles(client.get("/?provenance=person&q=deploys").text) == ["Mine about deploys"]
+    assert 'value="tool_text" selected' in client.get("/?provenance=tool_text").text
+    assert "There is no provenance called &#39;gossip&#39;" in client.get("/?provenance=gossip").text
+
+
+def test_a_persons_edit_on_the_page_makes_the_words_theirs(
+    client: TestClient, service: MemoryService, project: Project
+) -> None:
+    tool = NewMemory(type="convention", title="Piped installer", body="curl x | sh", source=Source.EXTRACTION)
+    memory_id = service.record(project, tool).memory.id
+    response = client.post(
+        f"/memories/{memory_id}/edit",
+        data=form(project=project.id, title="Locked installer", body="Use the locked installer, never curl | sh."),
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    assert service.get(project, memory_id).provenance is Provenance.PERSON
+    assert "badge-person" in client.get("/").text

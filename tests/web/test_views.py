@@ -5,7 +5,7 @@ from enum import StrEnum
 import pytest
 
 from orcmem.models.constants import EXTRACTION_PROVIDERS, MODEL_HARNESS
-from orcmem.models.types import MemoryType, Source, Status
+from orcmem.models.types import MemoryType, Provenance, Source, Status
 from orcmem.models.vocabulary import JobState
 from orcmem.web import views
 
@@ -15,6 +15,7 @@ from orcmem.web import views
     [
         (views.TYPE_LABELS, MemoryType),
         (views.SOURCE_LABELS, Source),
+        (views.PROVENANCE_LABELS, Provenance),
         (views.STATUS_LABELS, Status),
         (views.JOB_STATE_LABELS, JobState),
     ],

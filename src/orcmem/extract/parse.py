@@ -17,6 +17,7 @@ from orcmem.models.constants import (
     EXTRACTED_MEMORIES_MAX,
     EXTRACTED_OUTCOME_DEFAULT,
     EXTRACTION_FALLBACK_TYPE,
+    EXTRACTION_SOURCES,
     EXTRACTION_TYPES,
     TITLE_MAX_CHARS,
 )
@@ -46,6 +47,7 @@ class ExtractedMemory:
     topic_key: str | None = None
     files: tuple[str, ...] = ()
     confidence: float = CONFIDENCE_DEFAULT
+    source: str | None = None  # user, agent or tool, as the model said; None when it said nothing known
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,7 @@ def _memory(entry: Any) -> ExtractedMemory | None:
     if not title or not body:
         return None
     topic = _trimmed(entry.get("topicKey"))
+    source = _trimmed(entry.get("source")).lower()
     return ExtractedMemory(
         type=kind if isinstance(kind, str) and kind in EXTRACTION_TYPES else EXTRACTION_FALLBACK_TYPE,
         title=title,
@@ -146,6 +149,7 @@ def _memory(entry: Any) -> ExtractedMemory | None:
         topic_key=topic or None,
         files=tuple(_strings(entry.get("files"))[:EXTRACTED_FILES_MAX]),
         confidence=_confidence(entry.get("confidence")),
+        source=source if source in EXTRACTION_SOURCES else None,
     )
 
 

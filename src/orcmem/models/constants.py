@@ -60,6 +60,9 @@ EXTRACTION_TYPES: Final = (
     "ownership",
 )
 EXTRACTION_FALLBACK_TYPE: Final = "lesson"
+# Where the model says a memory's words came from (the answer's "source"); verified against the digest before it
+# becomes the memory's provenance (extract/provenance.py). Missing or unknown: "tool", the least trusted.
+EXTRACTION_SOURCES: Final = ("user", "agent", "tool")
 EXTRACTED_MEMORIES_MAX: Final = 6  # the first 6 raw entries, before validation
 EXTRACTED_FILES_MAX: Final = 20
 EXTRACTED_OUTCOME_DEFAULT: Final = "unknown"
@@ -187,4 +190,4 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 6  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 7  # the newest migration (store/migrations.py); the prompt hook reads only this

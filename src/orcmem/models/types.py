@@ -38,6 +38,49 @@ class Source(StrEnum):
     TOOL = "tool"
 
 
+class Provenance(StrEnum):
+    """Where a memory's words came from (docs/security.md, Untrusted text): how far a later reader may trust them."""
+
+    PERSON = "person"  # written by a person: the CLI, the Memory page
+    USER_WORDS = "user_words"  # distilled from the user's own words in a run
+    AGENT = "agent"  # an agent's own claim (MCP memory_record): not a person's word, whatever it says
+    TOOL_TEXT = "tool_text"  # derived from tool output, a file or a web page read during a run
+    TEAMMATE = "teammate"  # a person's memory pulled from the team pool, written by another person
+
+
+# The provenance of a write that names none, by who saved it; a distilled memory defaults to the safer tool_text.
+DEFAULT_PROVENANCE: dict[Source, Provenance] = {
+    Source.USER: Provenance.PERSON,
+    Source.AGENT: Provenance.AGENT,
+    Source.EXTRACTION: Provenance.TOOL_TEXT,
+    Source.TOOL: Provenance.TOOL_TEXT,
+}
+
+
+_PROVENANCES = {member.value: member for member in Provenance}
+_DEFAULT_BY_SOURCE = {source.value: provenance for source, provenance in DEFAULT_PROVENANCE.items()}
+
+
+def provenance_seen_by(stored: str | None, source: str, author: str | None, person: str | None) -> Provenance:
+    """A team memory's provenance as a profile keeps it: its writer's (the one its source implies when the server
+    holds none, from before the field), and `teammate` for a person's words that another person wrote."""
+    found = _PROVENANCES.get(stored or "") or _DEFAULT_BY_SOURCE.get(source, Provenance.TOOL_TEXT)
+    if found in (Provenance.PERSON, Provenance.USER_WORDS) and author is not None and author != person:
+        return Provenance.TEAMMATE
+    if found is Provenance.TEAMMATE and author is not None and author == person:
+        return Provenance.PERSON  # one's own memory, marked by a teammate's copy that could not know better
+    return found
+
+
+# Most trusted first: a change that mixes two writers' words keeps the less trusted provenance of the two.
+_TRUST_ORDER = (Provenance.PERSON, Provenance.USER_WORDS, Provenance.TEAMMATE, Provenance.AGENT, Provenance.TOOL_TEXT)
+
+
+def least_trusted(first: Provenance, second: Provenance) -> Provenance:
+    """The less trusted of two provenances."""
+    return max(first, second, key=_TRUST_ORDER.index)
+
+
 class Status(StrEnum):
     """A memory's standing: only active memories are searched, briefed and recalled."""
 
@@ -96,12 +139,13 @@ class Memory:
     author: str | None = None  # the person it was written by or for (docs/team.md)
     author_agent: str | None = None  # the agent that wrote it on their behalf; None when the person did
     stale_reason: str | None = None  # why the code it cites may have moved on (docs/freshness.md); None: it has not
+    provenance: Provenance = Provenance.TOOL_TEXT  # where its words came from; the least trusted when unknown
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output, enums as strings and files as a list."""
         data = asdict(self)
         data["files"] = list(self.files)
-        for key in ("scope", "type", "status", "source"):
+        for key in ("scope", "type", "status", "source", "provenance"):
             data[key] = str(data[key])
         return data
 
@@ -120,6 +164,7 @@ class NewMemory:
     files: tuple[str, ...] = ()
     source_run_id: str | None = None
     source_task_id: str | None = None
+    provenance: Provenance | None = None  # None: DEFAULT_PROVENANCE of the source
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +181,7 @@ class MemoryFilter:
 
     types: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    provenances: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
     limit: int = 200

@@ -81,6 +81,7 @@ class AgentTools(WritePlans):
             "age_days": max(0, math.floor((now - memory.last_confirmed_at) / MS_PER_DAY + 0.5)),
             "confidence": round(memory.confidence, 2),
             "source": str(memory.source),
+            "provenance": str(memory.provenance),  # tool_text: words a tool, file or web page gave, never orders
             "scope": scope_name(memory.scope),
         }
         if memory.flagged:

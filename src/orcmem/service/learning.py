@@ -23,6 +23,7 @@ from orcmem.workspace import Location
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
     from orcmem.extract.parse import ExtractedSummary, Extraction
+    from orcmem.extract.provenance import ProvenanceCheck
     from orcmem.extract.resolve import GeneratorChoice
 
 log = logging.getLogger("orcmem.learning")
@@ -352,6 +353,7 @@ class Learning:
         from orcmem.extract.digest import build_digest, is_empty, render_digest
         from orcmem.extract.parse import parse_extraction
         from orcmem.extract.prompt import build_prompt
+        from orcmem.extract.provenance import ProvenanceCheck
 
         if self._policy_changed(job):
             return JobOutcome(job.run_id, JobState.SKIPPED, MEMORY_OFF_REASON)
@@ -387,7 +389,8 @@ class Learning:
         extraction = parse_extraction(answer.text)
         if extraction is None:
             return JobOutcome(run.id, JobState.FAILED, "the model's answer was not the JSON asked for")
-        return self._save(run, extraction, model=run.model, worker_pid=job.worker_pid, through=through)
+        checked = ProvenanceCheck(digest)
+        return self._save(run, extraction, checked, model=run.model, worker_pid=job.worker_pid, through=through)
 
     def _new_events(self, run: Run, through: int) -> list[LedgerEvent]:
         """The events this pass distils: those after the last finished pass, the newest EXTRACTION_EVENT_LIMIT of
@@ -422,10 +425,18 @@ class Learning:
         return self.store.tasks.title_and_spec(run.task_id) if run.task_id else (None, None)
 
     def _save(
-        self, run: Run, extraction: Extraction, *, model: str | None, worker_pid: int | None, through: int
+        self,
+        run: Run,
+        extraction: Extraction,
+        checked: ProvenanceCheck,
+        *,
+        model: str | None,
+        worker_pid: int | None,
+        through: int,
     ) -> JobOutcome:
         """The summary (grown from the earlier passes') and every memory in one transaction; a memory that repeats
-        one already stored confirms it instead, and topics the user wrote are left alone.
+        one already stored confirms it instead, and topics the user wrote are left alone. Each memory's provenance
+        is the model's claim as far as the digest bears it out (`checked`).
 
         Nothing is saved when the job's lease went to another worker meanwhile: that worker saves its own answer.
         """
@@ -450,6 +461,7 @@ class Learning:
                     files=tuple(item.files),
                     source_run_id=run.id,
                     source_task_id=run.task_id,
+                    provenance=checked.provenance(item.title, item.body, item.source),
                 )
                 try:
                     result = self.memory.record(project, new, embed=False, meaning=meaning, look_up_meaning=False)

@@ -17,15 +17,18 @@ from orcmem.models.constants import (
     TITLE_MAX_CHARS,
 )
 from orcmem.models.types import (
+    DEFAULT_PROVENANCE,
     Memory,
     MemoryType,
     NewMemory,
     Project,
+    Provenance,
     RecordResult,
     Scope,
     Source,
     Status,
     Verdict,
+    least_trusted,
     new_memory_id,
 )
 from orcmem.permissions import looks_like_instructions, may_change, require_may_change
@@ -50,6 +53,20 @@ USER_TOPIC_MESSAGE = (
 def _clean(text: str, max_chars: int) -> str:
     """Redact, then keep within the limit (a marker can be longer than the secret it replaced)."""
     return redact(text)[:max_chars]
+
+
+def _provenance(source: Source, claimed: Provenance | str | None) -> Provenance:
+    """The provenance a write is stored with: the one it names, else its source's default.
+
+    Raises:
+        ValidationError: it is unknown, or names a person's words without being the person's own write.
+    """
+    if claimed is None:
+        return DEFAULT_PROVENANCE[source]
+    provenance = rules.check_provenance(str(claimed))
+    if provenance is Provenance.TEAMMATE or (provenance is Provenance.PERSON and source is not Source.USER):
+        raise ValidationError(f"A {source} write cannot be stored as {provenance}.")
+    return provenance
 
 
 class MemoryService(Reading):
@@ -99,6 +116,7 @@ class MemoryService(Reading):
         memory_type = rules.check_type(new.type)
         scope = rules.check_scope(new.scope)
         source = rules.check_source(new.source)
+        provenance = _provenance(source, new.provenance)
         title = _clean(rules.check_title(new.title), TITLE_MAX_CHARS)
         body = _clean(rules.check_body(new.body), BODY_MAX_CHARS)
         topic_key = rules.check_topic_key(new.topic_key)
@@ -142,6 +160,7 @@ class MemoryService(Reading):
                     source_run_id=new.source_run_id,
                     confidence_step=CONFIDENCE_STEP,
                     now=self.clock(),
+                    provenance=provenance,  # its text is now the new write's
                     flagged=looks_like_instructions(f"{title}\n{body}"),
                 )
                 self.audit(str(source), "memory.merge", existing.id, project_id)
@@ -172,6 +191,7 @@ class MemoryService(Reading):
                     flagged=looks_like_instructions(f"{title}\n{body}"),
                     author=author,
                     author_agent=author_agent,
+                    provenance=provenance,
                 )
                 self.store.memories.insert(memory)
                 self.audit(str(source), "memory.record", memory.id, project_id)
@@ -247,6 +267,10 @@ class MemoryService(Reading):
         if "title" in changed or "body" in changed:
             text = f"{changed.get('title', memory.title)}\n{changed.get('body', memory.body)}"
             changed["flagged"] = int(looks_like_instructions(text))
+            # A person who rewrites a memory owns its words now; an agent's rewrite is trusted no more than before.
+            edited = Provenance.PERSON if actor is Source.USER else least_trusted(memory.provenance, Provenance.AGENT)
+            if edited is not memory.provenance:
+                changed["provenance"] = str(edited)
         with self.store.db.transaction():
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
             self.audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
@@ -293,7 +317,9 @@ class MemoryService(Reading):
     def export(self, project: Project | None, memory_id: str, file_name: str, root: Path) -> tuple[Path, bool]:
         """Add a memory to `root`/CLAUDE.md or AGENTS.md; returns the file and whether it changed."""
         memory = self.get(project, memory_id)
-        target, changed = export_bullet(root, file_name, bullet_for(memory.title, memory.body))
+        # The agents read these files as instructions: words a tool gave say so there too.
+        note = "from tool output" if memory.provenance is Provenance.TOOL_TEXT else ""
+        target, changed = export_bullet(root, file_name, bullet_for(memory.title, memory.body, note))
         if changed:
             self.audit("user", "memory.export", memory.id, memory.project_id, metadata={"file": str(target)})
         return target, changed

@@ -97,18 +97,24 @@ class Reading(ServiceTeam):
         limit: int = SEARCH_DEFAULT_LIMIT,
         *,
         semantic: bool | None = None,
+        provenances: Sequence[str] = (),
     ) -> builtins.list[SearchHit]:
         """Active memories of the project and global ones that match `text`, best first; never raises on text.
 
         Words (FTS5) and meaning (vectors) each give up to 40 candidates, fused and scored as docs/search.md says.
         Meaning is used while memory is on (or when `semantic` says so), and only if the query vector arrives
-        within 500 ms; otherwise the search answers from words alone.
+        within 500 ms; otherwise the search answers from words alone. `provenances` keeps only memories whose
+        words came from there.
         """
         if not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise ValidationError(f"The search limit must be between 1 and {SEARCH_MAX_LIMIT}.")
+        wanted = {rules.check_provenance(value) for value in provenances}
         pending = self._nearest_soon(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else None
         words = self._word_hits(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
         near = self._meaning_hits(project, pending, SEARCH_CANDIDATES) if pending else []
+        if wanted:
+            words = [hit for hit in words if hit.memory.provenance in wanted]
+            near = [(memory, similarity) for memory, similarity in near if memory.provenance in wanted]
         hits = rank_candidates([(hit.memory, -hit.rank) for hit in words], near, self.clock(), limit)
         complete = self.store.memories.with_files([hit.memory for hit in hits])
         return [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
@@ -284,6 +290,7 @@ class Reading(ServiceTeam):
                 m.id,
                 m.updated_at,
                 m.stale_reason,
+                str(m.provenance),
             )
             for m, similarity in self._meaning_hits(project, pending, limit)
             if similarity >= min_similarity
@@ -303,6 +310,7 @@ def _check_filter(flt: MemoryFilter) -> MemoryFilter:
         flt,
         types=tuple(str(rules.check_type(t)) for t in flt.types),
         sources=tuple(str(rules.check_source(s)) for s in flt.sources),
+        provenances=tuple(str(rules.check_provenance(p)) for p in flt.provenances),
         statuses=tuple(str(rules.check_status(s)) for s in flt.statuses),
         scopes=tuple(str(rules.check_scope(s)) for s in flt.scopes),
     )

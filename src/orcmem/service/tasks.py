@@ -83,7 +83,15 @@ class Tasks:
                 m = hit.memory
                 lines.append(
                     memory_line(
-                        str(m.type), m.title, m.body, str(m.source), m.last_confirmed_at, m.flagged, now, m.stale_reason
+                        str(m.type),
+                        m.title,
+                        m.body,
+                        str(m.source),
+                        m.last_confirmed_at,
+                        m.flagged,
+                        now,
+                        m.stale_reason,
+                        str(m.provenance),
                     )
                 )
         return fence("task", lines)

@@ -10,7 +10,7 @@ from typing import Any
 
 from orcmem.errors import ValidationError
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
-from orcmem.models.types import Memory, MemoryFilter, MemoryType, Scope, Source, Status
+from orcmem.models.types import Memory, MemoryFilter, MemoryType, Provenance, Scope, Source, Status
 from orcmem.repeats import same_text_digest, same_text_key
 from orcmem.store.connection import Database
 from orcmem.store.visibility import VISIBLE
@@ -26,7 +26,7 @@ _COLUMNS_WITHOUT = (
     "m.id, m.scope, m.project_id, m.type, m.topic_key, m.title, m.body, m.confidence, m.status, m.source, "
     "m.source_run_id, m.source_task_id, m.evidence_count, {files}, "
     "m.created_at, m.updated_at, m.last_confirmed_at, m.origin_root, m.flagged, m.author, m.author_agent, "
-    "(SELECT fr.reason FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale')"
+    "(SELECT fr.reason FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale'), m.provenance"
 )
 _COLUMNS = _COLUMNS_WITHOUT.format(files=_FILES)
 # Search candidates skip the files: most are dropped after scoring, and the few kept get theirs from `with_files`.
@@ -38,6 +38,7 @@ _SCOPES = {member.value: member for member in Scope}
 _TYPES = {member.value: member for member in MemoryType}
 _STATUSES = {member.value: member for member in Status}
 _SOURCES = {member.value: member for member in Source}
+_PROVENANCES = {member.value: member for member in Provenance}
 
 
 def _to_memory(row: Sequence[Any]) -> Memory:
@@ -64,6 +65,7 @@ def _to_memory(row: Sequence[Any]) -> Memory:
         author=row[19],
         author_agent=row[20],
         stale_reason=row[21],
+        provenance=_PROVENANCES.get(row[22]) or Provenance(row[22]),
     )
 
 
@@ -123,6 +125,7 @@ class MemoryRepository:
         for column, values in (
             ("type", flt.types),
             ("source", flt.sources),
+            ("provenance", flt.provenances),
             ("status", flt.statuses),
             ("scope", flt.scopes),
         ):
@@ -203,8 +206,8 @@ class MemoryRepository:
             self.db.query(
                 "INSERT INTO memories (id, scope, project_id, origin_root, type, topic_key, title, body, "
                 "confidence, status, source, source_run_id, source_task_id, evidence_count, flagged, "
-                "created_at, updated_at, last_confirmed_at, text_digest, author, author_agent) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, updated_at, last_confirmed_at, text_digest, author, author_agent, provenance) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory.id,
                     str(memory.scope),
@@ -227,6 +230,7 @@ class MemoryRepository:
                     same_text_digest(memory.title, memory.body),
                     memory.author,
                     memory.author_agent,
+                    str(memory.provenance),
                 ),
             )
             self._replace_files(memory.id, memory.files)
@@ -241,14 +245,16 @@ class MemoryRepository:
         source_run_id: str | None,
         confidence_step: float,
         now: int,
+        provenance: Provenance,
         flagged: bool = False,
     ) -> None:
-        """Fold a newer write into an existing memory: new text and files, more confidence and evidence."""
+        """Fold a newer write into an existing memory: new text (with the provenance of its words) and files, more
+        confidence and evidence."""
         with self.db.transaction():
             self.db.query(
                 "UPDATE memories SET title = ?, body = ?, text_digest = ?, confidence = MIN(1.0, confidence + ?), "
                 "evidence_count = evidence_count + 1, updated_at = ?, last_confirmed_at = ?, "
-                "source_run_id = COALESCE(?, source_run_id), flagged = ? WHERE id = ?",
+                "source_run_id = COALESCE(?, source_run_id), flagged = ?, provenance = ? WHERE id = ?",
                 (
                     title,
                     body,
@@ -258,6 +264,7 @@ class MemoryRepository:
                     now,
                     source_run_id,
                     int(flagged),
+                    str(provenance),
                     memory_id,
                 ),
             )
@@ -298,6 +305,7 @@ class MemoryRepository:
             "updated_at",
             "last_confirmed_at",
             "flagged",
+            "provenance",
         }
         unknown = set(fields) - allowed
         if unknown:
@@ -349,7 +357,7 @@ class MemoryRepository:
     def stats(self, project_id: str | None) -> dict[str, dict[str, int]]:
         """Counts of memories visible to a project by type, source and status."""
         result: dict[str, dict[str, int]] = {}
-        for column in ("type", "source", "status"):
+        for column in ("type", "source", "provenance", "status"):
             rows = self.db.query(
                 f"SELECT m.{column}, count(*) FROM memories m WHERE {VISIBLE} GROUP BY m.{column}",
                 {"project": project_id or ""},

@@ -317,6 +317,29 @@ CREATE TABLE freshness (
 );
 """
 
+# Where each memory's words came from (docs/security.md, Untrusted text), a stored field every write path sets.
+# Memories from before it get the value their source implies: a person's own are `person`, an agent's `agent`, and a
+# distilled one `tool_text` (its digest was not fenced, so nothing tells the user's words from a tool's); a person's
+# memory pulled from another person's profile is `teammate`. A change of provenance is a change the team hears of.
+MIGRATION_7 = """
+ALTER TABLE memories ADD COLUMN provenance TEXT NOT NULL DEFAULT 'tool_text'
+  CHECK (provenance IN ('person', 'user_words', 'agent', 'tool_text', 'teammate'));
+UPDATE memories SET provenance = CASE source WHEN 'user' THEN 'person' WHEN 'agent' THEN 'agent' ELSE 'tool_text' END;
+UPDATE memories SET provenance = 'teammate' WHERE provenance = 'person' AND team_revision > 0
+  AND author IS NOT NULL AND author IS NOT (SELECT value FROM settings WHERE key = 'team.person');
+CREATE INDEX memories_provenance ON memories(provenance);
+
+DROP TRIGGER team_outbox_update;
+CREATE TRIGGER team_outbox_update AFTER UPDATE OF type, topic_key, title, body, confidence, status, evidence_count,
+  flagged, updated_at, last_confirmed_at, author, author_agent, provenance ON memories
+WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+END;
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -324,6 +347,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (4, MIGRATION_4),
     (5, MIGRATION_5),
     (6, MIGRATION_6),
+    (7, MIGRATION_7),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

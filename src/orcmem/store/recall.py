@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 # One recalled memory, as much of it as a recalled line shows (collections' namedtuple: `typing` costs the hook).
 # `id` and `updated_at` tell a session's recall whether it already gave this memory, unchanged.
 RecallRow = namedtuple(  # noqa: PYI024
-    "RecallRow", "type title body source confirmed_at flagged id updated_at stale", defaults=(None,)
+    "RecallRow", "type title body source confirmed_at flagged id updated_at stale provenance", defaults=(None, None)
 )
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
 _COLUMNS = (
     "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged, m.id, m.updated_at, "
-    "(SELECT fr.reason FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale')"
+    "(SELECT fr.reason FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale'), m.provenance"
 )
 _VISIBLE = f"m.status = 'active' AND {VISIBLE_AT}"
 # The tokenizer of memories_fts (migrations), so a prompt's words are matched against a memory exactly as FTS5 does.
@@ -140,8 +140,8 @@ def word_candidates(
                 (match, project_id, limit),
             ).fetchall()
         found_rows = [
-            RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st)
-            for t, ti, b, s, c, f, i, u, st, _n in rows
+            RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st, str(p))
+            for t, ti, b, s, c, f, i, u, st, p, _n in rows
         ]
         # The gate looks at the matches recall would show first, however many more were read.
         return found_rows, bool(found_rows) and _relevant(conn, match, found_rows[:RECALL_MAX_MEMORIES], share, enough)

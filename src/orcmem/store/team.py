@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from orcmem.models.constants import SETTING_PERSON
+from orcmem.models.types import provenance_seen_by
 from orcmem.repeats import same_text_digest
 from orcmem.store.connection import Database
 from orcmem.store.memories import MemoryRepository
@@ -63,6 +65,7 @@ SHARED_COLUMNS = (
     "last_confirmed_at",
     "author",
     "author_agent",
+    "provenance",
 )
 
 
@@ -243,7 +246,11 @@ class TeamRepository:
                 if self._queued(holder[0]):
                     return False  # ours is not pushed yet: push it first, and the server merges the two
                 self.memories.delete(holder[0])  # an older copy the team already merged away
-        values = [fields[column] for column in SHARED_COLUMNS]
+        person = self.db.query_one("SELECT value FROM settings WHERE key = ?", (SETTING_PERSON,))
+        seen = provenance_seen_by(
+            fields.get("provenance"), fields["source"], fields["author"], str(person[0]) if person else None
+        )
+        values = [str(seen) if column == "provenance" else fields[column] for column in SHARED_COLUMNS]
         digest = same_text_digest(fields["title"], fields["body"])
         exists = self.db.query_one("SELECT pk FROM memories WHERE id = ?", (change.id,))
         if exists is None:

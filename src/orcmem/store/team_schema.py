@@ -291,12 +291,21 @@ CREATE TRIGGER memories_stamp BEFORE INSERT OR UPDATE ON {SCHEMA}.memories
   FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.stamp_change();
 """
 
+# Where each memory's words came from (docs/security.md, Untrusted text), as its writer's profile stored it. Rows from
+# before it hold NULL, read as the provenance their source implies (`provenance_seen_by`): an update here would have
+# to raise every row's revision. Numbered 6: the server triggers of this round are migration 5.
+MIGRATION_6 = f"""
+ALTER TABLE {SCHEMA}.memories ADD COLUMN provenance text
+  CHECK (provenance IN ('person', 'user_words', 'agent', 'tool_text', 'teammate'));
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
     (3, MIGRATION_3),
     (4, MIGRATION_4),
     (5, MIGRATION_5),
+    (6, MIGRATION_6),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 

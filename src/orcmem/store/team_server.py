@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orcmem.errors import TeamError
-from orcmem.models.types import Memory, MemoryType, Scope, Source, Status
+from orcmem.models.types import Memory, MemoryType, Scope, Source, Status, provenance_seen_by
 from orcmem.store.team import SHARED_COLUMNS, Incoming, Outgoing
 from orcmem.store.team_schema import SCHEMA, migrate
 
@@ -442,7 +442,11 @@ class TeamServer:
         return int(found[0])
 
     def _update_sql(self) -> str:
-        assignments = ", ".join(f"{column} = %s" for column in _UPDATED_COLUMNS)
+        # A profile marks another person's words `teammate`; the server keeps what their writer's profile said.
+        assignments = ", ".join(
+            "provenance = COALESCE(NULLIF(%s, 'teammate'), provenance)" if column == "provenance" else f"{column} = %s"
+            for column in _UPDATED_COLUMNS
+        )
         return (
             f"UPDATE {SCHEMA}.memories SET project_key = %s, {assignments}, files = %s, model_id = %s, "
             "embedding = NULL, fresh_embedding = %s::vector, edited_at = %s, "
@@ -632,10 +636,10 @@ class TeamServer:
         return None if row is None else _incoming(row)
 
 
-_TEXT = ("type", "title", "body", "updated_at", "files", "model_id", "embedding")
+_TEXT = ("type", "title", "body", "updated_at", "files", "model_id", "embedding", "provenance")
 _MEMORY_COLUMNS = (
     "id, type, topic_key, title, body, confidence, status, source, evidence_count, files, created_at, updated_at, "
-    "last_confirmed_at, flagged, author, author_agent"
+    "last_confirmed_at, flagged, author, author_agent, provenance"
 )
 
 
@@ -662,6 +666,7 @@ def _memory(row: Sequence[Any], project_id: str) -> Memory:
         flagged=bool(row[13]),
         author=row[14],
         author_agent=row[15],
+        provenance=provenance_seen_by(row[16], row[7], None, None),  # the writer's; `search_team` says a teammate's
     )
 
 

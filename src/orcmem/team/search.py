@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from orcmem.errors import TeamError
 from orcmem.models.constants import QUERY_EMBED_TIMEOUT_S, SEARCH_CANDIDATES
+from orcmem.models.types import Memory, provenance_seen_by
 from orcmem.redact import redact
 from orcmem.retrieve.query import query_terms
 from orcmem.retrieve.scoring import rank_candidates
@@ -38,7 +39,9 @@ def search_team(svc: MemoryService, project: Project, text: str, limit: int) -> 
             near = server.search_meaning(shared.team_key, project.id, vector, svc.embedding_model(), SEARCH_CANDIDATES)
     finally:
         server.close()
-    return [replace(hit, memory=_redacted(hit.memory)) for hit in rank_candidates(words, near, svc.clock(), limit)]
+    hits = rank_candidates(words, near, svc.clock(), limit)
+    person = svc.person()
+    return [replace(hit, memory=_as_seen(_redacted(hit.memory), person)) for hit in hits]
 
 
 def _redacted(memory: Memory) -> Memory:
@@ -46,3 +49,9 @@ def _redacted(memory: Memory) -> Memory:
     topic = None if memory.topic_key is None else redact(memory.topic_key)
     files = tuple(redact(path) for path in memory.files)
     return replace(memory, title=redact(memory.title), body=redact(memory.body), topic_key=topic, files=files)
+
+
+def _as_seen(memory: Memory, person: str | None) -> Memory:
+    """A team memory with the provenance this profile shows: a teammate's when another person's words."""
+    seen = provenance_seen_by(str(memory.provenance), str(memory.source), memory.author, person)
+    return replace(memory, provenance=seen)

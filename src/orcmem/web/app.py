@@ -51,6 +51,7 @@ def _templates() -> Jinja2Templates:
     env.globals.update(
         TYPE_LABELS=views.TYPE_LABELS,
         SOURCE_LABELS=views.SOURCE_LABELS,
+        PROVENANCE_LABELS=views.PROVENANCE_LABELS,
         STATUS_LABELS=views.STATUS_LABELS,
         JOB_STATE_LABELS=views.JOB_STATE_LABELS,
         PROVIDER_OPTIONS=views.PROVIDER_OPTIONS,

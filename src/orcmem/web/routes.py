@@ -21,7 +21,7 @@ from orcmem.distilling import describe_extraction
 from orcmem.errors import KeyStoreError, OrcmemError, ValidationError
 from orcmem.extract.resolve import agent_name
 from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, MODEL_HARNESS, SEARCH_MAX_LIMIT
-from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Source, Status, Verdict
+from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status, Verdict
 from orcmem.models.vocabulary import values
 from orcmem.runtime import make_embedder
 from orcmem.service.memory_service import MemoryService
@@ -125,6 +125,7 @@ class MemoryQuery:
     q: str = ""
     type: str = ""
     source: str = ""
+    provenance: str = ""
     status: str = ""
     page: int = 1
 
@@ -140,6 +141,7 @@ class MemoryQuery:
             q=params.get("q", "").strip(),
             type=params.get("type", "").strip(),
             source=params.get("source", "").strip(),
+            provenance=params.get("provenance", "").strip(),
             status=params.get("status", "").strip(),
             page=page,
         )
@@ -147,7 +149,7 @@ class MemoryQuery:
     @property
     def filtered(self) -> bool:
         """Whether any search text or filter is set."""
-        return bool(self.q or self.type or self.source or self.status)
+        return bool(self.q or self.type or self.source or self.provenance or self.status)
 
     def url(self, **changes: Any) -> str:
         """This page's address with some parameters changed (page 1 is left out)."""
@@ -158,6 +160,7 @@ class MemoryQuery:
             q=values.q,
             type=values.type,
             source=values.source,
+            provenance=values.provenance,
             status=values.status,
             page=values.page if values.page > 1 else None,
         )
@@ -193,6 +196,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
     try:
         _check_choice(query.type, tuple(str(t) for t in MemoryType), "memory type")
         _check_choice(query.source, tuple(str(s) for s in Source), "source")
+        _check_choice(query.provenance, tuple(str(p) for p in Provenance), "provenance")
         _check_choice(query.status, tuple(str(s) for s in Status), "status")
         if query.q:
             hits = service.search(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
@@ -201,6 +205,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
                 for hit in hits
                 if (not query.type or hit.memory.type == query.type)
                 and (not query.source or hit.memory.source == query.source)
+                and (not query.provenance or hit.memory.provenance == query.provenance)
                 and (not query.status or hit.memory.status == query.status)
             ]
             page.pages = views.Pages.clamp(query.page, len(found))
@@ -209,6 +214,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
             flt = MemoryFilter(
                 types=(query.type,) if query.type else (),
                 sources=(query.source,) if query.source else (),
+                provenances=(query.provenance,) if query.provenance else (),
                 statuses=(query.status,) if query.status else (),
                 limit=views.PAGE_SIZE,
             )

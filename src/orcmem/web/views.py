@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from orcmem.extract.constants import DEFAULT_CLAUDE_MODEL_LABEL
 from orcmem.models.constants import MS_PER_DAY, MS_PER_MINUTE
-from orcmem.models.types import MemoryType, Source, Status
+from orcmem.models.types import MemoryType, Provenance, Source, Status
 from orcmem.models.vocabulary import Agent, ExtractionProvider, JobState
 
 PAGE_SIZE = 25
@@ -30,6 +30,14 @@ SOURCE_LABELS = {
     Source.EXTRACTION: "Learned after a run",
     Source.USER: "Saved by you",
     Source.TOOL: "Saved by a tool",
+}
+# Where a memory's words came from (docs/security.md, Untrusted text): a badge on each card and a filter.
+PROVENANCE_LABELS = {
+    Provenance.PERSON: "Written by a person",
+    Provenance.USER_WORDS: "From the user's words",
+    Provenance.AGENT: "An agent's own words",
+    Provenance.TOOL_TEXT: "From tool output",
+    Provenance.TEAMMATE: "From a teammate",
 }
 STATUS_LABELS = {Status.ACTIVE: "Active", Status.STALE: "Stale", Status.RETRACTED: "Retracted"}
 JOB_STATE_LABELS = {

@@ -52,7 +52,7 @@
   function updateClear() {
     var form = document.getElementById("filters");
     if (!form) return;
-    var filtered = ["q", "type", "source", "status"].some(function (name) {
+    var filtered = ["q", "type", "source", "provenance", "status"].some(function (name) {
       var field = form.elements.namedItem(name);
       return field && field.value !== "";
     });
@@ -82,7 +82,7 @@
     if (clear) {
       clear.addEventListener("click", function (event) {
         event.preventDefault();
-        ["q", "type", "source", "status"].forEach(function (name) {
+        ["q", "type", "source", "provenance", "status"].forEach(function (name) {
           var field = form.elements.namedItem(name);
           if (field) field.value = "";
         });
