@@ -21,10 +21,10 @@ from mcp import Client
 from orcmem import hooks
 from orcmem.brief import BRIEF_INTRO, BRIEF_TITLE, fenced_brief
 from orcmem.ingest.common import strip_orcmem_context
+from orcmem.instructions import looks_like_instructions
 from orcmem.mcp_server import build_server
 from orcmem.models.constants import CONTEXT_TAG
 from orcmem.models.types import NewMemory, Project, Source
-from orcmem.permissions import looks_like_instructions
 from orcmem.recall import FLAG_NOTE, RECALL_HEADER, defang, fence
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
