@@ -27,12 +27,11 @@ _TAG_LOOKALIKE = re.compile(r"orcmem[\s_.·:/-]*context")
 # Every character that is or reads as an angle bracket (ASCII, fullwidth, small, mathematical, CJK, modifier
 # letters, syllabics) becomes a single guillemet: no `<` of a memory's own reaches the agent, so no memory can write
 # a tag, ours or a fake system or tool tag.
-_ANGLES = str.maketrans(
-    {
-        **dict.fromkeys("<\uff1c\ufe64\u2329\u3008\u27e8\u02c2\u1438\u276e\u29fc\u2039\u00ab\u226e", "\u2039"),
-        **dict.fromkeys(">\uff1e\ufe65\u232a\u3009\u27e9\u02c3\u1433\u276f\u29fd\u203a\u00bb\u226f", "\u203a"),
-    }
-)
+_OPENING = "<\uff1c\ufe64\u2329\u3008\u27e8\u02c2\u1438\u276e\u29fc\u2039\u00ab\u226e"
+_CLOSING = ">\uff1e\ufe65\u232a\u3009\u27e9\u02c3\u1433\u276f\u29fd\u203a\u00bb\u226f"
+_ANGLES = str.maketrans({**dict.fromkeys(_OPENING, "\u2039"), **dict.fromkeys(_CLOSING, "\u203a")})
+# str.translate looks up every character: the ASCII brackets are replaced, the rest only when one is there
+_RARE_ANGLE = re.compile(f"[{_OPENING[1:].replace(chr(0x2039), '')}{_CLOSING[1:].replace(chr(0x203A), '')}]")
 # Bytes of randomness in each fence's id: an output's closer carries it, and no memory can know it beforehand.
 _FENCE_ID_BYTES = 8
 RECALL_HEADER = (
@@ -106,7 +105,9 @@ def defang(text: str) -> str:
     """A memory's text, on one line, that can neither close nor open the fence: its invisible characters removed,
     the tag neutralised however it is spelled (any case, look-alike letters, zero-width characters), and every
     angle bracket, or character that reads as one, made a guillemet (`‹`, `›`)."""
-    return neutralize(" ".join(visible(text).split()), _TAG_LOOKALIKE, "orcmem context").translate(_ANGLES)
+    shown = neutralize(" ".join(visible(text).split()), _TAG_LOOKALIKE, "orcmem context")
+    shown = shown.replace("<", "\u2039").replace(">", "\u203a")
+    return shown.translate(_ANGLES) if _RARE_ANGLE.search(shown) else shown
 
 
 def label(*parts: str) -> str:
