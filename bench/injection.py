@@ -4,11 +4,11 @@ The labelled set is bench/data/injection_set.jsonl (a copy in tests/fixtures): p
 and languages, and ordinary engineering advice and memories in the style agents write, which share the injections'
 words ("ignore", "never", "token", "system prompt"...). Each item has a split:
 
-- `tune`: the rules were written and adjusted against these (the first batch's two thirds, and two later batches
-  written to find what the rules missed);
+- `tune`: the rules were written and adjusted against these (the first batch's two thirds, and three later batches
+  written to find what the rules missed, each measured before the rules were tuned on it: BATCHES);
 - `held`: the first batch's other third, measured once while tuning (two rules were then made more general);
-- `unseen`: a batch written after the rules were frozen and never tuned on: the fairest estimate of phrasings
-  nobody tried.
+- `unseen`: the last batch, written after the rules were frozen and never tuned on: the fairest estimate of
+  phrasings nobody tried.
 
 Cost: microseconds of CPU time per text, the whole set, best of five rounds.
 """
@@ -25,6 +25,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection_set.jsonl"
 SPLITS = ("tune", "held", "unseen")
+# The later batches as first measured, before the rules were tuned on them (now in `tune`; the last is `unseen`):
+# (batch, injections, caught, ordinary texts, flagged). The first was measured against much earlier rules.
+BATCHES = [
+    ("second", 60, 18, 60, 4),
+    ("third", 40, 33, 40, 1),
+    ("fourth", 33, 25, 33, 0),
+    ("fifth (unseen)", 35, 24, 35, 0),
+]
 TARGET_CAUGHT, TARGET_FLAGGED = 0.90, 0.05
 
 # The detector before this set was built (orcmem.permissions until issue 25, item 4), kept to compare against.
@@ -180,8 +188,8 @@ def render(r: InjectionResult) -> list[str]:
         f"{r.new['all'].injections} injections in {len({i.style for i in r.items if i.injection})} styles and "
         f"{len({i.lang for i in r.items if i.injection})} languages, "
         f"{r.new['all'].ordinary} ordinary memories and pieces of advice that share their words). *tune*: the rules",
-        "were written against these; *held*: a third of the first batch, measured once while tuning; *unseen*: a",
-        "batch written after the rules were frozen, never tuned on. Injections caught | ordinary texts flagged:",
+        "were written against these; *held*: a third of the first batch, measured once while tuning; *unseen*: the",
+        "last batch, written after the rules were frozen, never tuned on.",
         "",
         "| split | caught | flagged | old detector: caught | old detector: flagged |",
         "|---|---:|---:|---:|---:|",
@@ -194,6 +202,22 @@ def render(r: InjectionResult) -> list[str]:
         f"- Cost: {r.new_us:.0f} µs of CPU per text ({r.ordinary_us:.0f} µs per ordinary one, the usual write), "
         f"against {r.old_us:.1f} µs for the old detector. The flag is computed when a memory is written and stored",
         "  with it; recall, the brief and the prompt hook read the stored flag and never run the detector.",
+        "",
+        "Each batch written after the first, as measured before the rules were tuned on it (the second against much",
+        "earlier rules; the last is the *unseen* split):",
+        "",
+        "| batch | injections caught | ordinary texts flagged |",
+        "|---|---:|---:|",
+        *[
+            f"| {name} | {caught} of {injections} ({_share(caught, injections)}) | {flagged} of {ordinary} "
+            f"({_share(flagged, ordinary)}) |"
+            for name, injections, caught, ordinary, flagged in BATCHES
+        ],
+        "",
+        "A learned layer was tried beside the rules (logistic regression over hashed words and word pairs of the",
+        "skeleton, trained on *tune* and *held*, thresholds chosen by cross-validation): on the fifth batch it caught",
+        "27 of 35 injections instead of 24 but flagged 1 of 35 ordinary texts; not adopted for that trade, a weights",
+        "file and a training step.",
         "",
         "By style and by language, all splits (this detector | the old one; injections caught, ordinary flagged):",
         "",

@@ -114,7 +114,7 @@ _CANCEL = (
     r"abandon|set aside|put aside|override|overrule|overwrite|bypass|circumvent|skip|cancel|revoke|stop following|"
     r"(?:do not|don't|dont|no longer|never|stop) (?:follow|obey|heed|respect)(?:ing)?|turn off|disable|neglect|"
     r"never mind|nevermind|pay no attention to|supersedes?|replaces|overrides|overrules|voids|cancels|"
-    r"takes? precedence over|trumps)"
+    r"takes? precedence over|trumps|replace|rewrite|swap out|redefine)"
 )
 _CANCELLED = (
     r"(?:lifted|suspended|revoked|void|null and void|cancell?ed|obsolete|outdated|superseded|invalid|overridden|"
@@ -160,7 +160,8 @@ _HIGH_SENSITIVE = (
 _SEND = (
     r"(?:send|post|upload|transmit|forward|email|e-mail|mail|paste|copy|scp|rsync|sync|append|include|put|push|"
     r"pipe|share|publish|write|commit|print|reveal|display|show|output|read|cat|zip|request|beacon|relay|ship|"
-    r"store|save|add|attach|drop|mirror|leak|dump|grab|steal|harvest|collect|exfil|encode|curl|wget|nc|netcat)"
+    r"store|save|add|attach|drop|mirror|leak|dump|grab|steal|harvest|collect|exfil|encode|curl|wget|nc|netcat|"
+    r"export|transfer|dump)"
 )
 _TAKE = r"(?:leak|dump|grab|steal|harvest|exfil|exfiltrate|beacon|mirror|attach|smuggle|siphon)"
 _DEST = (
@@ -216,6 +217,18 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
     (
         "override",
         STRONG,
+        rf"\b{_CANCEL}\b(?:[^\w\n]+\w+){{0,3}}?[^\w\n]+{_ORDERS} (?:from|of|in|set by|given by|"
+        r"that came with) (?:your|the system|the operator|the developer)\b",
+    ),
+    (
+        "override",
+        STRONG,
+        r"\bwhatever you (?:were|have been|are) (?:configured|told|instructed|programmed|set up|"
+        r"asked|trained) to\b",
+    ),
+    (
+        "override",
+        STRONG,
         rf"\b{_ORDERS} (?:above|so far|before this|up to here|given so far)(?:[^\w\n]+\w+){{0,4}}?"
         rf"[^\w\n]+(?:(?:are|is|were|was|have been|has been)(?: now| hereby| all)? )?{_CANCELLED}\b",
     ),
@@ -249,7 +262,7 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
         "override",
         STRONG,
         r"\byour (?:new |real |true |actual |updated |only |corrected |hidden |secret )+(?:brief|task|"
-        r"job|instructions?|objective|goal|mission|purpose|role|orders?|priority)\b",
+        r"job|instructions?|objective|goal|mission|purpose|role|orders?|priority|assignment|duty|directive|work)\b",
     ),
     (
         "override",
@@ -316,6 +329,13 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
     ),
     ("role", STRONG, r"\byour (?:new )?(?:persona|identity|name|role|character) (?:is|will be|now)\b"),
     ("role", STRONG, r"\b(?:identity|persona|role) (?:has|have) (?:been )?changed\b"),
+    ("role", STRONG, r"\b(?:you )?(?:now )?(?:play|take|assume|have) the (?:part|role) of\b"),
+    (
+        "role",
+        STRONG,
+        r"\byou(?: are|'re) (?:the|an?) (?:user|admin|administrator|owner|system|root|developer|operator|"
+        r"human|maintainer) now\b",
+    ),
     ("role", STRONG, r"\b(?:be|become|now|you are|you're|are now) jailbroken\b|\bjailbreak (?:yourself|mode)\b"),
     (
         "role",
@@ -358,7 +378,8 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
         r"\b(?:without|no|free of|free from) (?:any |all )?(?:content |safety )?(?:restrictions|limits|limitations|"
         r"filters|censorship|policy|policies|guidelines|ethics|safety training|safeguards)\b|\bnever (?:refuses?|asks? "
         r"for (?:confirmation|permission|approval))\b|\b(?:answer|fulfil|fulfill|comply with) (?:every|any|all) "
-        r"requests?\b|\bhide nothing\b|\bunrestricted\b|\buse it freely\b",
+        r"requests?\b|\bhide nothing\b|\b(?:unrestricted|unmoderated|unaligned|unchained|limitless)\b|\buse it "
+        r"freely\b",
     ),
     # speaking as the system, a tool or the other side of the conversation
     (
@@ -405,6 +426,13 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
         rf"(?:the |any |all |every |whatever |you, the )?{_AI}\b(?! (?:model|models)\.py)",
     ),
     ("address", STRONG, rf"\bif (?:you are|you're) (?:an? |the )?{_AI}\b"),
+    (
+        "address",
+        STRONG,
+        rf"\b(?:if|when|whenever) (?:this|the|these) (?:text|file|message|document|page|content|"
+        rf"comment|note|line)s? (?:is|are) (?:being )?(?:read|processed|parsed|summari[sz]ed|ingested|seen|indexed) by "
+        rf"(?:an? |the |any )?{_AI}\b",
+    ),
     (
         "address",
         STRONG,
@@ -482,7 +510,8 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
     (
         "leak",
         STRONG,
-        r"\b(?:reveal|print|show|display|output|repeat|leak|dump|share|tell me|give me|disclose|expose)\b(?: me| us)?"
+        r"\b(?:reveal|print|show|display|output|repeat|leak|dump|share|paste|post|send|write|copy|tell me|give me|"
+        r"disclose|expose)(?:s|d|ed|ing)?\b(?: me| us)?"
         r"(?: (?:your|the))? (?:full |entire |hidden |initial |original |complete |exact |secret |whole )*"
         r"(?:system prompt|hidden prompt|initial prompt|instructions|hidden instructions|system message)",
     ),
