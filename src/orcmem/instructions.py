@@ -85,6 +85,7 @@ def _alternatives(pattern: str) -> list[str]:
 
 
 def _compiled(rule: tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]) -> Rule:
+    """A rule as written in the lists below, ready to look for."""
     return Rule(*rule)
 
 
@@ -764,12 +765,12 @@ _SCRIPT_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]
 ]
 
 # Phrases found with every letter kept and everything else removed: "i g n o r e  p r e v i o u s", "I.g.n.o.r.e".
-_SQUASHED = re.compile(
+_SQUASHED = (
     r"(?:ignore|disregard|forget)(?:all|any)?(?:of)?(?:the|your|my)?(?:previous|prior|above|earlier|preceding|"
     r"system)(?:instructions?|rules|prompts?|directions|guidelines)|youarenow(?:an?)?(?:unrestricted|unfiltered|"
     r"jailbroken|dan|root|free|evil)"
 )
-_SQUASHED_RULES = [Rule("override", STRONG, _SQUASHED.pattern)]
+_SQUASHED_RULES = [Rule("override", STRONG, _SQUASHED)]
 _NOT_LETTERS = re.compile(r"[\W\d_]+")
 _LEET = str.maketrans("013457@$!|", "oieastasii")
 _LEET_L = str.maketrans("013457@$!|", "oleastasll")
