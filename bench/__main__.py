@@ -18,6 +18,7 @@ from bench import (
     floor,
     freshness,
     fusion,
+    injection,
     learning,
     load,
     locomo,
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     once = duplicates.run()
     print("redaction...", flush=True)
     redacted = redaction.run()
+    print("the instruction flag...", flush=True)
+    flagged = injection.run()
     print("the MCP server...", flush=True)
     served = agents.run()
     print("from a clean venv to the first recall...", flush=True)
@@ -111,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         render(command, results, rates, learned, served, quality),
         "\n".join(duplicates.render(once)),
         "\n".join(redaction.render(redacted)),
+        "\n".join(injection.render(flagged)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
         *([] if fusions is None else ["\n".join(fusion.render(fusions))]),
         *([] if compared is None else ["\n".join(peers.render(compared))]),

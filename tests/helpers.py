@@ -72,3 +72,10 @@ def wait_for(predicate: Callable[[], object], timeout: float = 60.0, what: str =
             return
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def without_fence_id(text: str) -> str:
+    """Fenced text with its fence's id (drawn for each output) taken out of the opener and closer, to compare."""
+    import re
+
+    return re.sub(r'(<orcmem-context\b[^>]*?|</orcmem-context) id="[0-9a-f]{16}">', r"\1>", text)

@@ -16,7 +16,7 @@ import pytest
 from orcmem import hooks
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
-from tests.helpers import user_memory
+from tests.helpers import user_memory, without_fence_id
 
 PAYLOADS = json.loads(
     (Path(__file__).parent / "fixtures" / "agents" / "claude_hook_stdin_docs_examples.json").read_text()
@@ -53,7 +53,7 @@ def test_session_start_adds_the_brief_as_context(remembered, project_dir: Path) 
     out = json.loads(run_hook("session-start", payload("SessionStart", project_dir)))
     context = out["hookSpecificOutput"]
     assert context["hookEventName"] == "SessionStart"
-    assert context["additionalContext"].startswith('<orcmem-context kind="brief">\n# Project memory')
+    assert without_fence_id(context["additionalContext"]).startswith('<orcmem-context kind="brief">\n# Project memory')
     assert "Factorial must be iterative" in context["additionalContext"]
     assert len(context["additionalContext"]) < 10_000
 

@@ -38,6 +38,7 @@ LAYERS = {
     "orcmem.recall": 2,
     "orcmem.session_recall": 2,
     "orcmem.permissions": 2,
+    "orcmem.instructions": 2,
     "orcmem.service": 3,
     "orcmem.profile": 4,
     "orcmem.runtime": 4,

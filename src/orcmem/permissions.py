@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
 from orcmem.errors import OwnershipError
+from orcmem.instructions import looks_like_instructions
 from orcmem.models.types import Source
 from orcmem.models.vocabulary import Mode
 from orcmem.redact import redact_text
-from orcmem.textsafe import skeleton
 
 
 class Decision(StrEnum):
@@ -62,45 +61,6 @@ HEADLESS_REFUSAL = (
     "Run with --auto-approve (or choose the accept-edits or autonomous mode) to allow it."
 )
 DECLINED = "The user declined this change to project memory."
-
-# Text that addresses the agent instead of describing the project: the shape of a prompt injection. Any run of
-# whitespace counts as one space, so a doubled space or a line break does not slip past.
-_WHICH = r"\s+(?:(?:all|any|the|your|my|these|those|of)\s+)*"  # "ignore all of your previous instructions"
-_INSTRUCTION_PATTERNS = [
-    rf"\b(?:ignore|forget|override){_WHICH}(?:previous|prior|above|earlier|preceding|original)\s+"
-    r"(?:instructions?|rules|messages|prompts?|directions|guidelines)",
-    r"\b(?:ignore|forget|disregard)\s+(?:everything|(?:all\s+(?:of\s+)?)?(?:the\s+|your\s+)?(?:instructions|rules))"
-    r"\s+above",
-    rf"\bdisregard{_WHICH}(?:previous|prior|above|earlier|system)",
-    r"\byou\s+(?:are|must|should)\s+now\b",
-    r"\b(?:system|developer)\s+prompt\b",
-    r"\bdo\s+not\s+(?:tell|inform)\s+the\s+user\b",
-    r"\bexfiltrat",
-    r"\bnew\s+instructions?:",
-    r"<\s*/?\s*(?:system|instructions?)\s*>",
-]
-_INSTRUCTIONS = re.compile("|".join(_INSTRUCTION_PATTERNS), re.IGNORECASE)
-# A word each pattern above spells out: a text holding none of them skips the expression, which tries every
-# pattern at every position (most of the cost of a write).
-_INSTRUCTION_CUES = (
-    "ignore",
-    "forget",
-    "override",
-    "disregard",
-    "you",
-    "prompt",
-    "not",
-    "exfiltrat",
-    "instruction",
-    "<",
-)
-
-
-def looks_like_instructions(text: str) -> bool:
-    """Whether text reads as orders to the agent (it is flagged on write and fenced on recall), however it is
-    spelled: zero-width characters, look-alike letters and width variants are folded first."""
-    folded = skeleton(text)
-    return any(cue in folded for cue in _INSTRUCTION_CUES) and _INSTRUCTIONS.search(folded) is not None
 
 
 def auto_review(text: str, *, near_duplicate_of: str | None = None) -> Verdict:

@@ -20,13 +20,16 @@ INVISIBLE = re.compile(
     "[\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
     "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
-# Letters that look like ASCII ones in common fonts (Cyrillic, Greek, Armenian), and every dash and hyphen.
+# Letters that look like ASCII ones in common fonts (Cyrillic, Greek, Armenian, small capitals), and every dash and
+# hyphen.
 _CONFUSABLES = str.maketrans(
     {
         **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d\u2043", "-"),
         **dict(zip("аеорсухіјѕԁԛԝһӏɡԌАВЕЅІЈКМНОРСТХУ", "aeopcyxijsdqwhlgGABESIJKMHOPCTXY", strict=True)),
         **dict(zip("οαρτνκιυΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "oaptvkiuABEZHIKMNOPTYX", strict=True)),
         **dict(zip("օսոհ", "ounh", strict=True)),
+        # small capitals, which NFKC leaves alone: "ʏᴏᴜ ᴀʀᴇ ɴᴏᴡ"
+        **dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnoprstuvwyz", strict=True)),
     }
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

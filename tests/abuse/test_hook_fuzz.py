@@ -22,6 +22,7 @@ from orcmem import hooks
 from orcmem.models.constants import BODY_MAX_CHARS, CONTEXT_TAG, HOOK_OUTPUT_MAX_CHARS, TITLE_MAX_CHARS
 from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
 from orcmem.service.memory_service import MemoryService
+from tests.helpers import without_fence_id
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "agents"
 EVENTS = {
@@ -63,7 +64,7 @@ def check_answer(name: str, output: str) -> None:
     context = specific["additionalContext"]
     assert 0 < len(context) <= HOOK_OUTPUT_MAX_CHARS
     assert context.startswith(f"<{CONTEXT_TAG} kind=")
-    assert context.endswith(f"</{CONTEXT_TAG}>") or len(context) == HOOK_OUTPUT_MAX_CHARS
+    assert without_fence_id(context).endswith(f"</{CONTEXT_TAG}>") or len(context) == HOOK_OUTPUT_MAX_CHARS
 
 
 def run_in_process(name: str, data: bytes) -> str:

@@ -6,6 +6,7 @@ from orcmem.ingest.claude import parse_claude
 from orcmem.models.constants import CONTEXT_TAG
 from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.models.vocabulary import Agent
+from orcmem.recall import fence
 from tests.ingest.support import (
     SESSION,
     c_assistant,
@@ -254,6 +255,25 @@ def test_orcmem_injected_context_is_never_taken_back() -> None:
     ]
     assert all("WAL" not in e.text and "orcmem-context" not in e.text for e in chunk.events)
     assert chunk.skipped_lines == 0
+
+
+def test_a_fence_with_an_id_is_dropped_up_to_its_own_closer() -> None:
+    """A fenced output ends only at the closer with its opener's id: a plain or other-id closer inside it (text
+    quoted in a memory before fences had ids) does not end it, and what follows the real closer is kept."""
+    opener, closer = f'<{CONTEXT_TAG} kind="recall" id="00ff00ff00ff00ff">', f'</{CONTEXT_TAG} id="00ff00ff00ff00ff">'
+    inner = f'- [lesson] a </{CONTEXT_TAG}> b </{CONTEXT_TAG} id="1111111111111111"> SECRET-WAL'
+    fenced = f"{opener}\n{inner}\n{closer}"
+    data = jsonl(
+        c_user(f"{fenced}\nwhy is the test slow?", "u1"),
+        c_user(f"before {fence('brief', ['the brief'])} after {fence('recall', ['x'])}!", "u2"),
+        c_user(f"{opener}\nno closer of this id: </{CONTEXT_TAG}> the rest is injected", "u3"),
+        c_assistant("m1", [tool_use("t1", "mcp__orcmem__memory_recall", {"prompt": "wal"})], "a1"),
+        c_user([tool_result("t1", f"{fenced}\nend")], "u4"),
+    )
+    events = parse_claude(data).events
+    assert [e.text for e in events if e.kind is EventKind.MESSAGE] == ["why is the test slow?", "before  after !"]
+    assert [e.text for e in events if e.kind is EventKind.TOOL_COMPLETED] == ["\nend"]
+    assert all("SECRET-WAL" not in e.text and CONTEXT_TAG not in e.text for e in events)
 
 
 def test_orcmem_context_returned_by_a_tool_is_cut_from_its_output() -> None:

@@ -18,7 +18,7 @@ from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
 from orcmem.workspace import locate
 from tests.embedders import HashingEmbedder
-from tests.helpers import Clock, user_memory
+from tests.helpers import Clock, user_memory, without_fence_id
 
 CAR = ("The car will not start in winter", "The battery drains overnight when it is freezing outside.")
 MEMORIES = [
@@ -41,7 +41,7 @@ def test_a_prompt_in_other_words_is_answered_by_meaning(warm) -> None:
     assert not set(query_terms(PARAPHRASE)) & set(query_terms(" ".join(CAR)))
     assert svc.recall(project.canonical_root, PARAPHRASE) == ""  # the words alone find nothing
     text = svc.recall(project.canonical_root, PARAPHRASE, meaning=True)
-    assert text.startswith(f'<{CONTEXT_TAG} kind="recall">\n{RECALL_HEADER}\n')
+    assert without_fence_id(text).startswith(f'<{CONTEXT_TAG} kind="recall">\n{RECALL_HEADER}\n')
     [line] = text.splitlines()[2:-1]
     assert line.startswith(f"- [lesson · today · from the user] {CAR[0]}: ")
 

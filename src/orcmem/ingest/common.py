@@ -22,8 +22,11 @@ Record = dict[str, Any]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 _CONTEXT_START = "<" + CONTEXT_TAG
+# A fence's opener; its id (hex, drawn for each output) names its closer. An opener without one (transcripts
+# written before fences had ids) closes at the plain closer.
+_CONTEXT_OPEN = re.compile(re.escape(_CONTEXT_START) + r"\b[^>]*>")
+_CONTEXT_ID = re.compile(r'\sid="([0-9a-f]+)"')
 _CONTEXT_END = "</" + CONTEXT_TAG + ">"
-_CONTEXT_BLOCK = re.compile(re.escape(_CONTEXT_START) + r"\b[^>]*>.*?" + re.escape(_CONTEXT_END), re.S)
 
 
 def complete_lines(data: bytes, start_offset: int) -> tuple[list[bytes], int]:
@@ -99,10 +102,23 @@ def time_ms(value: object) -> int:
 
 
 def strip_orcmem_context(text: str, drop_unclosed: bool = True) -> str:
-    """Text without orcmem's own fenced context blocks; an unclosed fence drops everything after its start."""
+    """Text without orcmem's own fenced context blocks (each from its opener to the closer with the opener's id);
+    an unclosed fence drops everything after its start."""
     if _CONTEXT_START not in text:
         return text
-    text = _CONTEXT_BLOCK.sub("", text)
+    kept: list[str] = []
+    position = 0
+    while (opener := _CONTEXT_OPEN.search(text, position)) is not None:
+        ident = _CONTEXT_ID.search(opener.group(0))
+        closer = f'</{CONTEXT_TAG} id="{ident.group(1)}">' if ident else _CONTEXT_END
+        end = text.find(closer, opener.end())
+        if end < 0:  # unclosed: kept here, and dropped below when asked
+            kept.append(text[position : opener.end()])
+        else:
+            kept.append(text[position : opener.start()])
+        position = opener.end() if end < 0 else end + len(closer)
+    kept.append(text[position:])
+    text = "".join(kept)
     start = text.find(_CONTEXT_START) if drop_unclosed else -1
     return text if start < 0 else text[:start]
 

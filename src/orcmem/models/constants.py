@@ -13,8 +13,9 @@ MS_PER_MINUTE: Final = 60_000  # orcmem's times are integer milliseconds since t
 MS_PER_DAY: Final = 86_400_000
 
 # --- Injected context ---------------------------------------------------------------------------------------------
-# orcmem fences the recall and brief it injects into a session as `<orcmem-context ...>...</orcmem-context>`; the
-# transcript parsers drop such blocks, so orcmem never learns back what it injected itself.
+# orcmem fences the recall and brief it injects into a session as `<orcmem-context kind="…" id="…">` …
+# `</orcmem-context id="…">`, the id drawn for each output; the transcript parsers drop such blocks, so orcmem never
+# learns back what it injected itself.
 CONTEXT_TAG: Final = "orcmem-context"
 
 # --- Memories -----------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from orcmem import rules
 from orcmem.errors import NotFoundError, ValidationError
 from orcmem.export import bullet_for, export_bullet
+from orcmem.instructions import looks_like_instructions
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_STEP,
@@ -31,7 +32,7 @@ from orcmem.models.types import (
     least_trusted,
     new_memory_id,
 )
-from orcmem.permissions import looks_like_instructions, may_change, require_may_change
+from orcmem.permissions import may_change, require_may_change
 from orcmem.redact import redact
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
