@@ -128,7 +128,14 @@ _OWN_RULES: tuple[Rule, ...] = (
         ("bearer", "basic"),
         re.IGNORECASE,
     ),
-    # The user name may be empty (redis://:password@host).
+    # The user name may be empty (redis://:password@host). A password may hold "/" or "@" (unescaped, as people
+    # paste them): it runs to the first "@" that a host name follows.
+    _rule(
+        "url-credentials",
+        r"\b[a-z][a-z0-9+.-]*://[^\s:@/]*:([^\s?#]+?)@(?=[A-Za-z0-9._-]+(?::\d+)?(?:[/?#\s\"'`,;|)\]}>\\]|$))",
+        ("://",),
+        re.IGNORECASE,
+    ),
     _rule("url-credentials", r"\b[a-z][a-z0-9+.-]*://[^\s:@/]*:([^\s@/]+)(?=@)", ("://",), re.IGNORECASE),
     # curl -u user:password, --user=user:password
     _rule(
@@ -330,8 +337,29 @@ def _apply(rule: Rule, text: str, fired: list[str]) -> str:
     return rule.pattern.sub(replace, text)
 
 
+# A token wrapped onto the next line (a terminal's width, a hard-wrapped log): the end of one line and a next line
+# that holds one run of token characters and nothing else.
+# (The look-behind starts a try only where a run starts: inside a long key block every start would rescan it.)
+_WRAPPED = re.compile(r"(?<![A-Za-z0-9_+/=.:-])([A-Za-z0-9_+/=.:-]{8,})\\?\r?\n[ \t]*([A-Za-z0-9_+/=-]{6,})[ \t]*(?=\r?\n|$)")
+
+
+def _unwrap(text: str) -> str:
+    """Join a line break that splits a secret (the two halves make one, the second alone none), so it is redacted."""
+    if "\n" not in text:
+        return text
+
+    def join(match: re.Match[str]) -> str:
+        head, tail = match.group(1), match.group(2)
+        if MARKER in head or redact_text(tail).changed:
+            return match.group(0)
+        return head + tail if tail not in redact_text(head + tail).text else match.group(0)
+
+    return _WRAPPED.sub(join, text)
+
+
 def redact_text(text: str) -> Redaction:
     """Replace every secret in `text` with `[redacted:<rule>]`; running it twice changes nothing more."""
+    text = _unwrap(text)
     # A rule runs only when one of its literal cues is present: most text holds no secret, and one scan for
     # every cue costs far less than a hundred regular expressions.
     engine = _engine()
