@@ -86,7 +86,7 @@ _OWN_RULES: tuple[Rule, ...] = (
         r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----\s+(?:[A-Za-z]+: [^\n]*\n\s*)*[A-Za-z0-9+/]{16}[\s\S]*$",
         ("private key",),
     ),
-    _rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ("akia", "asia")),
+    _rule("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", ("akia", "asia", "a3t", "abia", "acca")),
     _rule(
         "aws-secret-key",
         r"\baws_?secret_?access_?key\\?[\"']?\s*[=:]\s*\\?[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
@@ -110,7 +110,7 @@ _OWN_RULES: tuple[Rule, ...] = (
     # Incoming-webhook addresses are bearer credentials: whoever has the address can post.
     _rule(
         "webhook-url",
-        r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
+        r"\bhttps://hooks\.slack\.com/(?:services/T\w+/B\w+/\w+|(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,})",
         ("hooks.slack.com",),
     ),
     _rule(
