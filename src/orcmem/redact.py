@@ -13,6 +13,8 @@ from orcmem.secret_formats import FORMATS, entropy, password_value, token_value
 
 MARKER = "[redacted:"
 _MARKERS = re.compile(r"\[redacted:[^\]]*\]")
+_SPACE = re.compile(r"\s")
+_TAIL = re.compile(r"(\[redacted:[\w.-]+\])(?=[A-Za-z0-9_+/])[A-Za-z0-9_+/=-]+")
 
 _SECRET_NAME = (
     r"[a-z0-9_-]*?(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|access[_-]?token"
@@ -267,14 +269,13 @@ class _Engine:
 def _engine() -> _Engine:
     """Built on first use: a process that never redacts (most hooks) never reads the scanner's rule file."""
     # The formats run before the classic catch-all assignment rule, which would otherwise take an Authorization
-    # header's scheme name ("GenieKey") for its secret and leave the key itself. The scanner's rules come after
-    # ours: ours name the secret more precisely and keep more of the text around it; the scanner's catch what ours
-    # miss. The random-string catch-all comes last.
+    # header's scheme name ("GenieKey") for its secret and leave the key itself. The scanner's rules come first:
+    # each knows where its secret ends (ours, run first, would take a vendor prefix up to a "/" or a "\\" and leave
+    # the scanner's rule no match for the rest); ours then catch what the scanner's miss.
     rules = (
-        *_OWN_RULES[:-1],
-        *(Rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS[:-1]),
         *_scanner_rules(),
-        *(Rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS[-1:]),
+        *_OWN_RULES[:-1],
+        *(Rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS),
     )
     cues = _Cues(
         {cue for rule in rules if not rule.long_token for cue in rule.cues},
@@ -307,6 +308,14 @@ class Redaction:
         return bool(self.rules)
 
 
+def _covers_markers(whole: str, start: int, end: int) -> bool:
+    """Whether every marker in `whole` lies wholly inside or wholly outside [start, end), and none is cut off."""
+    spans = [(m.start(), m.end()) for m in _MARKERS.finditer(whole)]
+    if len(spans) != whole.count(MARKER):
+        return False
+    return all(e <= start or s >= end or (start <= s and e <= end) for s, e in spans)
+
+
 def _apply(rule: Rule, text: str, fired: list[str]) -> str:
     if rule.gated:
         # Our own markers name rules ("generic-api-key"): they must not open a gate the text itself keeps shut.
@@ -316,25 +325,29 @@ def _apply(rule: Rule, text: str, fired: list[str]) -> str:
 
     def replace(match: re.Match[str]) -> str:
         whole = match.group(0)
-        if MARKER in whole:
-            return whole
         marker = f"[redacted:{rule.name}]"
         named = rule.group if rule.group is not None else match.re.groupindex.get("secret")
         groups = [named] if named is not None else range(1, (match.re.groups or 0) + 1)
-        for index in groups:
-            if match.group(index) is not None:
-                if rule.accept is not None and not rule.accept(match.group(index)):
-                    return whole
-                start = match.start(index) - match.start(0)
-                end = match.end(index) - match.start(0)
-                fired.append(rule.name)
-                return whole[:start] + marker + whole[end:]
-        if rule.accept is not None and not rule.accept(whole):
+        index = next((i for i in groups if match.group(i) is not None), 0)
+        start, end = match.start(index) - match.start(0), match.end(index) - match.start(0)
+        secret = whole[start:end]
+        if MARKER in whole:
+            # An earlier rule took part of this secret (a vendor prefix, up to a "/" or "."): the rest goes too, the
+            # earlier marker inside the new one. A marker cut by this secret's edges, nothing left, or words after it
+            # (a value that ran on past the marker into the text) stay as they are.
+            rest = _MARKERS.sub("", secret)
+            if not _covers_markers(whole, start, end) or not any(c.isalnum() for c in rest) or _SPACE.search(rest):
+                return whole
+        elif rule.accept is not None and not rule.accept(secret):
             return whole
         fired.append(rule.name)
-        return marker
+        return whole[:start] + marker + whole[end:]
 
-    return rule.pattern.sub(replace, text)
+    count = len(fired)
+    text = rule.pattern.sub(replace, text)
+    # A rule whose pattern is shorter than the token (36 characters of a longer one) leaves the token's tail glued
+    # to its marker: that tail is the same secret.
+    return _TAIL.sub(r"\1", text) if len(fired) > count else text
 
 
 # A token wrapped onto the next line (a terminal's width, a hard-wrapped log): the end of one line and a next line
