@@ -54,7 +54,7 @@ def test_each_rule_redacts_its_secret(rule: str, text: str, secret: str) -> None
     # The scanner's rules run first and name most vendors' tokens; our own rule still catches it alone.
     assert result.rules and all(f"[redacted:{name}]" in result.text for name in result.rules)
     fired: list[str] = []
-    alone = _apply(next(r for r in RULES if r.name == rule and _apply(r, text, [])  != text), text, fired)
+    alone = _apply(next(r for r in RULES if r.name == rule and _apply(r, text, []) != text), text, fired)
     assert secret not in alone and fired == [rule]
 
 
@@ -134,7 +134,11 @@ ISSUE_LEAKS = [
     ("xml element", f"<apiToken>{TOKEN}</apiToken>", TOKEN),
     ("xml element multiline", f"<deployToken>\n    {TOKEN}\n</deployToken>", TOKEN),
     # an unsigned JWT (alg "none"): still a bearer of its claims
-    ("jwt in prose", "it was eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9. in the log", "MjM0NTY3ODkw"),
+    (
+        "jwt in prose",
+        "it was eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9. in the log",
+        "MjM0NTY3ODkw",
+    ),
     ("postgres url, / in the password", "postgresql://app:pa/ss@w0rd@db.internal:5432/app", "w0rd"),
     ("postgres url, @ in the password", "postgres://app:p@ssw0rd@db.internal/app", "ssw0rd"),
     ("echo base64 -d", "echo c3VwZXJzZWNyZXRwYXNzd29yZDEyMw== | base64 -d > key", "c3VwZXJzZWNyZXRwYXNz"),

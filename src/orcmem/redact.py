@@ -88,7 +88,11 @@ _OWN_RULES: tuple[Rule, ...] = (
         r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----\s+(?:[A-Za-z]+: [^\n]*\n\s*)*[A-Za-z0-9+/]{16}[\s\S]*$",
         ("private key",),
     ),
-    _rule("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", ("akia", "asia", "a3t", "abia", "acca")),
+    _rule(
+        "aws-access-key",
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        ("akia", "asia", "a3t", "abia", "acca"),
+    ),
     _rule(
         "aws-secret-key",
         r"\baws_?secret_?access_?key\\?[\"']?\s*[=:]\s*\\?[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
@@ -173,7 +177,6 @@ _OWN_RULES: tuple[Rule, ...] = (
         re.IGNORECASE,
     ),
 )
-
 
 
 # The scanner's generic rules judge a value with CEL filters over the file and the lines around it, which are not
@@ -353,7 +356,9 @@ def _apply(rule: Rule, text: str, fired: list[str]) -> str:
 # A token wrapped onto the next line (a terminal's width, a hard-wrapped log): the end of one line and a next line
 # that holds one run of token characters and nothing else.
 # (The look-behind starts a try only where a run starts: inside a long key block every start would rescan it.)
-_WRAPPED = re.compile(r"(?<![A-Za-z0-9_+/=.:-])([A-Za-z0-9_+/=.:-]{8,})\\?\r?\n[ \t]*([A-Za-z0-9_+/=-]{6,})[ \t]*(?=\r?\n|$)")
+_WRAPPED = re.compile(
+    r"(?<![A-Za-z0-9_+/=.:-])([A-Za-z0-9_+/=.:-]{8,})\\?\r?\n[ \t]*([A-Za-z0-9_+/=-]{6,})[ \t]*(?=\r?\n|$)"
+)
 
 
 def _unwrap(text: str) -> str:

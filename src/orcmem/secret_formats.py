@@ -63,7 +63,8 @@ def password_value(value: str) -> bool:
     return has_digit or has_symbol or mixed or len(value) >= 12
 
 
-# What an assignment to a "token" or "key" often holds and no key is: a file's path, a version, a digest (the ids that make a memory useful), or a run of one or two repeated characters.
+# What an assignment to a "token" or "key" often holds and no key is: a file's path, a version, a digest (the ids
+# that make a memory useful), or a value of almost no entropy (a shape-alike placeholder).
 _PATH = re.compile(r"^(?:~|\.{1,2})?/?(?:[\w.@-]+/)+[\w.@-]+$")
 _FILE_PATH = re.compile(r"^(?:~|\.{0,2}/|/)|\.[a-z][a-z0-9]{0,4}$")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$")

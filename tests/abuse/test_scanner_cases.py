@@ -17,9 +17,9 @@ from mcp import Client
 from orcmem.mcp_server import build_server
 from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.types import MemoryFilter, Project
+from orcmem.redact import redact
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
-from orcmem.redact import redact
 from tests.abuse.fake_secrets import FakeSecret, assert_nowhere, bundles, joined, leaks
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "secret_cases"
@@ -89,7 +89,9 @@ async def test_mcp_memory_record(service: MemoryService, project: Project, orcme
     assert_nowhere(orcmem_home, CASES, ("mcp answers", "\n".join(answers)))
 
 
-def test_what_the_scanners_report_nothing_in_is_stored_unchanged(service: MemoryService, project: Project, run: Any):
+def test_what_the_scanners_report_nothing_in_is_stored_unchanged(
+    service: MemoryService, project: Project, run: Any
+) -> None:
     for index, text in enumerate(NEGATIVES):
         run("add", "--type", "fact", "--title", f"Setting {index}", "--body", f"We set\n{text}\nin the config.")
     bodies = "\n".join(memory.body for memory in service.list(project, MemoryFilter(limit=500)))

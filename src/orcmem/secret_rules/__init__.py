@@ -46,7 +46,13 @@ def load() -> RuleSet:
     raw = json.loads((Path(__file__).parent / SOURCE).read_text(encoding="utf-8"))
     rules = tuple(
         ScannerRule(
-            r["id"], r["regex"], r["python"], tuple(r["keywords"]), r.get("group"), r.get("min_entropy"), r.get("inclusive", False)
+            r["id"],
+            r["regex"],
+            r["python"],
+            tuple(r["keywords"]),
+            r.get("group"),
+            r.get("min_entropy"),
+            r.get("inclusive", False),
         )
         for r in raw["rules"]
     )
@@ -140,4 +146,3 @@ def go_to_python(pattern: str) -> str:
     if closers or in_class:
         raise TranslationError(f"unbalanced group or set in {pattern!r}")
     return "".join(out)
-
