@@ -37,7 +37,7 @@ def convert(config: dict[str, object], version: str) -> dict[str, object]:
                 "keywords": sorted({k.lower() for k in rule.get("keywords", [])}),
                 "group": rule.get("valueGroup"),
                 "min_entropy": float(floor.group(2)) if floor else None,
-                "inclusive": bool(floor) and floor.group(1) == "<",
+                "inclusive": floor is not None and floor.group(1) == "<",
             }
         )
     never = [go_to_python(p) for p in re.findall(r"`([^`]+)`", str(config["filter"]).split("containsAny")[0])]
