@@ -67,6 +67,8 @@ def test_the_sdist_and_wheel_pass_twine_check_and_carry_what_orcmem_needs(dist: 
         "orcmem/embed/minilm_tokenizer/tokenizer.json",
         "orcmem/embed/minilm_tokenizer/LICENSE",
         "orcmem/embed/minilm_tokenizer/NOTICE",
+        "orcmem/secret_rules/betterleaks.json",  # the maintained rule set redaction runs, and its licence
+        "orcmem/secret_rules/LICENSE.betterleaks",
     ):
         assert needed in names
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()

@@ -46,15 +46,20 @@ CASES = [
 
 @pytest.mark.parametrize(("rule", "text", "secret"), CASES)
 def test_each_rule_redacts_its_secret(rule: str, text: str, secret: str) -> None:
+    from orcmem.redact import RULES, _apply
+
     result = redact_text(f"before {text} after")
     assert secret not in result.text
-    assert f"[redacted:{rule}]" in result.text
-    assert rule in result.rules
-    assert result.text.startswith("before ")
+    assert result.text.startswith("before ")  # (a key cut off before its END line is redacted to the end)
+    # The scanner's rules run first and name most vendors' tokens; our own rule still catches it alone.
+    assert result.rules and all(f"[redacted:{name}]" in result.text for name in result.rules)
+    fired: list[str] = []
+    alone = _apply(next(r for r in RULES if r.name == rule and _apply(r, text, []) != text), text, fired)
+    assert secret not in alone and fired == [rule]
 
 
 def test_assignment_keeps_the_name() -> None:
-    assert redact("DB_PASSWORD=correcthorsebattery") == "DB_PASSWORD=[redacted:secret-assignment]"
+    assert redact("DB_PASSWORD=correcthorsebattery") == "DB_PASSWORD=[redacted:generic-password]"
 
 
 @pytest.mark.parametrize(
@@ -113,3 +118,145 @@ FRAGMENTS = st.sampled_from([text for _rule, text, _secret in CASES] + ["key", "
 @given(st.lists(st.one_of(FRAGMENTS, st.text(max_size=20)), max_size=8).map("".join))
 def test_the_cue_shortcut_never_changes_the_result(text: str) -> None:
     assert redact(text) == _all_rules(text)
+
+
+# --- the shapes and formats the scanners' test cases found stored raw (issue 25) ----------------------------------
+
+TOKEN = "zq8xk2mvb7nwt4plr9sy0a"  # lowercase and digits: no "random-looking string" rule takes it for a secret
+ISSUE_LEAKS = [
+    ("make ?=", f'API_TOKEN ?= "{TOKEN}"', TOKEN),
+    ("make ::=", f'API_TOKEN ::= "{TOKEN}"', TOKEN),
+    ("make :::=", f'API_TOKEN :::= "{TOKEN}"', TOKEN),
+    ("go var", f'var apiToken string = "{TOKEN}"', TOKEN),
+    ("go backquote", f"apiToken := `{TOKEN}`", TOKEN),
+    ("java setProperty", 'System.setProperty("DB_PASSWORD", "hunter2Secret!")', "hunter2Secret!"),
+    ("php .=", f'$apiToken .= "{TOKEN}";', TOKEN),
+    ("xml element", f"<apiToken>{TOKEN}</apiToken>", TOKEN),
+    ("xml element multiline", f"<deployToken>\n    {TOKEN}\n</deployToken>", TOKEN),
+    # an unsigned JWT (alg "none"): still a bearer of its claims
+    (
+        "jwt in prose",
+        "it was eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9. in the log",
+        "MjM0NTY3ODkw",
+    ),
+    ("postgres url, / in the password", "postgresql://app:pa/ss@w0rd@db.internal:5432/app", "w0rd"),
+    ("postgres url, @ in the password", "postgres://app:p@ssw0rd@db.internal/app", "ssw0rd"),
+    ("echo base64 -d", "echo c3VwZXJzZWNyZXRwYXNzd29yZDEyMw== | base64 -d > key", "c3VwZXJzZWNyZXRwYXNz"),
+    ("token split over two lines", "GITHUB_TOKEN=ghp_A1b2C3d4E5f6G7h8I9\nj0K1l2M3n4O5p6Q7r8", "j0K1l2M3n4O5p6Q7r8"),
+    ("x-vault-token", 'curl -H "X-Vault-Token: s.Zq8xK2mVb7NwT4pL" https://vault:8200/v1/secret', "Zq8xK2mVb7NwT4pL"),
+    ("pulumi", "log in with pul-0123456789abcdef0123456789abcdef01234567 today", "0123456789abcdef0123"),
+    (
+        "firebase server key",
+        "key=AAAAqL8xYz0:APA91bHkq8ZtWm2vXr7nQpLs4TfYc9JdEe3UoGiKaBb6NhMx1CzVy5RwSjPl0Oq-DgFhIuAt_WkXe2YrTz9LmNbVc7Qa",
+        "APA91bHkq8Zt",
+    ),
+    ("short bearer", 'curl -H "Authorization: Bearer abc123" https://api.example.com', "abc123"),
+    ("short basic", "Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz"),
+    ("aws a3t key", "key A3TH6WH6XPVRX8AW2G1O here", "A3TH6WH6XPVRX8AW2G1O"),
+    ("slack webhook, short path", "https://hooks.slack.com/services/TW8/Bfhw4/qe", "Bfhw4/qe"),
+    # vendors the scanners know (Betterleaks' formats)
+    ("discord", "discord_client_secret = 'q7Zk2mVb7NwT4pLr9sYaB3cD5eF7gH9i'", "q7Zk2mVb7NwT4pLr9sYaB3cD"),
+    ("telegram", "TELEGRAM_BOT_TOKEN=123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "AAHdqTcvCH1vGW"),
+    (
+        "dynatrace",
+        "DT=dt0c01.ST2EY72KQINMH574WMNVI7YN.G3DFPBEJYMODIDAEX454M7YWBUVEFOWKPRVMWFASS64NFH52PX6BNDVFFM572RZM",
+        "G3DFPBEJYMODIDAEX454",
+    ),
+    ("mapbox", "mapbox_token = pk." + "q7zk2mvb7nwt4plr9sya" * 3 + ".b3cd5ef7gh9ij0kl1mn2op", "q7zk2mvb7nwt4plr9sya"),
+]
+
+
+@pytest.mark.parametrize(("shape", "text", "secret"), ISSUE_LEAKS, ids=[case[0] for case in ISSUE_LEAKS])
+def test_each_shape_the_scanners_found_stored_raw_is_redacted(shape: str, text: str, secret: str) -> None:
+    once = redact(text)
+    assert secret not in once, once
+    assert "[redacted:" in once
+    assert redact(once) == once
+
+
+KEPT = [
+    "export API_TOKEN=$API_KEY",
+    'API_TOKEN="${API_KEY}"',
+    "api_token: {{ .Values.apiToken }}",
+    'GITHUB_TOKEN: "${{ secrets.GITHUB_TOKEN }}"',
+    "circleciToken = 'src/orcmem/service/memory_service.py'",
+    '{"config.ini": "APIFY_TOKEN=REPLACE_ME\\nDEBUG=true"}',
+    '{"config.ini": "SUPABASE_TOKEN=/etc/secrets/api.key\\nDEBUG=true"}',
+    "looker_token: ababab1babababa21bab",
+    'var bittrexToken = "a2abababa2ababab1bababababa2abab"',
+    "release_token = v2.14.0",
+    'image_digest_key = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+    "git log 3f2a9c1d4e5b6a7c8d9e0f1a2b3c4d5e6f7a8b9c -- src/",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_what_the_scanners_call_no_secret_is_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+# --- the maintained rule set and its translator -------------------------------------------------------------------
+
+
+def test_go_flags_in_mid_pattern_become_scoped_groups() -> None:
+    import re
+
+    from orcmem.secret_rules import go_to_python
+
+    translated = go_to_python(r"\b(p8e-(?i)[a-z0-9]{4})x")
+    assert translated == r"\b(p8e-(?i:[a-z0-9]{4}))x"
+    assert re.search(translated, "p8e-AbC1x") and not re.search(translated, "P8E-abc1x")
+    assert not re.search(translated, "p8e-abc1X")  # the flag ends with its group, as in Go
+    assert go_to_python(r"(?i)abc(?-i:D)") == r"(?i)abc(?-i:D)"
+    assert go_to_python(r"a(?i)b") == r"a(?i:b)"
+
+
+def test_go_escapes_and_classes_are_carried_over() -> None:
+    import re
+    import warnings
+
+    from orcmem.secret_rules import TranslationError, go_to_python
+
+    assert go_to_python(r"x(?:[^\w-]|\z)") == r"x(?:[^\w-]|\Z)"
+    assert go_to_python(r"pat[[:alnum:]]{2}") == r"pat[0-9A-Za-z]{2}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Python warns of a nested set or a set operation
+        assert go_to_python(r"[[a-z]+") == r"[\[a-z]+"  # in Go a "[" in a set is itself
+        assert re.compile(go_to_python(r"[a&&b--c]+")).fullmatch("a&b-c")
+    assert re.fullmatch(go_to_python(r"[]a]+"), "]a]")
+    for unsupported in (r"\pL+", r"[[:^alpha:]]", r"(?U)a+", r"(a"):
+        with pytest.raises(TranslationError):
+            go_to_python(unsupported)
+
+
+def test_the_shipped_rules_are_the_translation_of_the_scanners_own() -> None:
+    import re
+
+    from orcmem.secret_rules import go_to_python, load
+
+    shipped = load()
+    assert shipped.scanner == "betterleaks" and len(shipped.rules) >= 400
+    for rule in shipped.rules:
+        assert rule.python == go_to_python(rule.regex), rule.id
+        re.compile(rule.python, re.ASCII)
+        assert rule.keywords and all(k == k.lower() for k in rule.keywords), rule.id
+    assert {"generic-api-key", "discord-api-token", "artifactory-api-key", "telegram-bot-api-token"} <= {
+        rule.id for rule in shipped.rules
+    }
+
+
+def test_a_scanner_rule_runs_only_where_one_of_its_keywords_is() -> None:
+    secret = "q7zk2mvb7nwt4plr9sya3cd5ef7gh9ij"
+    assert redact_text(f"adafruit = '{secret}'").rules == ("adafruit-api-key",)
+    assert redact_text(f"adafruxt = '{secret}'").rules == ()
+
+
+def test_the_rules_are_read_on_first_use_only() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, orcmem.redact; assert 'orcmem.secret_rules' not in sys.modules or True; " + (
+        "from orcmem import secret_rules; assert secret_rules.load.cache_info().currsize == 0; "
+        "orcmem.redact.redact('x'); assert secret_rules.load.cache_info().currsize == 1"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,9 +8,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from orcmem.secret_formats import FORMATS
+from orcmem import secret_rules
+from orcmem.secret_formats import FORMATS, entropy, password_value, token_value
 
 MARKER = "[redacted:"
+_MARKERS = re.compile(r"\[redacted:[^\]]*\]")
+_SPACE = re.compile(r"\s")
+_TAIL = re.compile(r"(\[redacted:[\w.-]+\])(?=[A-Za-z0-9_+/])[A-Za-z0-9_+/=-]+")
 
 _SECRET_NAME = (
     r"[a-z0-9_-]*?(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|access[_-]?token"
@@ -34,7 +38,7 @@ class Rule:
     hundred patterns it will not use would cost it more than all of its redaction.
     """
 
-    __slots__ = ("name", "source", "flags", "cues", "accept", "long_token", "_compiled")
+    __slots__ = ("name", "source", "flags", "cues", "accept", "long_token", "group", "gated", "_compiled")
 
     def __init__(
         self,
@@ -44,6 +48,8 @@ class Rule:
         flags: int = 0,
         accept: Callable[[str], bool] | None = None,
         long_token: bool = False,
+        group: int | None = None,
+        gated: bool = False,
     ) -> None:
         """A rule named `name` for the pattern `source`; see the class for the rest."""
         self.name = name
@@ -52,6 +58,10 @@ class Rule:
         self.cues = cues  # lowercase text that every match contains (none: `long_token` alone decides)
         self.accept = accept
         self.long_token = long_token  # every match holds a run of LONG_RUN letters and digits
+        self.group = group  # the capture group that holds the secret, when not the first that matched
+        # A scanner's keywords are part of its rule (it runs only on text holding one), not a hint that every
+        # match holds one: such a rule is gated on them wherever it runs.
+        self.gated = gated
         self._compiled: re.Pattern[str] | None = None
 
     @property
@@ -65,7 +75,7 @@ class Rule:
 _rule = Rule
 
 
-RULES: tuple[Rule, ...] = (
+_OWN_RULES: tuple[Rule, ...] = (
     # PEM keys (RSA, EC, OpenSSH, PKCS#8, encrypted) and PGP's "PRIVATE KEY BLOCK".
     _rule(
         "private-key",
@@ -78,7 +88,11 @@ RULES: tuple[Rule, ...] = (
         r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----\s+(?:[A-Za-z]+: [^\n]*\n\s*)*[A-Za-z0-9+/]{16}[\s\S]*$",
         ("private key",),
     ),
-    _rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ("akia", "asia")),
+    _rule(
+        "aws-access-key",
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        ("akia", "asia", "a3t", "abia", "acca"),
+    ),
     _rule(
         "aws-secret-key",
         r"\baws_?secret_?access_?key\\?[\"']?\s*[=:]\s*\\?[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
@@ -102,7 +116,7 @@ RULES: tuple[Rule, ...] = (
     # Incoming-webhook addresses are bearer credentials: whoever has the address can post.
     _rule(
         "webhook-url",
-        r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
+        r"\bhttps://hooks\.slack\.com/(?:services/T\w+/B\w+/\w+|(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,})",
         ("hooks.slack.com",),
     ),
     _rule(
@@ -120,7 +134,14 @@ RULES: tuple[Rule, ...] = (
         ("bearer", "basic"),
         re.IGNORECASE,
     ),
-    # The user name may be empty (redis://:password@host).
+    # The user name may be empty (redis://:password@host). A password may hold "/" or "@" (unescaped, as people
+    # paste them): it runs to the first "@" that a host name follows.
+    _rule(
+        "url-credentials",
+        r"\b[a-z][a-z0-9+.-]*://[^\s:@/]*:([^\s?#]+?)@(?=[A-Za-z0-9._-]+(?::\d+)?(?:[/?#\s\"'`,;|)\]}>\\]|$))",
+        ("://",),
+        re.IGNORECASE,
+    ),
     _rule("url-credentials", r"\b[a-z][a-z0-9+.-]*://[^\s:@/]*:([^\s@/]+)(?=@)", ("://",), re.IGNORECASE),
     # curl -u user:password, --user=user:password
     _rule(
@@ -157,9 +178,40 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-# The formats run before the classic catch-all assignment rule, which would otherwise take an Authorization
-# header's scheme name ("GenieKey") for its secret and leave the key itself.
-RULES = (*RULES[:-1], *(Rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS))
+
+# The scanner's generic rules judge a value with CEL filters over the file and the lines around it, which are not
+# carried over: ours judge the value itself (a placeholder, $VAR, a code reference or a plain word is kept).
+_GENERIC_VALUE: dict[str, Callable[[str], bool]] = {
+    "generic-password": password_value,
+    "generic-api-key": token_value,
+    "hashicorp-tf-password": password_value,
+}
+
+
+def _scanner_accept(rule: secret_rules.ScannerRule, never: tuple[re.Pattern[str], ...]) -> Callable[[str], bool]:
+    """The scanner's own filter for one rule: its entropy floor and its global list of values never secret."""
+    floor = rule.min_entropy
+    own = _GENERIC_VALUE.get(rule.id)
+
+    def accept(value: str) -> bool:
+        if any(pattern.search(value) for pattern in never) or (own is not None and not own(value)):
+            return False
+        if floor is None:
+            return True
+        measured = entropy(value) if value else 0.0
+        return measured >= floor if rule.inclusive else measured > floor
+
+    return accept
+
+
+def _scanner_rules() -> tuple[Rule, ...]:
+    """The maintained scanner's rules (secret_rules), each run only on text holding one of its keywords."""
+    shipped = secret_rules.load()
+    never = tuple(re.compile(pattern) for pattern in shipped.never_secret)
+    return tuple(
+        Rule(rule.id, rule.python, rule.keywords, accept=_scanner_accept(rule, never), group=rule.group, gated=True)
+        for rule in shipped.rules
+    )
 
 
 class _Cues:
@@ -195,16 +247,53 @@ class _Cues:
 # cues of the formats that can be short (passwords, assignments, flags, headers) are looked for.
 LONG_RUN = 12
 _LONG_RUN = re.compile(rf"[A-Za-z0-9]{{{LONG_RUN}}}")
-_CUES = _Cues(
-    {cue for rule in RULES if not rule.long_token for cue in rule.cues},
-    {cue for rule in RULES if rule.long_token for cue in rule.cues},
-)
 
-_RULES_BY_CUE: dict[str, tuple[int, ...]] = {
-    cue: tuple(index for index, rule in enumerate(RULES) if cue in rule.cues)
-    for cue in {cue for rule in RULES for cue in rule.cues}
-}
-_RULES_WITHOUT_CUES = tuple(index for index, rule in enumerate(RULES) if not rule.cues)
+
+def _by_cue(rules: tuple[Rule, ...]) -> dict[str, tuple[int, ...]]:
+    """For each cue, the indexes of the rules that hold it (one pass: hundreds of rules, a thousand cues)."""
+    found: dict[str, list[int]] = {}
+    for index, rule in enumerate(rules):
+        for cue in dict.fromkeys(rule.cues):
+            found.setdefault(cue, []).append(index)
+    return {cue: tuple(indexes) for cue, indexes in found.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class _Engine:
+    """Every rule in the order they run, and the cue index that picks the few a text needs."""
+
+    rules: tuple[Rule, ...]
+    cues: _Cues
+    by_cue: dict[str, tuple[int, ...]]
+    without_cues: tuple[int, ...]
+
+
+@lru_cache(maxsize=1)
+def _engine() -> _Engine:
+    """Built on first use: a process that never redacts (most hooks) never reads the scanner's rule file."""
+    # The formats run before the classic catch-all assignment rule, which would otherwise take an Authorization
+    # header's scheme name ("GenieKey") for its secret and leave the key itself. The scanner's rules come first:
+    # each knows where its secret ends (ours, run first, would take a vendor prefix up to a "/" or a "\\" and leave
+    # the scanner's rule no match for the rest); ours then catch what the scanner's miss.
+    rules = (
+        *_scanner_rules(),
+        *_OWN_RULES[:-1],
+        *(Rule(f.name, f.pattern, f.cues, f.flags, f.accept, f.long_token) for f in FORMATS),
+    )
+    cues = _Cues(
+        {cue for rule in rules if not rule.long_token for cue in rule.cues},
+        {cue for rule in rules if rule.long_token for cue in rule.cues},
+    )
+    without = tuple(index for index, rule in enumerate(rules) if not rule.cues)
+    return _Engine(rules, cues, _by_cue(rules), without)
+
+
+def __getattr__(name: str) -> Any:
+    """`RULES`: every rule, in the order they run (built on first use)."""
+    if name == "RULES":
+        return _engine().rules
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _SECRET_FIELD = re.compile(rf"^(?:{_SECRET_NAME}|cookie|set-cookie)$", re.IGNORECASE | re.ASCII)
 
@@ -222,44 +311,86 @@ class Redaction:
         return bool(self.rules)
 
 
+def _covers_markers(whole: str, start: int, end: int) -> bool:
+    """Whether every marker in `whole` lies wholly inside or wholly outside [start, end), and none is cut off."""
+    spans = [(m.start(), m.end()) for m in _MARKERS.finditer(whole)]
+    if len(spans) != whole.count(MARKER):
+        return False
+    return all(e <= start or s >= end or (start <= s and e <= end) for s, e in spans)
+
+
 def _apply(rule: Rule, text: str, fired: list[str]) -> str:
+    if rule.gated:
+        # Our own markers name rules ("generic-api-key"): they must not open a gate the text itself keeps shut.
+        lowered = _MARKERS.sub("", text.lower()) if MARKER in text else text.lower()
+        if not any(cue in lowered for cue in rule.cues):
+            return text
+
     def replace(match: re.Match[str]) -> str:
         whole = match.group(0)
-        if MARKER in whole:
-            return whole
         marker = f"[redacted:{rule.name}]"
-        named = match.re.groupindex.get("secret")
+        named = rule.group if rule.group is not None else match.re.groupindex.get("secret")
         groups = [named] if named is not None else range(1, (match.re.groups or 0) + 1)
-        for index in groups:
-            if match.group(index) is not None:
-                if rule.accept is not None and not rule.accept(match.group(index)):
-                    return whole
-                start = match.start(index) - match.start(0)
-                end = match.end(index) - match.start(0)
-                fired.append(rule.name)
-                return whole[:start] + marker + whole[end:]
-        if rule.accept is not None and not rule.accept(whole):
+        index = next((i for i in groups if match.group(i) is not None), 0)
+        start, end = match.start(index) - match.start(0), match.end(index) - match.start(0)
+        secret = whole[start:end]
+        if MARKER in whole:
+            # An earlier rule took part of this secret (a vendor prefix, up to a "/" or "."): the rest goes too, the
+            # earlier marker inside the new one. A marker cut by this secret's edges, nothing left, or words after it
+            # (a value that ran on past the marker into the text) stay as they are.
+            rest = _MARKERS.sub("", secret)
+            if not _covers_markers(whole, start, end) or not any(c.isalnum() for c in rest) or _SPACE.search(rest):
+                return whole
+        elif rule.accept is not None and not rule.accept(secret):
             return whole
         fired.append(rule.name)
-        return marker
+        return whole[:start] + marker + whole[end:]
 
-    return rule.pattern.sub(replace, text)
+    count = len(fired)
+    text = rule.pattern.sub(replace, text)
+    # A rule whose pattern is shorter than the token (36 characters of a longer one) leaves the token's tail glued
+    # to its marker: that tail is the same secret.
+    return _TAIL.sub(r"\1", text) if len(fired) > count else text
+
+
+# A token wrapped onto the next line (a terminal's width, a hard-wrapped log): the end of one line and a next line
+# that holds one run of token characters and nothing else.
+# (The look-behind starts a try only where a run starts: inside a long key block every start would rescan it.)
+_WRAPPED = re.compile(
+    r"(?<![A-Za-z0-9_+/=.:-])([A-Za-z0-9_+/=.:-]{8,})\\?\r?\n[ \t]*([A-Za-z0-9_+/=-]{6,})[ \t]*(?=\r?\n|$)"
+)
+
+
+def _unwrap(text: str) -> str:
+    """Join a line break that splits a secret (the two halves make one, the second alone none), so it is redacted."""
+    if "\n" not in text:
+        return text
+
+    def join(match: re.Match[str]) -> str:
+        head, tail = match.group(1), match.group(2)
+        if MARKER in head or redact_text(tail).changed:
+            return match.group(0)
+        return head + tail if tail not in redact_text(head + tail).text else match.group(0)
+
+    return _WRAPPED.sub(join, text)
 
 
 def redact_text(text: str) -> Redaction:
     """Replace every secret in `text` with `[redacted:<rule>]`; running it twice changes nothing more."""
+    text = _unwrap(text)
     # A rule runs only when one of its literal cues is present: most text holds no secret, and one scan for
     # every cue costs far less than a hundred regular expressions.
+    engine = _engine()
     long_run = _LONG_RUN.search(text) is not None
-    present = _CUES.found(text.lower(), tokens=long_run)
+    present = engine.cues.found(text.lower(), tokens=long_run)
     if not present and not long_run:
         return Redaction(text, ())
-    chosen = {index for cue in present for index in _RULES_BY_CUE[cue]}
+    chosen = {index for cue in present for index in engine.by_cue[cue]}
     if long_run:
-        chosen.update(_RULES_WITHOUT_CUES)
+        chosen.update(engine.without_cues)
     fired: list[str] = []
     for index in sorted(chosen):  # in the order of RULES: the formats before the catch-all assignment
-        rule = RULES[index]
+        rule = engine.rules[index]
         if long_run or not rule.long_token:
             text = _apply(rule, text, fired)
     return Redaction(text, tuple(dict.fromkeys(fired)))

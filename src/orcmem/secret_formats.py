@@ -33,7 +33,7 @@ class Format:
 # --- what a secret value looks like -----------------------------------------------------------------------------
 
 _PLACEHOLDER = re.compile(
-    r"^(?:\$|%\(|\{\{|<|\[redacted|process\.env|os\.environ|getenv|env\(|\*{3,}|x{4,}|\.{3}|changeme|"
+    r"^(?:\$|%\(|\{\{|<|@[A-Z_]+@$|\[redacted|process\.env|os\.environ|getenv|env\(|\*{3,}|x{4,}|\.{3}|changeme|"
     r"your[-_ ]|example|placeholder|dummy|redacted|none$|null$|true$|false$|undefined$|required$|optional$)",
     re.IGNORECASE,
 )
@@ -63,10 +63,33 @@ def password_value(value: str) -> bool:
     return has_digit or has_symbol or mixed or len(value) >= 12
 
 
+# What an assignment to a "token" or "key" often holds and no key is: a file's path, a version, a digest (the ids
+# that make a memory useful), or a value of almost no entropy (a shape-alike placeholder).
+_PATH = re.compile(r"^(?:~|\.{1,2})?/?(?:[\w.@-]+/)+[\w.@-]+$")
+_FILE_PATH = re.compile(r"^(?:~|\.{0,2}/|/)|\.[a-z][a-z0-9]{0,4}$")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$")
+# Bare hex (40 or 64 characters) and UUIDs stay tokens here: GitHub's classic tokens, Linode's, npm's and Heroku's
+# keys have those shapes, and a "token" seldom names a commit or a record; a digest is one with its algorithm named.
+_DIGEST = re.compile(r"^(?:sha(?:1|256|384|512)|md5)[:-][0-9a-f]{32,128}$")
+# Bits per character: "ababab12ab" has 1.5 and a shape-alike "AbAB1b-ab2AB_abBA" under 3; a real token of 16
+# characters or more has 3.5 to 6 (a short one cannot reach as high: 8 distinct characters make 3 bits).
+MIN_TOKEN_ENTROPY = 2.5
+MIN_LONG_TOKEN_ENTROPY = 3.0
+
+
+def id_like(value: str) -> bool:
+    """A path, a version, a digest, or a value of almost no entropy: not a token."""
+    if _PATH.match(value) and _FILE_PATH.search(value):
+        return True
+    if _VERSION.match(value) or _DIGEST.match(value):
+        return True
+    return entropy(value) < (MIN_LONG_TOKEN_ENTROPY if len(value) >= 16 else MIN_TOKEN_ENTROPY)
+
+
 def token_value(value: str) -> bool:
     """A token or key: eight characters or more, not a placeholder, letters with digits (or twenty characters)."""
     value = value.strip().strip("\"'")
-    if len(value) < 8 or not _shape_ok(value) or " " in value:
+    if len(value) < 8 or not _shape_ok(value) or " " in value or id_like(value):
         return False
     if _WORDS_ONLY.match(value):
         return len(value) >= 20 and not _ENV_NAME.match(value)  # a long opaque value, even one of plain letters
@@ -95,7 +118,7 @@ def random_string(value: str) -> bool:
     if _ID_LIKE.match(value):
         return False
     if len(value) == 32 and all(c in "0123456789abcdef" for c in value):
-        return True
+        return entropy(value) >= MIN_LONG_TOKEN_ENTROPY
     mixed = any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value)
     return mixed and entropy(value) >= 4.0
 
@@ -108,13 +131,27 @@ _KEY_WORDS = (
     r"dsn|signature|sig|pat\b)"
 )
 _NAME_CHARS = r"[A-Za-z0-9_.-]*"
-_ASSIGNED = r"\\?[\"']?\s*(?:=>|:=|[=:])\s*"
+# A type between the name and the operator (Go's `var key string =`, Kotlin's `val key: String =`), then every
+# assignment operator of the languages secrets are written in: = := ::= :::= ?= .= += ??= => :
+_TYPED = r"(?:\s*:\s*String\??(?=\s*=)|\s+(?:string|String|str|\[\]byte)(?=\s*=))?"
+_ASSIGNED = rf"\\?[\"']?{_TYPED}\s*(?:=>|:{{1,3}}=|\?\?=|[?.+]=|[=:])\s*"
 # A quoted value may have lost its closing quote (text cut at a limit): what is there is still the secret.
-_VALUE = r"(?:\\?\"([^\"\\\n]+)|'([^'\n]+)|([^\s\"'`,;<>{}\[\]]+))"
+# An unquoted value ends at an escaped newline too: JSON holding a file's lines ("KEY=value\\nNEXT=1").
+_VALUE = r"(?:\\?\"([^\"\\\n]+)|'([^'\n]+)|`([^`\n]+)`|((?:[^\s\"'`,;<>{}\[\]\\]|\\(?![nrt]))+))"
 
 
 def _assignment(words: str) -> str:
     return rf"(?<![\w.-]){_NAME_CHARS}{words}{_NAME_CHARS}{_ASSIGNED}{_VALUE}"
+
+
+def _call_pair(words: str) -> str:
+    """A name and its value as two quoted arguments: setProperty("API_TOKEN", "v"), os.environ.setdefault(...)."""
+    return rf"[\"']{_NAME_CHARS}{words}{_NAME_CHARS}[\"']\s*,\s*(?:\"([^\"\\\n]+)\"|'([^'\n]+)')"
+
+
+def _element(words: str) -> str:
+    """An XML element named for a secret: <apiToken>v</apiToken>, the value on its own line or not."""
+    return rf"<(?P<tag>{_NAME_CHARS}{words}{_NAME_CHARS})>[ \t]*\n?[ \t]*(?P<secret>[^<>\s][^<>\n]*?)\s*</(?P=tag)>"
 
 
 def _prefixed(name: str, pattern: str, *cues: str) -> Format:
@@ -167,6 +204,10 @@ FORMATS: tuple[Format, ...] = (
     # --- credentials named in an assignment: NAME=VALUE, "name": "value", name: value ---------------------------
     Format("secret-assignment", _assignment(_PASSWORD_WORDS), _PASSWORD_CUES, re.IGNORECASE, password_value),
     Format("secret-assignment", _assignment(_KEY_WORDS), _KEY_CUES, re.IGNORECASE, token_value),
+    Format("secret-assignment", _call_pair(_PASSWORD_WORDS), _PASSWORD_CUES, re.IGNORECASE, password_value),
+    Format("secret-assignment", _call_pair(_KEY_WORDS), _KEY_CUES, re.IGNORECASE, token_value),
+    Format("config-password", _element(_PASSWORD_WORDS), _PASSWORD_CUES, re.IGNORECASE, password_value),
+    Format("config-password", _element(_KEY_WORDS), _KEY_CUES, re.IGNORECASE, token_value),
     # Gradle and other DSLs: storePassword "value", password 'value'
     Format(
         "secret-assignment",
@@ -181,6 +222,21 @@ FORMATS: tuple[Format, ...] = (
         r"\bAuthorization:\s*(?!Bearer\b|Basic\b)[A-Za-z][\w-]*\s+(?:token=)?([^\s\"',;]{8,})",
         ("authorization",),
         re.IGNORECASE,
+    ),
+    # In an Authorization header every scheme's credential is one, however short ("Bearer abc123").
+    Format(
+        "authorization-header",
+        r"\bAuthorization\\?[\"']?\s*:\s*\\?[\"']?(?:Bearer|Basic|Token|Digest|Negotiate|NTLM|ApiKey)\s+"
+        r"(?!\$|<|\{\{|%|\[redacted)([^\s\"',;\\]{3,})",
+        ("authorization",),
+        re.IGNORECASE,
+    ),
+    Format(
+        "service-header",
+        r"\bX-[\w-]*?(?:token|key|secret|auth|signature|password)[\w-]*\\?[\"']?\s*:\s*\\?[\"']?([^\s\"',;\\]+)",
+        ("x-",),
+        re.IGNORECASE,
+        token_value,
     ),
     Format("cookie", r"(?<![\w-])(?:set-)?cookie:[ \t]*([^\r\n]+)", ("cookie",), re.IGNORECASE),
     Format(
@@ -215,6 +271,12 @@ FORMATS: tuple[Format, ...] = (
         token_value,
     ),
     Format("secret-flag", r"\bsshpass\s+-p\s*(\S+)", ("sshpass",)),
+    # A value decoded on the spot is hidden on purpose: echo <base64> | base64 -d
+    Format(
+        "encoded-secret",
+        r"\b(?:echo|printf)\s+(?:-[ne]+\s+)?[\"']?([A-Za-z0-9+/_-]{8,}={0,2})[\"']?\s*\|\s*base64\s+(?:-d|--decode|-D)\b",
+        ("base64",),
+    ),
     Format("secret-flag", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?\s-p(\S+)", ("mysql", "mariadb")),
     Format("secret-flag", r"\b(?:mongosh|mongo|mongodump|mongorestore)\b[^\n;|&]*?\s-p\s+(\S+)", ("mongo",)),
     Format("secret-flag", r"\bsqlcmd\b[^\n;|&]*?\s-P\s+(\S+)", ("sqlcmd",)),
@@ -246,6 +308,8 @@ FORMATS: tuple[Format, ...] = (
     ),
     # --- vendor prefixes (the token is recognisable on its own) -----------------------------------------------
     _prefixed("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", "hvs.", "hvb.", "hvr."),
+    _prefixed("pulumi-token", r"\bpul-[0-9a-f]{40}\b", "pul-"),
+    _prefixed("firebase-server-key", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{50,}", "apa91b"),
     _prefixed("digitalocean-token", r"\bdo[opr]_v1_[0-9a-f]{64}", "_v1_"),
     _prefixed("linear-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{20,}", "lin_"),
     _prefixed("shopify-token", r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}", "shp"),
