@@ -82,11 +82,15 @@ _OWN_RULES: tuple[Rule, ...] = (
         r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----",
         ("private key",),
     ),
-    # A key cut off before its END line: redact from BEGIN to the end of the text.
+    # A key cut off before its END line, or its BEGIN line alone: redact from BEGIN to the end of the text (what
+    # follows a key's first line is the key, and a lone marker says a key stood there; scanners report it).
+    _rule("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*$", ("private key",)),
+    # The markers secret scanners report on their own (detect-secrets' private-key plugin), with the rest of their line.
     _rule(
         "private-key",
-        r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----\s+(?:[A-Za-z]+: [^\n]*\n\s*)*[A-Za-z0-9+/]{16}[\s\S]*$",
-        ("private key",),
+        r"\bBEGIN (?:(?:DSA|EC|OPENSSH|PGP|RSA|SSH2 ENCRYPTED) )?PRIVATE KEY(?: BLOCK)?\b[^\n\"'`<]*"
+        r"|\bPuTTY-User-Key-File-\d+:[^\n]*",
+        ("private key", "putty-user-key-file"),
     ),
     _rule(
         "aws-access-key",
