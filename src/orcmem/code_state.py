@@ -1,25 +1,18 @@
 """What git knows about a project's files: the current commit, renames since a commit, when a file was deleted,
-and an old blob's content. Each call is one `git` process with a time limit; outside git each answers None."""
+and an old blob's content. Each call is one `git` process with a time limit (git_process.run_git: no program the
+repository names runs); outside git each answers None."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from orcmem.git_process import run_git
 
 GIT_TIMEOUT_S = 10.0
 
 
 def _git(root: Path, *args: str) -> bytes | None:
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return found.stdout if found.returncode == 0 else None
+    return run_git(root, *args, timeout=GIT_TIMEOUT_S)
 
 
 def head_commit(root: Path) -> str | None:
@@ -50,7 +43,7 @@ def head_commit(root: Path) -> str | None:
 def renames_since(root: Path, commit: str) -> dict[str, str]:
     """Files renamed between `commit` and the working tree (git's rename detection, staged moves included):
     old path -> new path, relative to the repository's top."""
-    out = _git(root, "diff", "--find-renames", "--name-status", "-z", commit)
+    out = _git(root, "diff", "--find-renames", "--name-status", "--ignore-submodules=all", "-z", commit)
     if out is None:
         return {}
     fields = out.decode("utf-8", errors="surrogateescape").split("\x00")
@@ -85,16 +78,13 @@ def blob_contents(root: Path, blobs: list[str]) -> dict[str, bytes]:
     """The content of each of `blobs` the repository's object store holds, from one `git cat-file --batch`."""
     if not blobs:
         return {}
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), "cat-file", "--batch"],
-            input="".join(f"{blob}\n" for blob in blobs).encode(),
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-        )
-    except (OSError, subprocess.SubprocessError):
+    # --batch without --filters: the stored bytes, no filter driver run on them
+    out = run_git(
+        root, "cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in blobs).encode(), timeout=GIT_TIMEOUT_S
+    )
+    if out is None:
         return {}
-    out, contents, at = found.stdout, {}, 0
+    contents, at = {}, 0
     for blob in blobs:
         end = out.find(b"\n", at)
         if end < 0:
