@@ -4,7 +4,9 @@ One server per profile holds the socket at a time: the one holding an exclusive 
 lock goes with its process, however that ends). The others try again every CLAIM_RETRY_S, so when the holder's
 session ends the next running server takes over. A request is a mode line and a JSON object `{prompt, cwd,
 session_id}` (the agent's own hook payload has these keys); the answer is the hook's output after `ok`, or the JSON
-object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them).
+object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them). Clients
+are served by one selector thread, never blocking on one: each has CLIENT_TIMEOUT_S for its whole request, then as
+long to take its whole answer, and at most MAX_CLIENTS are open at once, so no client can starve the others.
 """
 
 from __future__ import annotations
