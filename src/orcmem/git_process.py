@@ -129,19 +129,24 @@ def _run(argv: list[str], cwd: Path | None, stdin: bytes | None, timeout: float)
     )
 
 
-def driver_overrides(root: Path | None, timeout: float = GIT_TIMEOUT_S) -> tuple[tuple[str, str], ...]:
+def driver_overrides(root: Path | None, timeout: float = GIT_TIMEOUT_S) -> tuple[tuple[str, str], ...] | None:
     """An empty program for every filter, diff and merge driver the repository's configuration defines (with
-    `process` emptied too, git then applies no filter at all)."""
+    `process` emptied too, git then applies no filter at all); None when they cannot all be switched off (the
+    configuration cannot be listed, or a driver's name holds `=`, which `-c` would split at), so nothing runs."""
     base = ["git", *(["-C", str(root)] if root is not None else []), *safe_options()]
     try:
         listed = _run([*base, "config", "--name-only", "-z", "--list"], None, None, timeout)
     except (OSError, subprocess.SubprocessError):
-        return ()
+        return None
+    if listed.returncode != 0:
+        return None
     drivers: set[tuple[str, str]] = set()
     for name in listed.stdout.decode("utf-8", errors="surrogateescape").split("\x00"):
         section, _, rest = name.partition(".")
         driver, _, _key = rest.rpartition(".")
         if section.lower() in DRIVER_PROGRAM_KEYS and driver:
+            if "=" in driver:
+                return None
             drivers.add((section.lower(), driver))
     return tuple(
         (f"{section}.{driver}.{key}", "") for section, driver in sorted(drivers) for key in DRIVER_PROGRAM_KEYS[section]
@@ -152,6 +157,8 @@ def run_git(root: Path | None, *args: str, stdin: bytes | None = None, timeout: 
     """git's output for `args` in `root` (None: the current folder), or None when it failed, timed out or is not
     installed. No program the repository names runs, and git never waits for a terminal."""
     overrides = driver_overrides(root, timeout) if args and args[0] in READS_WORKTREE else ()
+    if overrides is None:
+        return None  # a driver that cannot be switched off: no answer rather than its program run
     if args and args[0] in SHOWS_DIFFS:
         args = (args[0], *NO_DIFF_PROGRAMS, *args[1:])
     argv = ["git", *(["-C", str(root)] if root is not None else []), *safe_options(overrides), *args]

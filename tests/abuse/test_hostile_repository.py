@@ -174,6 +174,28 @@ def test_an_inherited_git_dir_does_not_point_git_at_another_repository(
     assert code_state.top_level(mine) == mine.resolve()
 
 
+def test_a_driver_named_so_that_c_would_split_it_makes_git_answer_nothing(
+    tmp_path: Path, hostile: tuple[Path, Path]
+) -> None:
+    """`-c filter.a=b.clean=` would set `filter.a` to `b.clean=`: such a driver cannot be switched off, so the
+    command that would run it is not run at all (its caller falls back as outside git)."""
+    root, marker = hostile
+    script = tmp_path / "evil.sh"
+    (root / ".gitattributes").write_text("* filter=a=b\n")
+    git(root, "config", "filter.a=b.clean", str(script))
+    git(root, "config", "filter.a=b.process", str(script))
+    marker.unlink(missing_ok=True)
+    git(root, "config", "--unset", "core.fsmonitor")
+    assert code_state.renames_since(root, "HEAD") == {}
+    assert not marker.exists(), marker.read_text()
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "filter.evil.process=", "-c", "filter.evil.clean=", "diff", "HEAD"],
+        capture_output=True,
+        check=False,
+    )
+    assert marker.exists()  # the fixture: plain git does run this driver
+
+
 def test_git_never_prompts_and_never_waits_for_stdin(tmp_path: Path) -> None:
     """A command that would read stdin gets /dev/null; one that would ask for a password fails at once."""
     assert run_git(tmp_path, "hash-object", "--stdin", timeout=5) == b"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"
