@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from orcmem.git_process import run_git
+from orcmem.workspace import GIT_FILE_MAX_BYTES, read_git_file
 
 GIT_TIMEOUT_S = 10.0
+PACKED_REFS_MAX_BYTES = 64 << 20  # a repository with very many tags still finds its branch
 
 
 def _git(root: Path, *args: str) -> bytes | None:
@@ -17,25 +19,33 @@ def _git(root: Path, *args: str) -> bytes | None:
 
 def head_commit(root: Path) -> str | None:
     """The commit checked out in `root`, or None outside git (or before the first commit). Read from the files
-    under .git, not by running git: every memory written with files asks for it."""
+    under .git, not by running git: every memory written with files asks for it. Only regular files are read (a
+    FIFO or device planted there would block or never end)."""
+
+    def read(path: Path) -> str:
+        text = read_git_file(str(path), PACKED_REFS_MAX_BYTES if path.name == "packed-refs" else GIT_FILE_MAX_BYTES)
+        if text is None:
+            raise OSError(f"{path} is missing or not a regular file")
+        return text
+
     git = root / ".git"
     try:
         if git.is_file():  # a worktree: ".git" names the real folder
-            git = (root / git.read_text().split("gitdir:", 1)[1].strip()).resolve()
-        head = (git / "HEAD").read_text().strip()
+            git = (root / read(git).split("gitdir:", 1)[1].strip()).resolve()
+        head = read(git / "HEAD").strip()
         if not head.startswith("ref:"):
             return head or None
         ref = head[4:].strip()
         common = git
         if (git / "commondir").is_file():
-            common = (git / (git / "commondir").read_text().strip()).resolve()
+            common = (git / read(git / "commondir").strip()).resolve()
         for folder in (git, common):
             if (folder / ref).is_file():
-                return (folder / ref).read_text().strip() or None
-        for line in (common / "packed-refs").read_text().splitlines():
+                return read(folder / ref).strip() or None
+        for line in read(common / "packed-refs").splitlines():
             if line.endswith(" " + ref):
                 return line.split(" ", 1)[0]
-    except (OSError, IndexError, UnicodeDecodeError):
+    except (OSError, IndexError):
         return None
     return None
 

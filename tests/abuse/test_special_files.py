@@ -102,3 +102,24 @@ def test_a_hook_given_a_fifo_as_its_transcript_stays_silent(
             timeout=LIMIT_S * 3,
         )
         assert (result.returncode, result.stdout.strip() in ("", "{}"), result.stderr) == (0, True, "")
+
+
+def test_a_fifo_or_endless_file_in_a_git_folder_blocks_nothing(tmp_path: Path, project_dir: Path) -> None:
+    """`.git/HEAD` a FIFO, `.git` a FIFO, a ref a link to /dev/zero: finding the project and its commit answer at
+    once (the folder is then not git's, or its commit unknown)."""
+    from orcmem.code_state import head_commit
+
+    repo = tmp_path / "repo"
+    (repo / ".git" / "refs" / "heads").mkdir(parents=True)
+    os.mkfifo(repo / ".git" / "HEAD")
+    assert within(LIMIT_S, lambda: head_commit(repo)) is None
+    assert head_commit(repo) is None
+    (repo / ".git" / "HEAD").unlink()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / ".git" / "refs" / "heads" / "main").symlink_to("/dev/zero")
+    assert within(LIMIT_S, lambda: head_commit(repo)) is None
+    assert head_commit(repo) is None
+    os.mkfifo(project_dir / ".git")
+    found: list[object] = []
+    assert within(LIMIT_S, lambda: found.append(locate(project_dir))) is None
+    assert found == [locate(project_dir)] and found[0].canonical_root == str(project_dir.resolve())  # type: ignore[attr-defined]
