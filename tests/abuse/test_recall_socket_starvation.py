@@ -134,3 +134,30 @@ def test_the_prompt_hook_is_answered_warm_while_idle_clients_wait(
         trickler.client.close()
     answer = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     assert answer == "warm answer to the pool", result.stderr
+
+
+def test_a_client_slow_to_read_a_large_answer_gets_all_of_it_and_holds_up_no_one() -> None:
+    """An answer larger than the socket's buffer is written as the client reads it; others are served meanwhile."""
+    home = Path(tempfile.mkdtemp(dir="/tmp", prefix="om-"))
+    big = "y" * 900_000
+    server = RecallSocket(
+        home, lambda request: {"text": big if request["prompt"] == "big" else "small", "path": "warm"}
+    )
+    server.start()
+    try:
+        assert server.holding.wait(5)
+        slow = connect(home)
+        slow.sendall(b'json\n{"prompt": "big"}')
+        slow.shutdown(socket.SHUT_WR)
+        time.sleep(0.2)  # the server has written what fits and waits for this client to read
+        reply, path = ask(str(home), {"prompt": "other"})
+        assert reply == {"text": "small", "path": "warm"}, path
+        slow.settimeout(CLIENT_TIMEOUT_S)
+        received = b""
+        while chunk := slow.recv(65536):
+            received += chunk
+        assert json.loads(received) == {"text": big, "path": "warm"}
+        slow.close()
+    finally:
+        server.close()
+        shutil.rmtree(home, ignore_errors=True)

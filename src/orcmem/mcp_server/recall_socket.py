@@ -218,6 +218,8 @@ class RecallSocket:
         client = _Client(connection, time.monotonic())
         clients[connection] = client
         selector.register(connection, selectors.EVENT_READ, client)
+        if not self._step(client, selector):  # the hook sends at once: its request is usually there already
+            _drop(client, selector, clients)
         return True
 
     def _step(self, client: _Client, selector: selectors.BaseSelector) -> bool:
@@ -225,16 +227,19 @@ class RecallSocket:
         try:
             if client.answer is None:
                 chunk = client.connection.recv(65536)
-                if chunk and client.size + len(chunk) <= ANSWER_MAX_BYTES:
+                while chunk and client.size + len(chunk) <= ANSWER_MAX_BYTES:  # until it waits (BlockingIOError)
                     client.chunks.append(chunk)
                     client.size += len(chunk)
-                    return True
+                    chunk = client.connection.recv(65536)
                 if not chunk and not client.chunks:
                     return False  # connected and left without asking: nothing to answer
                 client.answer = self._answer(client, None if chunk else b"".join(client.chunks))
-                selector.modify(client.connection, selectors.EVENT_WRITE, client)
-            client.sent += client.connection.send(client.answer[client.sent :])
+            with contextlib.suppress(BlockingIOError):  # its buffer is full: the rest once it reads some
+                client.sent += client.connection.send(client.answer[client.sent :])
             if client.sent < len(client.answer):
+                if not client.writing:  # wait until it can be written to, no longer until it sends
+                    selector.modify(client.connection, selectors.EVENT_WRITE, client)
+                    client.writing = True
                 return True
             # The session keeps what it was given only if the client took the answer in time; a client that gave
             # up answered itself from words, and must not find these memories marked as given.
@@ -319,6 +324,7 @@ class _Client:
         self.size = 0
         self.answer: bytes | None = None
         self.sent = 0
+        self.writing = False  # selected for writing (an answer larger than the socket's buffer)
         self.remember: Any = None
 
 
