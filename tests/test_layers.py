@@ -28,6 +28,7 @@ LAYERS = {
     "orcmem.person": 1,
     "orcmem.background": 1,
     "orcmem.code_state": 1,
+    "orcmem.git_process": 1,
     "orcmem.freshness": 2,
     "orcmem.rules": 2,
     "orcmem.repeats": 1,

@@ -1,48 +1,51 @@
 """What git knows about a project's files: the current commit, renames since a commit, when a file was deleted,
-and an old blob's content. Each call is one `git` process with a time limit; outside git each answers None."""
+and an old blob's content. Each call is one `git` process with a time limit (git_process.run_git: no program the
+repository names runs); outside git each answers None."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+from orcmem.git_process import run_git
+from orcmem.workspace import GIT_FILE_MAX_BYTES, read_git_file
+
 GIT_TIMEOUT_S = 10.0
+PACKED_REFS_MAX_BYTES = 64 << 20  # a repository with very many tags still finds its branch
 
 
 def _git(root: Path, *args: str) -> bytes | None:
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return found.stdout if found.returncode == 0 else None
+    return run_git(root, *args, timeout=GIT_TIMEOUT_S)
 
 
 def head_commit(root: Path) -> str | None:
     """The commit checked out in `root`, or None outside git (or before the first commit). Read from the files
-    under .git, not by running git: every memory written with files asks for it."""
+    under .git, not by running git: every memory written with files asks for it. Only regular files are read (a
+    FIFO or device planted there would block or never end)."""
+
+    def read(path: Path) -> str:
+        text = read_git_file(str(path), PACKED_REFS_MAX_BYTES if path.name == "packed-refs" else GIT_FILE_MAX_BYTES)
+        if text is None:
+            raise OSError(f"{path} is missing or not a regular file")
+        return text
+
     git = root / ".git"
     try:
         if git.is_file():  # a worktree: ".git" names the real folder
-            git = (root / git.read_text().split("gitdir:", 1)[1].strip()).resolve()
-        head = (git / "HEAD").read_text().strip()
+            git = (root / read(git).split("gitdir:", 1)[1].strip()).resolve()
+        head = read(git / "HEAD").strip()
         if not head.startswith("ref:"):
             return head or None
         ref = head[4:].strip()
         common = git
         if (git / "commondir").is_file():
-            common = (git / (git / "commondir").read_text().strip()).resolve()
+            common = (git / read(git / "commondir").strip()).resolve()
         for folder in (git, common):
             if (folder / ref).is_file():
-                return (folder / ref).read_text().strip() or None
-        for line in (common / "packed-refs").read_text().splitlines():
+                return read(folder / ref).strip() or None
+        for line in read(common / "packed-refs").splitlines():
             if line.endswith(" " + ref):
                 return line.split(" ", 1)[0]
-    except (OSError, IndexError, UnicodeDecodeError):
+    except (OSError, IndexError):
         return None
     return None
 
@@ -50,7 +53,7 @@ def head_commit(root: Path) -> str | None:
 def renames_since(root: Path, commit: str) -> dict[str, str]:
     """Files renamed between `commit` and the working tree (git's rename detection, staged moves included):
     old path -> new path, relative to the repository's top."""
-    out = _git(root, "diff", "--find-renames", "--name-status", "-z", commit)
+    out = _git(root, "diff", "--find-renames", "--name-status", "--ignore-submodules=all", "-z", commit)
     if out is None:
         return {}
     fields = out.decode("utf-8", errors="surrogateescape").split("\x00")
@@ -85,16 +88,13 @@ def blob_contents(root: Path, blobs: list[str]) -> dict[str, bytes]:
     """The content of each of `blobs` the repository's object store holds, from one `git cat-file --batch`."""
     if not blobs:
         return {}
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), "cat-file", "--batch"],
-            input="".join(f"{blob}\n" for blob in blobs).encode(),
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-        )
-    except (OSError, subprocess.SubprocessError):
+    # --batch without --filters: the stored bytes, no filter driver run on them
+    out = run_git(
+        root, "cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in blobs).encode(), timeout=GIT_TIMEOUT_S
+    )
+    if out is None:
         return {}
-    out, contents, at = found.stdout, {}, 0
+    contents, at = {}, 0
     for blob in blobs:
         end = out.find(b"\n", at)
         if end < 0:

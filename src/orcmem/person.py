@@ -5,7 +5,6 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-import subprocess
 
 PERSON_ENV = "ORCMEM_PERSON"
 GIT_TIMEOUT_S = 3.0
@@ -16,17 +15,10 @@ def person_from_environment() -> str:
     explicit = os.environ.get(PERSON_ENV, "").strip()
     if explicit:
         return explicit[:200]
-    try:
-        found = subprocess.run(
-            ["git", "config", "--get", "user.email"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-        email = found.stdout.strip()
-        if found.returncode == 0 and email:
-            return email[:200]
-    except (OSError, subprocess.SubprocessError):
-        pass  # no git: the login and host name still tell people apart
+    from orcmem.git_process import run_git
+
+    found = run_git(None, "config", "--get", "user.email", timeout=GIT_TIMEOUT_S)
+    email = found.decode("utf-8", errors="replace").strip() if found is not None else ""
+    if email:
+        return email[:200]
     return f"{getpass.getuser()}@{socket.gethostname()}"[:200]

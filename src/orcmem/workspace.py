@@ -39,22 +39,40 @@ class Location:
         return f"Location({self.canonical_root!r}, {self.worktree_root!r}, {self.name!r})"
 
 
-def _read_first_line(path: str) -> str | None:
+GIT_FILE_MAX_BYTES = 65536  # a .git file, HEAD, a ref or a git dir's config: far more than any real one
+
+
+def read_git_file(path: str, limit: int = GIT_FILE_MAX_BYTES) -> str | None:
+    """The start of a small file git keeps, or None when it is missing or not a regular file: a FIFO (which would
+    block every hook) or a link to /dev/zero (which never ends) is never read."""
+    import stat
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.readline().strip()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return os.read(descriptor, min(limit, info.st_size)).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _read_first_line(path: str) -> str | None:
+    text = read_git_file(path)
+    return None if text is None else text.split("\n", 1)[0].strip()
 
 
 def _core_worktree(git_dir: str) -> str | None:
     """The `worktree` set under `[core]` in a git dir's config (resolved), or None when it sets none."""
     import re
 
-    try:
-        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as handle:
-            config = handle.read(65536)
-    except OSError:
+    config = read_git_file(os.path.join(git_dir, "config"))
+    if config is None:
         return None
     section = ""
     for line in config.splitlines():

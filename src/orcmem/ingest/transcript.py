@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from pathlib import Path
 from typing import BinaryIO
 
@@ -67,6 +69,28 @@ def detect_agent(first_bytes: bytes) -> Agent | None:
     return None
 
 
+def open_transcript(path: Path | str) -> BinaryIO:
+    """The transcript file opened for reading, only when it is a regular file: a FIFO, socket, device or folder
+    is refused at once (checked before opening, then opened without blocking and checked again on the open
+    descriptor, so a file swapped in between cannot block the reader either).
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        OSError: it cannot be opened, or is not a regular file (its message says which).
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO with no writer opens at once
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
 def parse_transcript(
     path: Path | str, start_offset: int = 0, agent: Agent | None = None, max_bytes: int = READ_BYTES
 ) -> TranscriptChunk:
@@ -76,12 +100,12 @@ def parse_transcript(
     A line longer than `max_bytes` is skipped whole (counted, never held in memory). A file matching neither
     format is read as Claude Code's unless it is named like a Codex rollout (`rollout-*`); its lines then count as
     skipped. Raises NotFoundError when the file does not exist or cannot be read (a folder, a symlink loop, no
-    permission).
+    permission, a FIFO or device: anything but a regular file).
     """
     path = Path(path)
     start = max(start_offset, 0)
     try:
-        with path.open("rb") as file:
+        with open_transcript(path) as file:
             if agent is None:
                 agent = detect_agent(file.read(DETECT_BYTES))
                 if agent is None:

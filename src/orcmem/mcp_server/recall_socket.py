@@ -4,7 +4,9 @@ One server per profile holds the socket at a time: the one holding an exclusive 
 lock goes with its process, however that ends). The others try again every CLAIM_RETRY_S, so when the holder's
 session ends the next running server takes over. A request is a mode line and a JSON object `{prompt, cwd,
 session_id}` (the agent's own hook payload has these keys); the answer is the hook's output after `ok`, or the JSON
-object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them).
+object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them). Clients
+are served by one selector thread, never blocking on one: each has CLIENT_TIMEOUT_S for its whole request, then as
+long to take its whole answer, and at most MAX_CLIENTS are open at once, so no client can starve the others.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import fcntl
 import json
 import os
+import selectors
 import socket
 import struct
 import sys
@@ -46,7 +49,9 @@ if TYPE_CHECKING:
     from orcmem.service.agent_tools import AgentTools
 
 CLAIM_RETRY_S = 5.0  # how often a server without the socket checks whether its holder has gone
-CLIENT_TIMEOUT_S = 2.0  # a client that sends nothing (or reads nothing) for this long is dropped
+CLIENT_TIMEOUT_S = 2.0  # a client's whole request, then its whole answer, each within this, or it is dropped
+MAX_CLIENTS = 64  # connections served at once (each a file handle); past it, the oldest is dropped
+ACCEPT_WAKE_S = 0.5  # how often the serving loop looks whether it was closed
 REMEMBER = "remember"  # a reply's key (never sent) for what marks the memories as given to the session
 ROOTS_CACHED = 256  # folders whose project root is remembered (a hook sends its session's folder every prompt)
 
@@ -157,25 +162,112 @@ class RecallSocket:
             listener.bind(self.path)
         finally:
             os.umask(old_umask)
-        listener.listen(16)
-        listener.settimeout(0.5)  # to notice `close`
+        listener.listen(MAX_CLIENTS)
         self._listener = listener
         self.holding.set()
         return True
 
     def _serve(self) -> None:
+        """Accept and serve clients until closed. One thread and a selector: every client is read and written
+        without blocking, each phase under a deadline, so idle or trickling clients never hold up the others."""
         assert self._listener is not None
-        while not self._stop.is_set():
+        listener = self._listener
+        listener.setblocking(False)
+        clients: dict[socket.socket, _Client] = {}
+        with selectors.DefaultSelector() as selector:
+            selector.register(listener, selectors.EVENT_READ)
             try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError as exc:  # out of file handles, say: let go, and claim again after a pause
-                print(f"orcmem mcp: the recall socket stopped accepting: {exc}", file=sys.stderr)
-                self._stop.wait(CLAIM_RETRY_S)
-                return
-            with connection:
-                self._handle(connection, time.monotonic())
+                while not self._stop.is_set():
+                    now = time.monotonic()
+                    wait = min([ACCEPT_WAKE_S, *(client.deadline - now for client in clients.values())])
+                    for key, _events in selector.select(max(wait, 0.0)):
+                        if key.fileobj is listener:
+                            if not self._accept(listener, selector, clients):
+                                return
+                        elif not self._step(key.data, selector):
+                            _drop(key.data, selector, clients)
+                    now = time.monotonic()
+                    for client in [c for c in clients.values() if c.deadline <= now]:
+                        _drop(client, selector, clients)  # idle, trickling, or not reading its answer
+            finally:
+                for client in list(clients.values()):
+                    _drop(client, selector, clients)
+
+    def _accept(
+        self, listener: socket.socket, selector: selectors.BaseSelector, clients: dict[socket.socket, _Client]
+    ) -> bool:
+        """Take one waiting client (dropping the oldest when MAX_CLIENTS are open); False when accepting failed."""
+        try:
+            connection, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError as exc:  # out of file handles, say: let go, and claim again after a pause
+            print(f"orcmem mcp: the recall socket stopped accepting: {exc}", file=sys.stderr)
+            self._stop.wait(CLAIM_RETRY_S)
+            return False
+        try:
+            if not _same_user(connection):
+                connection.close()
+                return True
+        except OSError:
+            connection.close()
+            return True
+        connection.setblocking(False)
+        if len(clients) >= MAX_CLIENTS:  # a flood of connections costs its oldest, never the server's handles
+            _drop(min(clients.values(), key=lambda c: c.accepted), selector, clients)
+        client = _Client(connection, time.monotonic())
+        clients[connection] = client
+        selector.register(connection, selectors.EVENT_READ, client)
+        if not self._step(client, selector):  # the hook sends at once: its request is usually there already
+            _drop(client, selector, clients)
+        return True
+
+    def _step(self, client: _Client, selector: selectors.BaseSelector) -> bool:
+        """Read what the client sent, or write what is left of its answer; False when it is done or gone."""
+        try:
+            if client.answer is None:
+                chunk = client.connection.recv(65536)
+                while chunk and client.size + len(chunk) <= ANSWER_MAX_BYTES:  # until it waits (BlockingIOError)
+                    client.chunks.append(chunk)
+                    client.size += len(chunk)
+                    chunk = client.connection.recv(65536)
+                if not chunk and not client.chunks:
+                    return False  # connected and left without asking: nothing to answer
+                client.answer = self._answer(client, None if chunk else b"".join(client.chunks))
+            with contextlib.suppress(BlockingIOError):  # its buffer is full: the rest once it reads some
+                client.sent += client.connection.send(client.answer[client.sent :])
+            if client.sent < len(client.answer):
+                if not client.writing:  # wait until it can be written to, no longer until it sends
+                    selector.modify(client.connection, selectors.EVENT_WRITE, client)
+                    client.writing = True
+                return True
+            # The session keeps what it was given only if the client took the answer in time; a client that gave
+            # up answered itself from words, and must not find these memories marked as given.
+            if callable(client.remember) and time.monotonic() - client.accepted < WARM_TIMEOUT_S:
+                client.remember()
+            return False
+        except (BlockingIOError, InterruptedError):
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False  # the hook stopped waiting (its 1 s passed on a busy machine) and answered from words
+        except Exception as exc:  # what no parser takes, or a socket error: this client only
+            print(f"orcmem mcp: a recall request failed: {type(exc).__name__}", file=sys.stderr)
+            return False
+
+    def _answer(self, client: _Client, data: bytes | None) -> bytes:
+        """The answer to the whole request (None: too large); it then has its own deadline to be taken."""
+        mode, request = _parse_request(data)
+        try:
+            if request is None:
+                raise ValueError("the request is not one JSON object")
+            reply = self.answer(request)
+        except Exception as exc:  # the hook falls back to words; the server keeps serving
+            message = f"{type(exc).__name__}: {exc}"
+            print(f"orcmem mcp: recall failed: {message}", file=sys.stderr)
+            reply = {"text": "", "path": WARM_PATH, "error": message}
+        client.remember = reply.pop(REMEMBER, None)
+        client.deadline = time.monotonic() + CLIENT_TIMEOUT_S
+        return _encode(mode, reply)
 
     def _release(self) -> None:
         """Close the socket, remove it, and give up the lock (only the holder has them)."""
@@ -188,32 +280,6 @@ class RecallSocket:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
-
-    def _handle(self, connection: socket.socket, accepted: float) -> None:
-        """Answer one client; nothing it sends or does stops the server."""
-        connection.settimeout(CLIENT_TIMEOUT_S)
-        try:
-            if not _same_user(connection):
-                return
-            mode, request = _read_request(connection)
-            try:
-                if request is None:
-                    raise ValueError("the request is not one JSON object")
-                reply = self.answer(request)
-            except Exception as exc:  # the hook falls back to words; the server keeps serving
-                message = f"{type(exc).__name__}: {exc}"
-                print(f"orcmem mcp: recall failed: {message}", file=sys.stderr)
-                reply = {"text": "", "path": WARM_PATH, "error": message}
-            remember = reply.pop(REMEMBER, None)
-            connection.sendall(_encode(mode, reply))
-            # The session keeps what it was given only if the client took the answer in time; a client that gave
-            # up answered itself from words, and must not find these memories marked as given.
-            if callable(remember) and time.monotonic() - accepted < WARM_TIMEOUT_S:
-                remember()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the hook stopped waiting (its 1 s passed on a busy machine) and answered from words: not an error
-        except Exception as exc:  # the client timed out sending, or sent what no parser takes
-            print(f"orcmem mcp: a recall request failed: {type(exc).__name__}", file=sys.stderr)
 
     def close(self) -> None:
         """Stop serving and let another server take the socket over."""
@@ -233,22 +299,41 @@ def _same_user(connection: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
-def _read_request(connection: socket.socket) -> tuple[bytes, dict[str, Any] | None]:
-    """(mode, request): what the client sent before it shut its side; the request is None when it is too large
-    or not a JSON object."""
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := connection.recv(65536):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > ANSWER_MAX_BYTES:
-            return HOOK_MODE, None
-    mode, _, body = b"".join(chunks).partition(b"\n")
+def _parse_request(data: bytes | None) -> tuple[bytes, dict[str, Any] | None]:
+    """(mode, request) of what the client sent before it shut its side; the request is None when it was too large
+    (`data` None) or is not a JSON object."""
+    if data is None:
+        return HOOK_MODE, None
+    mode, _, body = data.partition(b"\n")
     try:
         request = json.loads(body)
     except (ValueError, RecursionError):
         return mode + b"\n", None
     return mode + b"\n", request if isinstance(request, dict) else None
+
+
+class _Client:
+    """One connection: what it sent so far, its answer once there is one, and when it is dropped."""
+
+    def __init__(self, connection: socket.socket, accepted: float) -> None:
+        """A client just accepted: it has CLIENT_TIMEOUT_S to send its whole request."""
+        self.connection = connection
+        self.accepted = accepted
+        self.deadline = accepted + CLIENT_TIMEOUT_S
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.answer: bytes | None = None
+        self.sent = 0
+        self.writing = False  # selected for writing (an answer larger than the socket's buffer)
+        self.remember: Any = None
+
+
+def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socket.socket, _Client]) -> None:
+    """Forget a client and close its connection."""
+    clients.pop(client.connection, None)
+    with contextlib.suppress(KeyError, ValueError, OSError):
+        selector.unregister(client.connection)
+    client.connection.close()
 
 
 def _encode(mode: bytes, reply: dict[str, Any]) -> bytes:

@@ -518,16 +518,17 @@ def _agent_of(transcript: Path) -> Agent:
     """Which agent wrote a transcript file.
 
     Raises:
-        ValidationError: the file is missing, unreadable, or neither agent's format.
+        ValidationError: the file is missing, unreadable, not a regular file (a FIFO would block), or neither
+            agent's format.
     """
-    from orcmem.ingest.transcript import DETECT_BYTES, detect_agent
+    from orcmem.ingest.transcript import DETECT_BYTES, detect_agent, open_transcript
 
     try:
-        with transcript.open("rb") as handle:
+        with open_transcript(transcript) as handle:
             agent = detect_agent(handle.read(DETECT_BYTES))
     except OSError as exc:
         raise ValidationError(f"No transcript at {transcript} ({exc.strerror or exc}).") from exc
-    if agent is None or not transcript.is_file():
+    if agent is None:
         raise ValidationError(f"{transcript} is neither a Claude Code nor a Codex transcript.")
     return agent
 

@@ -94,12 +94,14 @@ def setup_claude(
     settings, servers = claude_paths(scope, home=home, project_dir=project_dir)
     command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
     specs = None if command is None else claude_hook_specs(command)
+    inside = project_dir if scope == "project" else None  # a repository's files never lead outside it
     edits = [
-        FileEdit(settings, _settings_transform(settings, specs)),
+        FileEdit(settings, _settings_transform(settings, specs), inside=inside),
         FileEdit(
             servers,
             _servers_transform(servers, command, user_scope=scope == "user"),
             new_mode=0o600 if scope == "user" else None,  # ~/.claude.json also holds the user's account state
+            inside=inside,
         ),
     ]
     files, notes = apply_edits(edits, dry_run=dry_run, backup_dir=backup_dir)

@@ -40,11 +40,13 @@ Transform = Callable[[str | None], Outcome]
 
 @dataclass(frozen=True)
 class FileEdit:
-    """A file and how to change it; `new_mode` is the permission of the file if it has to be created."""
+    """A file and how to change it; `new_mode` is the permission of the file if it has to be created; `inside`
+    the project folder a project-scope file must stay in (a symbolic link leading out of it is refused)."""
 
     path: Path
     transform: Transform
     new_mode: int | None = None
+    inside: Path | None = None
 
 
 @dataclass
@@ -55,18 +57,42 @@ class _Plan:
     outcome: Outcome
 
 
-def _target(path: Path) -> Path:
-    """The file to write: a symlinked config (dotfiles) is edited where it lives, the link stays."""
+def _target(edit: FileEdit) -> Path:
+    """The file to write. A config in the user's home that is a symbolic link (dotfiles) is edited where it lives,
+    the link stays: the user made it. A project's file, its folder, or a link on the way, comes with the repository
+    (a clone can plant them), so one that leads outside the project folder is refused; inside it, it is followed.
+
+    Raises:
+        OrcmemError: a project file (or a folder on its way) leads outside the project.
+    """
+    path = edit.path
+    if edit.inside is not None:
+        real, root = os.path.realpath(path), os.path.realpath(edit.inside)
+        if os.path.commonpath([real, root]) != root:
+            raise OrcmemError(
+                f"{path} leads outside the project (a symbolic link to {real}); orcmem writes only inside it, "
+                "so nothing was changed"
+            )
+        return Path(real)
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _read(path: Path) -> bytes | None:
+    """The file's bytes (None: there is none); a FIFO, device or folder is refused at once, never read."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO with no writer opens at once
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise OrcmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was changed") from exc
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OrcmemError(f"{path} is not a regular file; move it away, then run again (nothing was changed)")
+        os.set_blocking(fd, True)
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise OrcmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was changed") from exc
 
 
 def _decode(raw: bytes | None, path: Path) -> str | None:
@@ -115,7 +141,7 @@ def _write_atomic(path: Path, text: str, mode: int | None) -> None:
     """Write a temporary file in the same folder, then rename it over the target (readers never see half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.orcmem-{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666 if mode is None else mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
@@ -134,7 +160,7 @@ def apply_edits(edits: list[FileEdit], *, dry_run: bool, backup_dir: Path) -> tu
     changed file."""
     plans: list[_Plan] = []
     for edit in edits:
-        target = _target(edit.path)
+        target = _target(edit)
         raw = _read(target)
         plans.append(_Plan(edit, target, raw, edit.transform(_decode(raw, edit.path))))
     reports: list[FileReport] = []

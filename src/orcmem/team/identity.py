@@ -15,12 +15,12 @@ import os
 import re
 import secrets
 import stat
-import subprocess
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from orcmem.errors import TeamError
+from orcmem.git_process import run_git
 
 ID_FILE = ".orcmem-project"
 GIT_TIMEOUT_S = 5.0
@@ -57,17 +57,8 @@ def team_key(root: Path) -> str | None:
 
 def remote_key(root: Path) -> str | None:
     """The repository's origin remote, normalised; None without one."""
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), "remote", "get-url", "origin"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return normalise_remote(found.stdout) if found.returncode == 0 else None
+    found = run_git(root, "remote", "get-url", "origin", timeout=GIT_TIMEOUT_S)
+    return normalise_remote(found.decode("utf-8", errors="replace")) if found is not None else None
 
 
 def write_new_id(root: Path) -> str:
