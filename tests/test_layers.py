@@ -17,6 +17,7 @@ LAYERS = {
     "orcmem.textsafe": 1,
     "orcmem.wording": 1,
     "orcmem.secret_formats": 1,
+    "orcmem.secret_rules": 1,
     "orcmem.embed": 1,
     "orcmem.workspace": 1,
     "orcmem.loopback": 1,
