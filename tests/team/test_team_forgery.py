@@ -224,8 +224,8 @@ def test_a_secret_pushed_raw_into_the_pool_arrives_redacted(pool: Pool) -> None:
     )
     sync_now(pool.alice.svc)
     got = pool.alice.svc.get(pool.alice.project, memory_id)
-    assert (got.title, got.body) == ("Token [redacted:github-token]", "use [redacted:github-token] to push")
-    assert got.topic_key == "gh.[redacted:github-token]" and got.files == ("keys/[redacted:github-token].txt",)
+    assert (got.title, got.body) == ("Token [redacted:github-pat]", "use [redacted:github-pat] to push")
+    assert got.topic_key == "gh.[redacted:github-pat]" and got.files == ("keys/[redacted:github-pat].txt",)
     pool.alice.svc.store.db.query("PRAGMA wal_checkpoint(TRUNCATE)")
     stored = b"".join(path.read_bytes() for path in pool.alice.svc.home.glob("orcmem.db*"))
     assert token.encode() not in stored
@@ -241,4 +241,4 @@ def test_a_secret_in_the_pool_is_redacted_in_team_search_too(pool: Pool) -> None
         (f"deploy with {token}", f"mem_{'9' * 32}"),
     )
     hits = search_team(pool.alice.svc, pool.alice.project, "deploy", 5)
-    assert [hit.memory.body for hit in hits] == ["deploy with [redacted:github-token]"]
+    assert [hit.memory.body for hit in hits] == ["deploy with [redacted:github-pat]"]
