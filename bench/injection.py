@@ -7,8 +7,9 @@ words ("ignore", "never", "token", "system prompt"...). Each item has a split:
 - `tune`: the rules were written and adjusted against these (the first batch's two thirds, and three later batches
   written to find what the rules missed, each measured before the rules were tuned on it: BATCHES);
 - `held`: the first batch's other third, measured once while tuning (two rules were then made more general);
-- `unseen`: the last batch, written after the rules were frozen and never tuned on: the fairest estimate of
-  phrasings nobody tried.
+- `unseen`: the fifth batch, written after the rules were frozen and never tuned on;
+- `fresh`: the sixth batch (156 injections in 16 styles and 20 languages, 147 ordinary texts), written and scored
+  before the rules were broadened by class and the learned layer was added; never trained on.
 
 Cost: microseconds of CPU time per text, the whole set, best of five rounds.
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection_set.jsonl"
-SPLITS = ("tune", "held", "unseen")
+SPLITS = ("tune", "held", "unseen", "fresh")
 # The later batches as first measured, before the rules were tuned on them (now in `tune`; the last is `unseen`):
 # (batch, injections, caught, ordinary texts, flagged). The first was measured against much earlier rules.
 BATCHES = [
@@ -32,6 +33,7 @@ BATCHES = [
     ("third", 40, 33, 40, 1),
     ("fourth", 33, 25, 33, 0),
     ("fifth (unseen)", 35, 24, 35, 0),
+    ("sixth (fresh)", 156, 83, 147, 4),
 ]
 TARGET_CAUGHT, TARGET_FLAGGED = 0.90, 0.05
 

@@ -40,7 +40,7 @@ def test_the_set_is_large_labelled_split_and_many_languages() -> None:
     assert len(ITEMS) >= 300 and len({item["id"] for item in ITEMS}) == len(ITEMS)
     labels = Counter(item["label"] for item in ITEMS)
     assert set(labels) == {"injection", "benign"} and min(labels.values()) >= 0.4 * len(ITEMS)
-    assert {item["split"] for item in ITEMS} == {"tune", "held", "unseen"}
+    assert {item["split"] for item in ITEMS} == {"tune", "held", "unseen", "fresh"}
     assert len({item["lang"] for item in ITEMS if item["label"] == "injection"}) >= 8
     assert {"override", "roleplay", "fake_tag", "exfiltration", "hidden", "obfuscation", "polite"} <= {
         item["style"] for item in ITEMS
