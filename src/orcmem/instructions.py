@@ -24,8 +24,12 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
+from orcmem.instructions_learned import learned_flag
 from orcmem.textsafe import INVISIBLE, skeleton
 
+# Raised whenever the rules or the learned layer's weights change: a store whose flags were made by an older
+# version has them computed again when it is opened (MemoryService.open).
+FLAG_VERSION = 2
 _WORD = re.compile(r"\w")
 STRONG = 2  # a cue that flags a text on its own
 WEAK = 1  # a cue that flags a text only beside another
@@ -573,6 +577,49 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
         r"\b(?:important|urgent|mandatory|attention|critical)\b\s*[:!]|\bmust not be shown\b|"
         r"\bhas priority\b|\bbefore anything else\b",
     ),
+    # Secrecy toward whoever reads the agent's answer: leave something out of it, keep it from showing up there.
+    (
+        "secrecy",
+        STRONG,
+        r"\b(?:omit|leave|keep|exclude|drop|hide|strip|remove)\b.{0,60}\b(?:from|out of) your (?:final |next )?"
+        r"(?:summary|answer|reply|response|report|explanation|transcript|diff summary|output|write-?up|notes)",
+    ),
+    ("secrecy", STRONG, r"\b(?:don't|do not|never|no need to) bring (?:it |this |that )?up\b|\bsay nothing\b"),
+    ("secrecy", STRONG, r"\b(?:none of this|nothing of this|this|it)\b.{0,20}\bshows? up in your\b"),
+    ("secrecy", STRONG, rf"\b{_HUSH} {_TELL} (?:the human operator|the person you(?:'re| are) helping)\b"),
+    # Prompt leaking: the agent's own setup asked for, however it is named.
+    (
+        "leak",
+        STRONG,
+        r"\b(?:repeat|print|output|reveal|show|paste|recite|dump|display|echo|list|summari[sz]e|write out|copy)\b"
+        r".{0,40}\byour (?:own )?(?:initial|original|hidden|secret|confidential|internal|full|exact|starting|system|"
+        r"preloaded|first) (?:instructions|prompt|configuration|config|rules|directives|guidelines|setup|message)",
+    ),
+    ("leak", STRONG, r"\bwhat (?:were|was|have) you (?:been )?(?:told|instructed|given|programmed)\b"),
+    ("leak", STRONG, r"\b(?:the )?rules you (?:operate|run|work|act) under\b"),
+    # Switching off the agent's own safeguards (its sandbox, its filters, the person's approval of each step).
+    (
+        "safety",
+        STRONG,
+        r"\b(?:turn off|disable|deactivate|switch off|bypass|skip|suppress|remove)\b (?:all )?(?:of )?your (?:own )?"
+        r"(?:\w+ )?(?:sandbox|filters?|safety|guardrails|safeguards|checks|confirmations?|approval)",
+    ),
+    ("safety", WEAK, r"\b(?:sandbox|content filter|secret scanner|approval prompts?|confirmation prompts?)\b"),
+    (
+        "unasked",
+        WEAK,
+        r"\bstop asking\b|\bauto-?(?:accept|approve|merge)\b|\bpre-?approved\b|\bstanding permission\b|"
+        r"\bno need to (?:confirm|ask)\b|\bwithout (?:inspecting|reviewing|reading|checking) it\b",
+    ),
+    # Orders bound to the agent's session or memory: "for the rest of this chat", "save as a permanent memory".
+    ("persist", WEAK, r"\bfor the (?:rest|remainder) of (?:this|the) (?:chat|conversation|session|task)\b"),
+    ("tool", WEAK, r"\b(?:use|call|invoke|using) (?:your|the) [\w-]+ tool\b"),
+    (
+        "tool",
+        STRONG,
+        r"\b(?:record|save|store|remember) (?:this )?as a (?:permanent|lasting|long-term) memory\b|"
+        r"\b(?:invoke|call|use) the memory tool to (?:save|store|record)\b",
+    ),
 ]
 
 # --- other languages (on the NFKC text, case folded, look-alikes kept) ----------------------------------------------
@@ -809,6 +856,12 @@ def instruction_cues(text: str) -> dict[str, int]:
 
 def looks_like_instructions(text: str) -> bool:
     """Whether text reads as orders to an AI agent rather than about the project (see the module's docstring)."""
+    # The rules first: they catch most injections and are cheaper than the learned layer.
+    return rules_flag(text) or learned_flag(text)
+
+
+def rules_flag(text: str) -> bool:
+    """Whether the rules alone flag `text` (the learned layer left out: for the benchmark)."""
     return sum(instruction_cues(text).values()) >= FLAG_AT
 
 
