@@ -624,6 +624,20 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
 
 # --- other languages (on the NFKC text, case folded, look-alikes kept) ----------------------------------------------
 
+_W_SEND = (
+    r"(?:sende|schick|envoie|envoyer|envía|envia|enviar|envie|invia|inviare|verstuur|stuur|отправ|перешли|надішли|"
+    r"发送|上传|发到|发给|送信|送って|wyślij|pošli|gönder|보내|أرسل|gửi|kirim|skicka|भेज)"
+)
+_W_SECRET = (
+    r"(?:\.env|passw|kennw|mot de passe|contraseña|senha|password|hasł|hesl|lösenord|şifre|mật khẩu|kata sandi|"
+    r"clés? api|chiav|credencial|credenzial|zugangsdaten|schlüssel|sleutel|token|secret|密钥|密码|令牌|環境変数|"
+    r"パスワード|秘密鍵|비밀 키|비밀번호|ключ|парол|токен|مفاتيح|كلمة المرور|पासवर्ड|कुंजी|khóa)"
+)
+_W_DEST = (
+    r"(?:https?://|@[\w-]+\.|webhook|adresse|indirizzo|dirección|endereço|\badres\b|adresa|adressen|địa chỉ|alamat|"
+    r"邮箱|地址|网址|url|アドレス|주소|адрес|عنوان|पते|e-?mail)"
+)
+
 _WORLD_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = [
     # German
     (
@@ -761,6 +775,32 @@ _WORLD_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]]
         STRONG,
         r"(?:sende|schick|envoie|envoyer|envía|enviar|envie|invia|verstuur|stuur|отправь|отправить|"
         r"перешли|发送|上传|发到|送信|送って|wyślij|gönder|보내)\w*.{0,60}(?:https?://|@\w+\.|这个网址|网址|此地址)",
+    ),
+    # The three commonest classes in more languages and more words: a secret sent to an address, the user kept in
+    # the dark, the earlier instructions cancelled (Swedish, Czech, Vietnamese, Indonesian and Hindi too).
+    (
+        "exfil",
+        STRONG,
+        rf"{_W_SEND}.{{0,100}}{_W_SECRET}.{{0,100}}{_W_DEST}|{_W_SEND}.{{0,100}}{_W_DEST}.{{0,100}}{_W_SECRET}|"
+        rf"{_W_SECRET}.{{0,60}}{_W_SEND}.{{0,60}}{_W_DEST}",
+    ),
+    (
+        "secrecy",
+        STRONG,
+        r"\bno (?:le )?(?:digas|cuentes|informes|menciones|avises)\w* (?:nada )?al usuario|\bnon (?:dir(?:e|lo|gli)|"
+        r"informare|avvisare|menzionare)\w* (?:nulla |niente )?all['’]utente|\bnie (?:mów|informuj|wspominaj)\w* "
+        r"użytkownik|\bvertel (?:het )?de gebruiker niet|kullanıcıya\b.{0,60}(?:söyleme|bahsetme|bildirme)|"
+        r"لا (?:تخبر|تقل|تبلغ)\w* (?:ل)?المستخدم|사용자에게.{0,40}(?:말하지|알리지|알려주지) 마|"
+        r"đừng (?:nói|cho biết|báo) (?:với |cho )?người dùng|"
+        r"\bjangan (?:beri ?tahu|bilang|katakan|memberi ?tahu) (?:kepada )?pengguna|"
+        r"\bberätta inte för användaren|\bneříkej\w* uživatel|उपयोगकर्ता को (?:न|मत) बता",
+    ),
+    (
+        "override",
+        STRONG,
+        r"\bbỏ qua (?:mọi |tất cả )?(?:các )?(?:hướng dẫn|chỉ dẫn|lệnh|quy tắc)|\babaikan (?:semua )?(?:instruksi|"
+        r"perintah|aturan)|\bignorera (?:\w+ ){0,2}(?:instruktioner|regler)|\bignoruj(?:te)? (?:\w+ ){0,2}(?:pokyny|"
+        r"instrukce|pravidla)|निर्देशों को (?:अनदेखा|नज़रअंदाज़|नजरअंदाज)",
     ),
 ]
 

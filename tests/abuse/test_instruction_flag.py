@@ -55,12 +55,12 @@ def test_at_least_90_percent_caught_and_at_most_5_percent_flagged(split: str) ->
     assert caught >= 0.90 and flagged <= 0.05, (caught, flagged)
 
 
-@pytest.mark.parametrize(("split", "floor", "ceiling"), [("unseen", 0.75, 0.05), ("fresh", 0.70, 0.06)])
+@pytest.mark.parametrize(("split", "floor", "ceiling"), [("unseen", 0.75, 0.05), ("fresh", 0.80, 0.06)])
 def test_phrasings_written_after_the_rules_were_frozen_keep_their_floor(
     split: str, floor: float, ceiling: float
 ) -> None:
     """The unseen and fresh splits measure phrasings the learned layer never saw (docs/benchmarks.md): as measured
-    now (unseen 27 of 35 and 1 of 35, fresh 113 of 156 and 8 of 147), less a text or two."""
+    now (unseen 27 of 35 and 1 of 35, fresh 129 of 156 and 8 of 147), less a text or two."""
     caught, flagged = rates(split)
     assert caught >= floor and flagged <= ceiling, (caught, flagged)
 
