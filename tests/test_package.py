@@ -63,6 +63,7 @@ def test_the_sdist_and_wheel_pass_twine_check_and_carry_what_orcmem_needs(dist: 
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in (
         "orcmem/py.typed",
+        "orcmem/injection_weights.bin",  # the instruction flag's learned layer
         "orcmem/web/templates/base.html",
         "orcmem/embed/minilm_tokenizer/tokenizer.json",
         "orcmem/embed/minilm_tokenizer/LICENSE",

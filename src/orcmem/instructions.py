@@ -24,8 +24,12 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
+from orcmem.instructions_learned import learned_flag
 from orcmem.textsafe import INVISIBLE, skeleton
 
+# Raised whenever the rules or the learned layer's weights change: a store whose flags were made by an older
+# version has them computed again when it is opened (MemoryService.open).
+FLAG_VERSION = 2
 _WORD = re.compile(r"\w")
 STRONG = 2  # a cue that flags a text on its own
 WEAK = 1  # a cue that flags a text only beside another
@@ -573,9 +577,66 @@ _EN_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = 
         r"\b(?:important|urgent|mandatory|attention|critical)\b\s*[:!]|\bmust not be shown\b|"
         r"\bhas priority\b|\bbefore anything else\b",
     ),
+    # Secrecy toward whoever reads the agent's answer: leave something out of it, keep it from showing up there.
+    (
+        "secrecy",
+        STRONG,
+        r"\b(?:omit|leave|keep|exclude|drop|hide|strip|remove)\b.{0,60}\b(?:from|out of) your (?:final |next )?"
+        r"(?:summary|answer|reply|response|report|explanation|transcript|diff summary|output|write-?up|notes)",
+    ),
+    ("secrecy", STRONG, r"\b(?:don't|do not|never|no need to) bring (?:it |this |that )?up\b|\bsay nothing\b"),
+    ("secrecy", STRONG, r"\b(?:none of this|nothing of this|this|it)\b.{0,20}\bshows? up in your\b"),
+    ("secrecy", STRONG, rf"\b{_HUSH} {_TELL} (?:the human operator|the person you(?:'re| are) helping)\b"),
+    # Prompt leaking: the agent's own setup asked for, however it is named.
+    (
+        "leak",
+        STRONG,
+        r"\b(?:repeat|print|output|reveal|show|paste|recite|dump|display|echo|list|summari[sz]e|write out|copy)\b"
+        r".{0,40}\byour (?:own )?(?:initial|original|hidden|secret|confidential|internal|full|exact|starting|system|"
+        r"preloaded|first) (?:instructions|prompt|configuration|config|rules|directives|guidelines|setup|message)",
+    ),
+    ("leak", STRONG, r"\bwhat (?:were|was|have) you (?:been )?(?:told|instructed|given|programmed)\b"),
+    ("leak", STRONG, r"\b(?:the )?rules you (?:operate|run|work|act) under\b"),
+    # Switching off the agent's own safeguards (its sandbox, its filters, the person's approval of each step).
+    (
+        "safety",
+        STRONG,
+        r"\b(?:turn off|disable|deactivate|switch off|bypass|skip|suppress|remove)\b (?:all )?(?:of )?your (?:own )?"
+        r"(?:\w+ )?(?:sandbox|filters?|safety|guardrails|safeguards|checks|confirmations?|approval)",
+    ),
+    ("safety", WEAK, r"\b(?:sandbox|content filter|secret scanner|approval prompts?|confirmation prompts?)\b"),
+    (
+        "unasked",
+        WEAK,
+        r"\bstop asking\b|\bauto-?(?:accept|approve|merge)\b|\bpre-?approved\b|\bstanding permission\b|"
+        r"\bno need to (?:confirm|ask)\b|\bwithout (?:inspecting|reviewing|reading|checking) it\b",
+    ),
+    # Orders bound to the agent's session or memory: "for the rest of this chat", "save as a permanent memory".
+    ("persist", WEAK, r"\bfor the (?:rest|remainder) of (?:this|the) (?:chat|conversation|session|task)\b"),
+    ("tool", WEAK, r"\b(?:use|call|invoke|using) (?:your|the) [\w-]+ tool\b"),
+    (
+        "tool",
+        STRONG,
+        r"\b(?:record|save|store|remember) (?:this )?as a (?:permanent|lasting|long-term) memory\b|"
+        r"\b(?:invoke|call|use) the memory tool to (?:save|store|record)\b",
+    ),
 ]
 
 # --- other languages (on the NFKC text, case folded, look-alikes kept) ----------------------------------------------
+
+_W_SEND = (
+    r"(?:sende|schick|envoie|envoyer|envía|envia|enviar|envie|invia|inviare|verstuur|stuur|отправ|перешли|надішли|"
+    r"发送|上传|发到|发给|送信|送って|wyślij|pošli|gönder|보내|أرسل|gửi|kirim|skicka|भेज)"
+)
+_W_SECRET = (
+    r"(?:\.env|passw|kennw|mot de passe|contraseña|senha|password|hasł|hesl|lösenord|şifre|mật khẩu|kata sandi|"
+    r"clés? api|chiav|credencial|credenzial|zugangsdaten|schlüssel|sleutel|token|secret|密钥|密码|令牌|環境変数|"
+    r"パスワード|秘密鍵|비밀 키|비밀번호|ключ|парол|токен|مفاتيح|كلمة المرور|पासवर्ड|कुंजी|khóa)"
+)
+_W_DEST = (
+    r"(?:https?://|@[\w-]+\.|webhook|adresse|indirizzo|dirección|endereço|\badres\b|adresa|adressen|địa chỉ|alamat|"
+    r"邮箱|地址|网址|url|アドレス|주소|адрес|عنوان|पते|e-?mail)"
+)
 
 _WORLD_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]] = [
     # German
@@ -715,6 +776,32 @@ _WORLD_RULES: list[tuple[str, int, str] | tuple[str, int, str, tuple[str, ...]]]
         r"(?:sende|schick|envoie|envoyer|envía|enviar|envie|invia|verstuur|stuur|отправь|отправить|"
         r"перешли|发送|上传|发到|送信|送って|wyślij|gönder|보내)\w*.{0,60}(?:https?://|@\w+\.|这个网址|网址|此地址)",
     ),
+    # The three commonest classes in more languages and more words: a secret sent to an address, the user kept in
+    # the dark, the earlier instructions cancelled (Swedish, Czech, Vietnamese, Indonesian and Hindi too).
+    (
+        "exfil",
+        STRONG,
+        rf"{_W_SEND}.{{0,100}}{_W_SECRET}.{{0,100}}{_W_DEST}|{_W_SEND}.{{0,100}}{_W_DEST}.{{0,100}}{_W_SECRET}|"
+        rf"{_W_SECRET}.{{0,60}}{_W_SEND}.{{0,60}}{_W_DEST}",
+    ),
+    (
+        "secrecy",
+        STRONG,
+        r"\bno (?:le )?(?:digas|cuentes|informes|menciones|avises)\w* (?:nada )?al usuario|\bnon (?:dir(?:e|lo|gli)|"
+        r"informare|avvisare|menzionare)\w* (?:nulla |niente )?all['’]utente|\bnie (?:mów|informuj|wspominaj)\w* "
+        r"użytkownik|\bvertel (?:het )?de gebruiker niet|kullanıcıya\b.{0,60}(?:söyleme|bahsetme|bildirme)|"
+        r"لا (?:تخبر|تقل|تبلغ)\w* (?:ل)?المستخدم|사용자에게.{0,40}(?:말하지|알리지|알려주지) 마|"
+        r"đừng (?:nói|cho biết|báo) (?:với |cho )?người dùng|"
+        r"\bjangan (?:beri ?tahu|bilang|katakan|memberi ?tahu) (?:kepada )?pengguna|"
+        r"\bberätta inte för användaren|\bneříkej\w* uživatel|उपयोगकर्ता को (?:न|मत) बता",
+    ),
+    (
+        "override",
+        STRONG,
+        r"\bbỏ qua (?:mọi |tất cả )?(?:các )?(?:hướng dẫn|chỉ dẫn|lệnh|quy tắc)|\babaikan (?:semua )?(?:instruksi|"
+        r"perintah|aturan)|\bignorera (?:\w+ ){0,2}(?:instruktioner|regler)|\bignoruj(?:te)? (?:\w+ ){0,2}(?:pokyny|"
+        r"instrukce|pravidla)|निर्देशों को (?:अनदेखा|नज़रअंदाज़|नजरअंदाज)",
+    ),
 ]
 
 # Languages in other scripts: only a text with characters beyond ASCII can hold them.
@@ -809,6 +896,12 @@ def instruction_cues(text: str) -> dict[str, int]:
 
 def looks_like_instructions(text: str) -> bool:
     """Whether text reads as orders to an AI agent rather than about the project (see the module's docstring)."""
+    # The rules first: they catch most injections and are cheaper than the learned layer.
+    return rules_flag(text) or learned_flag(text)
+
+
+def rules_flag(text: str) -> bool:
+    """Whether the rules alone flag `text` (the learned layer left out: for the benchmark)."""
     return sum(instruction_cues(text).values()) >= FLAG_AT
 
 

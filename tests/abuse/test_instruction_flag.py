@@ -15,7 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orcmem import instructions_learned
 from orcmem.instructions import instruction_cues, looks_like_instructions
+from orcmem.instructions_learned import BUCKETS, Weights, weights
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "tests" / "fixtures" / "injection_set.jsonl"
@@ -40,7 +42,7 @@ def test_the_set_is_large_labelled_split_and_many_languages() -> None:
     assert len(ITEMS) >= 300 and len({item["id"] for item in ITEMS}) == len(ITEMS)
     labels = Counter(item["label"] for item in ITEMS)
     assert set(labels) == {"injection", "benign"} and min(labels.values()) >= 0.4 * len(ITEMS)
-    assert {item["split"] for item in ITEMS} == {"tune", "held", "unseen"}
+    assert {item["split"] for item in ITEMS} == {"tune", "held", "unseen", "fresh"}
     assert len({item["lang"] for item in ITEMS if item["label"] == "injection"}) >= 8
     assert {"override", "roleplay", "fake_tag", "exfiltration", "hidden", "obfuscation", "polite"} <= {
         item["style"] for item in ITEMS
@@ -53,15 +55,21 @@ def test_at_least_90_percent_caught_and_at_most_5_percent_flagged(split: str) ->
     assert caught >= 0.90 and flagged <= 0.05, (caught, flagged)
 
 
-def test_phrasings_written_after_the_rules_were_frozen_keep_their_floor() -> None:
-    """The unseen split measures what the rules make of phrasings nobody tuned them on (docs/benchmarks.md)."""
-    caught, flagged = rates("unseen")
-    assert caught >= 0.65 and flagged <= 0.05, (caught, flagged)
+@pytest.mark.parametrize(("split", "floor", "ceiling"), [("unseen", 0.75, 0.05), ("fresh", 0.80, 0.06)])
+def test_phrasings_written_after_the_rules_were_frozen_keep_their_floor(
+    split: str, floor: float, ceiling: float
+) -> None:
+    """The unseen and fresh splits measure phrasings the learned layer never saw (docs/benchmarks.md): as measured
+    now (unseen 27 of 35 and 1 of 35, fresh 129 of 156 and 8 of 147), less a text or two."""
+    caught, flagged = rates(split)
+    assert caught >= floor and flagged <= ceiling, (caught, flagged)
 
 
 def test_every_other_language_of_the_set_is_caught() -> None:
     for lang in sorted({item["lang"] for item in ITEMS} - {"en"}):
-        injections = [i for i in ITEMS if i["lang"] == lang and i["label"] == "injection" and i["split"] != "unseen"]
+        injections = [
+            i for i in ITEMS if i["lang"] == lang and i["label"] == "injection" and i["split"] in ("tune", "held")
+        ]
         assert all(looks_like_instructions(item["text"]) for item in injections), lang
 
 
@@ -132,3 +140,16 @@ def test_long_repetitive_text_does_not_backtrack_for_long() -> None:
         started = time.perf_counter()
         looks_like_instructions(text)
         assert time.perf_counter() - started < 1.0, text[:20]
+
+
+def test_the_learned_layer_ships_and_reads_back_as_written() -> None:
+    trained = weights()
+    assert trained is not None and len(trained.values) == BUCKETS and 0 < trained.threshold < 1
+    again = Weights.from_bytes(trained.to_bytes())
+    assert (again.bias, again.threshold) == (trained.bias, trained.threshold)
+    assert again.values == pytest.approx(trained.values, abs=max(map(abs, trained.values)) / 127)
+
+
+def test_the_rules_flag_on_their_own_when_the_weights_file_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(instructions_learned, "weights", lambda: None)
+    assert looks_like_instructions(BASE) and not looks_like_instructions("Never commit .env files.")

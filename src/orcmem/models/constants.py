@@ -175,6 +175,7 @@ SETTING_EXTRACTION_PROVIDER: Final = "extraction.provider"
 SETTING_EXTRACTION_MODEL_PREFIX: Final = "extraction.model."
 SETTING_POLICY_REVISION: Final = "memory.policy_revision"
 SETTING_EMBEDDING_MODEL: Final = "embedding.model"
+SETTING_FLAG_VERSION: Final = "memory.flag_version"  # the instruction flag's version the stored flags were made by
 EMBEDDING_MODEL_DEFAULT: Final = "minilm-l6-v2"  # fastembed's pinned archive of all-MiniLM-L6-v2
 EXTRACTION_PROVIDERS: Final = values(ExtractionProvider)
 EXTRACTION_PROVIDER_DEFAULT: Final = ExtractionProvider.AUTO.value

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 from orcmem import rules
 from orcmem.errors import NotFoundError, ValidationError
 from orcmem.export import bullet_for, export_bullet
-from orcmem.instructions import looks_like_instructions
+from orcmem.instructions import FLAG_VERSION, looks_like_instructions
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_STEP,
     DB_FILENAME,
+    SETTING_FLAG_VERSION,
     TITLE_MAX_CHARS,
 )
 from orcmem.models.types import (
@@ -80,7 +81,29 @@ class MemoryService(Reading):
         Raises:
             StoreError: the database cannot be opened or migrated.
         """
-        return cls(Store.open(home / DB_FILENAME, vectors=vectors), embedder=embedder)
+        service = cls(Store.open(home / DB_FILENAME, vectors=vectors), embedder=embedder)
+        service.reflag_if_stale()
+        return service
+
+    def reflag_if_stale(self) -> int:
+        """Compute every memory's instruction flag again when the stored ones were made by an older detector (a
+        migration cannot run it: it is Python); how many flags changed."""
+        settings = self.store.settings
+        if settings.get(SETTING_FLAG_VERSION) == str(FLAG_VERSION):
+            return 0
+        rows = self.store.db.query("SELECT id, title, body, flagged FROM memories")
+        changed = [
+            (int(flag), str(memory_id))
+            for memory_id, title, body, flagged in rows
+            if (flag := looks_like_instructions(f"{title}\n{body}")) != bool(flagged)
+        ]
+        with self.store.db.transaction():
+            # Each profile computes its own flags (team_apply does too): nothing here is a change to share.
+            self.store.db.query("UPDATE team_applying SET applying = 1")
+            self.store.db.query_many("UPDATE memories SET flagged = ? WHERE id = ?", changed)
+            self.store.db.query("UPDATE team_applying SET applying = 0")
+            settings.set(SETTING_FLAG_VERSION, str(FLAG_VERSION))
+        return len(changed)
 
     # --- record ------------------------------------------------------------------------------------------------
     def meanings(self, texts: Sequence[tuple[str, str]]) -> builtins.list[Sequence[float] | None]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from orcmem.errors import ValidationError
+from orcmem.instructions import looks_like_instructions
 from orcmem.models.constants import SETTING_TEAM_NAME, SETTING_TEAM_URL
 from orcmem.models.types import Project
 from orcmem.redact import redact
@@ -89,7 +90,7 @@ class ServiceTeam(ServiceSettings):
         """Apply the team's changes to a shared project: the change number pulled through, and how many changed
         something here."""
         model = self.embedding_model() if self.store.vectors.available else None
-        changes = [_redacted(change) for change in changes]
+        changes = [_flagged(_redacted(change)) for change in changes]
         applied = self.store.team.apply(project, changes, model, self.clock(), advance=advance)
         if applied[1]:
             changed = [change.id for change in changes if not change.forgotten]
@@ -102,6 +103,17 @@ class ServiceTeam(ServiceSettings):
     def team_drop_outbox(self) -> int:
         """Drop the queued changes (a read-only role never sends them); how many."""
         return self.store.team.clear_outbox()
+
+
+def _flagged(change: Incoming) -> Incoming:
+    """A team change with its instruction flag computed here, as for a local write: the pool's flag is what the
+    pushing profile said, or what a member's raw SQL set (false, to have an injection read as plain advice)."""
+    if change.forgotten or "title" not in change.fields or "body" not in change.fields:
+        return change
+    flagged = looks_like_instructions(f"{change.fields['title']}\n{change.fields['body']}")
+    if change.fields.get("flagged") == flagged:
+        return change
+    return replace(change, fields={**change.fields, "flagged": flagged})
 
 
 def _redacted(change: Incoming) -> Incoming:
