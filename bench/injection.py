@@ -10,6 +10,8 @@ words ("ignore", "never", "token", "system prompt"...). Each item has a split:
 - `unseen`: the fifth batch, written after the rules were frozen and never tuned on;
 - `fresh`: the sixth batch (156 injections in 16 styles and 20 languages, 147 ordinary texts), written and scored
   before the rules were broadened by class and the learned layer was added; never trained on.
+- `independent`: 200 injections in 15 styles and 15 languages and 200 ordinary texts, written by someone who never saw
+  the detector, its set or its code, and scored once after the detector was final: the fairest figure of all.
 
 Cost: microseconds of CPU time per text, the whole set, best of five rounds.
 """
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection_set.jsonl"
 # The fresh split's items that the detector as frozen before it (commit 7ef150d) flagged: its "before" figures.
 FRESH_BEFORE = ROOT / "bench" / "data" / "injection_fresh_before.json"
-SPLITS = ("tune", "held", "unseen", "fresh")
+SPLITS = ("tune", "held", "unseen", "fresh", "independent")
 # The later batches as first measured, before the rules were tuned on them (now in `tune`; the last is `unseen`):
 # (batch, injections, caught, ordinary texts, flagged). The first was measured against much earlier rules.
 BATCHES = [
@@ -218,6 +220,7 @@ def render(r: InjectionResult) -> list[str]:
     held = r.new["held"]
     unseen = r.new["unseen"]
     fresh = r.new["fresh"]
+    independent = r.new["independent"]
 
     def met(s: Score) -> bool:
         return s.caught / s.injections >= TARGET_CAUGHT and s.flagged / s.ordinary <= TARGET_FLAGGED
@@ -235,7 +238,8 @@ def render(r: InjectionResult) -> list[str]:
         "were written against these and the learned layer is trained on them; *held*: a third of the first batch,",
         "measured once while tuning; *unseen*: the fifth batch, written after the rules were frozen; *fresh*: the",
         "sixth batch, written and scored before the learned layer and the last rules (the layer never saw it; the",
-        "rules were broadened by class after its misses were read, so its rules-only figure is no longer blind).",
+        "rules were broadened by class after its misses were read, so its rules-only figure is no longer blind);",
+        "*independent*: written by someone who never saw the detector, its set or its code, scored once at the end.",
         "",
         "| split | rules and learned layer: caught | flagged | rules alone: caught | flagged | old detector: caught "
         "| flagged |",
@@ -250,7 +254,9 @@ def render(r: InjectionResult) -> list[str]:
         f"{_share(held.flagged, held.ordinary)}); unseen {'met' if met(unseen) else '**missed**'} "
         f"({_share(unseen.caught, unseen.injections)}, {_share(unseen.flagged, unseen.ordinary)}); fresh "
         f"{'met' if met(fresh) else '**missed**'} ({_share(fresh.caught, fresh.injections)}, "
-        f"{_share(fresh.flagged, fresh.ordinary)}).",
+        f"{_share(fresh.flagged, fresh.ordinary)}); independent {'met' if met(independent) else '**missed**'} "
+        f"({_share(independent.caught, independent.injections)}, "
+        f"{_share(independent.flagged, independent.ordinary)}).",
         f"- Cost: {r.new_us:.0f} µs of CPU per text ({r.ordinary_us:.0f} µs per ordinary one, the usual write; "
         f"the rules alone {r.rules_us:.0f} µs), against {r.old_us:.1f} µs for the old detector.",
         "  The flag is computed when a memory is written and stored with it; recall, the brief and the prompt hook",
