@@ -41,6 +41,7 @@ LAYERS = {
     "orcmem.session_recall": 2,
     "orcmem.permissions": 2,
     "orcmem.instructions": 2,
+    "orcmem.instructions_learned": 2,
     "orcmem.service": 3,
     "orcmem.profile": 4,
     "orcmem.runtime": 4,
