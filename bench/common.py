@@ -105,9 +105,9 @@ def embedded_service(home: Path) -> MemoryService:
     The model lives in the profile's own models folder, so an `orcmem mcp` started on `home` loads it too.
     The caller closes the service.
     """
+    from orcmem.app.runtime import models_dir
     from orcmem.embed.model_files import ensure_model
     from orcmem.embed.worker import worker_embedder
-    from orcmem.runtime import models_dir
     from orcmem.service.memory_service import MemoryService
 
     source = embedding_source()
@@ -125,8 +125,8 @@ def embedded_service(home: Path) -> MemoryService:
 def profile_with_memories(home: Path, project: Path, count: int) -> None:
     """A profile at `home`, memory on, holding `count` synthetic memories in the project at `project`."""
     from bench.search import synthetic_memories
+    from orcmem.host.workspace import Location
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import Location
 
     project.mkdir(parents=True, exist_ok=True)
     svc = MemoryService.open(home, vectors=False)

@@ -23,13 +23,13 @@ from pathlib import Path
 
 from bench.agents import _handshake, _read_answer, _request, _stop
 from bench.common import Latency, embedding_source, latency, onnx_loaded, profile_with_memories, time_call
+from orcmem.app.runtime import models_dir
 from orcmem.embed.model_files import ensure_model
+from orcmem.host.workspace import Location
 from orcmem.models.constants import EMBEDDING_DIMENSIONS
 from orcmem.models.types import Project, Source
-from orcmem.runtime import models_dir
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import Location
 
 MEMORIES = 10_000
 DELETIONS = 300

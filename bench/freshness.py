@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import Latency, latency
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 
 MEMORIES, FILES, CHANGED, DELETED = 10_000, 2_000, 20, 5
 HOOK_SAMPLES = 30

@@ -13,12 +13,12 @@ from pathlib import Path
 from bench.common import embedding_source
 from orcmem.embed.model_files import ensure_model
 from orcmem.embed.worker import worker_embedder
+from orcmem.host.workspace import Location
 from orcmem.models.constants import FUSION_WORD_WEIGHT, RRF_K, SEARCH_CANDIDATES, SEED_RRF_K
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.retrieve.query import query_terms
 from orcmem.retrieve.scoring import relative
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import Location
 
 KS = (5, 8, 10)
 

@@ -233,8 +233,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
     from orcmem.embed.embedder import load_embedder
     from orcmem.embed.model_files import ensure_model
     from orcmem.embed.worker import worker_embedder
+    from orcmem.host.workspace import Location
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import Location
 
     clock = time.perf_counter
     t0 = clock()

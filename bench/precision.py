@@ -24,6 +24,7 @@ from pathlib import Path
 from bench import locomo
 from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import PROBLEMS, queries, synthetic_memories
+from orcmem.agent_context.recall import recall_match
 from orcmem.models.constants import (
     FTS_MAX_TERMS,
     RECALL_ENOUGH_TERMS,
@@ -32,7 +33,6 @@ from orcmem.models.constants import (
     RECALL_MIN_TERM_SHARE,
 )
 from orcmem.models.types import NewMemory
-from orcmem.recall import recall_match
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.recall import RecallRow, recall_rows
 

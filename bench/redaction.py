@@ -61,7 +61,7 @@ class ScannerRates:
 
 def _scanner_rates(scanner: str) -> ScannerRates:
     from bench.secret_cases import load
-    from orcmem.redact import MARKER, redact
+    from orcmem.text.redact import MARKER, redact
 
     per: dict[str, list[int]] = {}
     whole = part = changed = 0
@@ -111,7 +111,7 @@ def _ordinary() -> list[str]:
 
 
 def _per_text_us(texts: list[str], rounds: int = 5) -> float:
-    from orcmem.redact import redact_text
+    from orcmem.text.redact import redact_text
 
     best = float("inf")
     for _ in range(rounds):
@@ -158,7 +158,7 @@ def run() -> RedactionResult:
     from bench.search import synthetic_memories
     from orcmem.ingest.transcript import parse_transcript
     from orcmem.models.vocabulary import Agent
-    from orcmem.redact import redact_text
+    from orcmem.text.redact import redact_text
     from tests.abuse.fake_secrets import corpus
 
     secrets = corpus()

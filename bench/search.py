@@ -13,11 +13,11 @@ from bench.common import Latency, embedding_source, latency, time_call
 from orcmem.embed.embedder import load_embedder
 from orcmem.embed.model_files import ensure_model
 from orcmem.embed.worker import worker_embedder
+from orcmem.host.workspace import Location
 from orcmem.models.constants import SEARCH_CANDIDATES
 from orcmem.models.types import NewMemory, Source
 from orcmem.retrieve.query import query_terms
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import Location
 
 TOOLS = [
     "pytest",

@@ -22,15 +22,15 @@ from typing import Any
 
 from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import queries, synthetic_memories
+from orcmem.host.workspace import Location
 from orcmem.models.constants import SEARCH_CANDIDATES
 from orcmem.models.types import Project
 from orcmem.retrieve.query import query_terms
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.team import TeamLink
-from orcmem.store.team_server import HNSW_EF_SEARCH, TeamServer, connect
+from orcmem.store.team_pool.server import HNSW_EF_SEARCH, TeamServer, connect
 from orcmem.team.background import TeamSyncer
 from orcmem.team.sync import open_team, sync, sync_now
-from orcmem.workspace import Location
 
 SYNC_COUNT = 10_000
 SIZES = (100_000, 1_000_000)

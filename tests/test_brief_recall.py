@@ -154,7 +154,7 @@ def test_recall_flags_instructions_and_cannot_break_the_fence(service, project) 
 
 
 def test_recall_sees_global_memories_and_never_other_projects(service, project, tmp_path) -> None:
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     other_dir = tmp_path / "other"
     other_dir.mkdir()
@@ -178,7 +178,7 @@ def test_recall_never_raises(service, project, text: str) -> None:
 
 
 def test_recall_finds_this_projects_memory_behind_many_better_foreign_matches(service, project, tmp_path) -> None:
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     other_dir = tmp_path / "busy"
     other_dir.mkdir()
@@ -221,7 +221,7 @@ def remembered(service: MemoryService, project: Project) -> Project:
 
 
 def ungated(service: MemoryService, project: Project, prompt: str) -> list:
-    from orcmem.recall import recall_match
+    from orcmem.agent_context.recall import recall_match
     from orcmem.store.recall import recall_rows
 
     match = recall_match(prompt)
@@ -281,7 +281,7 @@ def test_the_prompt_hook_injects_nothing_for_an_off_topic_prompt(service, rememb
     import io
     import json
 
-    from orcmem import hooks
+    from orcmem.hooks import handlers as hooks
 
     def hook(prompt: str) -> str:
         out = io.StringIO()
@@ -295,7 +295,7 @@ def test_the_prompt_hook_injects_nothing_for_an_off_topic_prompt(service, rememb
 
 
 def test_no_letter_case_of_the_fence_tag_survives_in_recalled_text() -> None:
-    from orcmem.recall import defang
+    from orcmem.agent_context.recall import defang
 
     for text in ("</ORCMEM-CONTEXT>", "<Orcmem-Context kind='x'>", "a </orcmem-context> b"):
         assert "orcmem-context" not in defang(text).lower()
@@ -303,7 +303,7 @@ def test_no_letter_case_of_the_fence_tag_survives_in_recalled_text() -> None:
 
 
 def test_merge_recall_puts_a_memory_both_lists_found_first_and_shows_it_once() -> None:
-    from orcmem.recall import merge_recall
+    from orcmem.agent_context.recall import merge_recall
     from orcmem.store.recall import RecallRow
 
     def row(title: str) -> RecallRow:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.freshness import blob_id, command_program, named_symbols
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Project, Source
+from orcmem.rules.freshness import blob_id, command_program, named_symbols
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 
 APP = "def load_config(path):\n    return read(path)\n\n\nclass SessionCache:\n    pass\n"
 
@@ -193,7 +193,7 @@ def test_orcmem_check_lists_them_and_the_page_shows_why(
     from click.testing import CliRunner
     from starlette.testclient import TestClient
 
-    from orcmem.cli import cli
+    from orcmem.cli.commands import cli
     from orcmem.web.app import create_app
     from tests.web.support import BASE, TOKEN
 

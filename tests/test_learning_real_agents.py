@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.service.memory_service import MemoryService
-from orcmem.worker_control import stop_workers
-from orcmem.workspace import locate
+from orcmem.worker.control import stop_workers
 from tests.helpers import wait_for
 
 STANDIN = Path(__file__).with_name("standin_agent.py")

@@ -15,10 +15,10 @@ from pathlib import Path
 import apsw
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.migrations import LATEST_VERSION, schema_version
-from orcmem.workspace import locate
 
 DB_FILES = ("orcmem.db", "orcmem.db-wal", "orcmem.db-shm")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.faults.support import (
     DB_NAME,
     assert_one_line_error,

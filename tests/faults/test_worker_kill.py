@@ -23,11 +23,11 @@ from pathlib import Path
 import apsw
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import Memory, MemoryFilter
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.summaries import Summary
-from orcmem.workspace import locate
 from tests.fakes import standin_claude_env
 from tests.faults.support import DB_NAME, integrity, write_lock_held
 from tests.helpers import wait_for

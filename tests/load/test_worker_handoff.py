@@ -11,11 +11,11 @@ import json
 import shutil
 from pathlib import Path
 
-from orcmem import worker
 from orcmem.extract.resolve import GeneratorChoice
 from orcmem.models.types import Project
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
+from orcmem.worker import loop as worker
 
 SAMPLE = Path(__file__).parents[1] / "fixtures" / "agents" / "claude_transcript_sample.jsonl"
 ANSWER = {

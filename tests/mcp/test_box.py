@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from orcmem.errors import StoreError
-from orcmem.mcp_server import ToolsBox, build_server
+from orcmem.mcp_server.root import ToolsBox, build_server
+from orcmem.models.errors import StoreError
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import MakeTools
@@ -37,7 +37,7 @@ def test_the_embedder_is_attached_once_when_memory_is_turned_on(service: MemoryS
 
 
 def test_the_cli_modes_are_the_policy_modes() -> None:
-    from orcmem.mcp_server import MODES
-    from orcmem.permissions import Mode
+    from orcmem.mcp_server.root import MODES
+    from orcmem.rules.permissions import Mode
 
     assert tuple(mode.value for mode in Mode) == MODES

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from orcmem.mcp_server import build_server
+from orcmem.mcp_server.root import build_server
 from orcmem.models.types import NewMemory, Project, Source, Status
-from orcmem.permissions import DECLINED, HEADLESS_REFUSAL, PLAN_REFUSAL
+from orcmem.rules.permissions import DECLINED, HEADLESS_REFUSAL, PLAN_REFUSAL
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
@@ -168,7 +168,7 @@ async def test_feedback_changes_standing(service: MemoryService, project: Projec
 async def test_feedback_on_a_memory_of_another_project_is_not_found(
     service: MemoryService, make_tools: MakeTools, tmp_path
 ):
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -14,13 +14,13 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from orcmem.mcp_server import TOOL_LIST_FILE
+from orcmem.mcp_server.root import TOOL_LIST_FILE
 from orcmem.mcp_server.wire import HANDSHAKE_VERSIONS, StdioWire, initialize_result
 from orcmem.service.memory_service import MemoryService
 from tests.mcp.support import Elicitor, answer
 
 SERVER = (
-    "import sys; from pathlib import Path; from orcmem.mcp_server import run_stdio; "
+    "import sys; from pathlib import Path; from orcmem.mcp_server.root import run_stdio; "
     "sys.exit(run_stdio(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], allow_download=False, "
     "early_initialize=sys.argv[4] == 'early'))"
 )
@@ -198,7 +198,7 @@ async def test_python_m_runs_the_server_and_memory_off_leaves_task_context(
 
 
 def test_importing_the_server_package_loads_neither_the_sdk_nor_the_service() -> None:
-    heavy = ("mcp", "pydantic", "anyio", "orcmem.service", "orcmem.runtime", "apsw")
+    heavy = ("mcp", "pydantic", "anyio", "orcmem.service", "orcmem.app.runtime", "apsw")
     code = f"import sys, orcmem.mcp_server; print([m for m in {heavy!r} if m in sys.modules])"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.workspace import locate
 from tests.helpers import Clock, user_memory
 
 Embedded = tuple[MemoryService, Project, list[str]]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.workspace import locate
 from tests.fakes import SynonymEmbedder
 from tests.helpers import Clock, user_memory
 

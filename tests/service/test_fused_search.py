@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.worker import WorkerEmbedder
+from orcmem.host.workspace import locate
 from orcmem.models.constants import FUSION_WORD_WEIGHT
 from orcmem.models.types import NewMemory, Source
 from orcmem.retrieve.scoring import fuse, relative
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.workspace import locate
 from tests.embedders import FailingEmbedder, StalledEmbedder
 from tests.fakes import SynonymEmbedder
 from tests.helpers import Clock, user_memory

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import ValidationError
 from orcmem.extract.resolve import GeneratorChoice
+from orcmem.host.workspace import locate
+from orcmem.models.errors import ValidationError
 from orcmem.service.learning import Learning, TaskLink
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
-from orcmem.workspace import locate
 from tests.service.test_learning import ANSWER, FakeGenerator
 
 

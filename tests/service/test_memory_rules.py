@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
+from orcmem.host.workspace import locate
+from orcmem.models.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
 from orcmem.models.types import MemoryFilter, NewMemory, Scope, Source, Status
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.helpers import Clock, user_memory
 
 
@@ -348,7 +348,7 @@ def test_every_change_is_audited(service: MemoryService, project) -> None:
 
 
 def test_record_at_creates_the_project_and_the_memory_together_or_neither(service: MemoryService, tmp_path) -> None:
-    from orcmem.workspace import Location
+    from orcmem.host.workspace import Location
 
     place = Location(str(tmp_path / "new"), str(tmp_path / "new"), "new")
     with pytest.raises(ValidationError):

@@ -8,8 +8,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from orcmem.errors import ValidationError
 from orcmem.extract.resolve import GeneratorChoice
+from orcmem.models.errors import ValidationError
 from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.models.types import MemoryFilter, NewMemory, Project, Provenance, Source
 from orcmem.service.learning import Learning

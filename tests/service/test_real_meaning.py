@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.constants import SEARCH_MEANING_ONLY_MIN_SIMILARITY
 from orcmem.retrieve.query import query_terms
-from orcmem.workspace import locate
 from tests.helpers import user_memory
 
 MEMORIES = [

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from orcmem.mcp_server import build_server
+from orcmem.agent_context.recall import RECALL_HEADER
+from orcmem.host.workspace import locate
+from orcmem.mcp_server.root import build_server
 from orcmem.models.constants import CONTEXT_TAG
 from orcmem.models.types import Scope
-from orcmem.recall import RECALL_HEADER
 from orcmem.retrieve.query import query_terms
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.workspace import locate
 from tests.embedders import HashingEmbedder
 from tests.helpers import Clock, user_memory, without_fence_id
 

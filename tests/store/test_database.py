@@ -12,12 +12,12 @@ from pathlib import Path
 import apsw
 import pytest
 
-from orcmem.errors import StoreError
+from orcmem.host.workspace import locate
+from orcmem.models.errors import StoreError
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.connection import Database
 from orcmem.store.migrations import LATEST_VERSION, migrate, schema_version
-from orcmem.workspace import locate
 
 TABLES = {
     "projects",
@@ -179,7 +179,7 @@ WRITER = textwrap.dedent(
     from pathlib import Path
     from orcmem.models.types import NewMemory, Source
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     home, folder, tag, count = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     svc = MemoryService.open(home)

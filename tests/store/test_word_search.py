@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
+from orcmem.host.workspace import Location
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.memories import WORD_WINDOW_FACTOR
-from orcmem.workspace import Location
 
 WORDS = ["cache", "vitest", "pool", "forks", "timeout", "docker", "build", "flaky", "port", "migrate"]
 

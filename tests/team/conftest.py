@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import Location
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.team import TeamLink
 from orcmem.store.facade import Store
-from orcmem.store.team_server import TeamServer, connect
-from orcmem.workspace import Location
+from orcmem.store.team_pool.server import TeamServer, connect
 from tests.helpers import Clock
 
 _numbers = itertools.count()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import TeamError
-from orcmem.store.team_server import connect
+from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.server import connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory, wait_for
 from tests.team.conftest import Machine, MakeMachine, start_postgres

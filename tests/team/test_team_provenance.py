@@ -4,7 +4,7 @@ person show as a teammate's; a teammate's change never rewrites what the writer'
 from __future__ import annotations
 
 from orcmem.models.types import NewMemory, Provenance, Source
-from orcmem.store.team_server import connect
+from orcmem.store.team_pool.server import connect
 from orcmem.team.search import search_team
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory

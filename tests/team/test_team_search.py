@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.errors import TeamError
+from orcmem.models.errors import TeamError
 from orcmem.models.types import NewMemory, Source
 from orcmem.team.search import search_team
 from orcmem.team.sync import sync_now

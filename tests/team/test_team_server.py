@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from orcmem.errors import TeamError
-from orcmem.store.team_schema import LATEST_VERSION, MIGRATIONS, migrate, server_version
-from orcmem.store.team_server import TeamServer, connect
+from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.schema import LATEST_VERSION, MIGRATIONS, migrate, server_version
+from orcmem.store.team_pool.server import TeamServer, connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
 from tests.team.conftest import MakeMachine, Postgres
@@ -125,7 +125,7 @@ def _kept_counts(conn) -> dict[tuple[str, str], int]:
 def test_word_counts_follow_every_change_and_an_older_schema_is_brought_up(
     machines: MakeMachine, team_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import orcmem.store.team_schema as schema
+    import orcmem.store.team_pool.schema as schema
 
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])  # an orcmem from before the word counts
     monkeypatch.setattr(schema, "LATEST_VERSION", 1)

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from orcmem.errors import OwnershipError
+from orcmem.models.errors import OwnershipError
 from orcmem.models.types import MemoryFilter, NewMemory, Source
-from orcmem.store.team_server import connect
+from orcmem.store.team_pool.server import connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
 from tests.team.conftest import Machine, MakeMachine
@@ -183,8 +183,8 @@ def test_skewed_clocks_still_converge(machines: MakeMachine) -> None:
 
 
 def test_a_profile_that_never_connects_queues_nothing(orcmem_home, project_dir) -> None:
+    from orcmem.host.workspace import locate
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
 
     svc = MemoryService.open(orcmem_home)
     svc.set_enabled(True)
@@ -211,7 +211,7 @@ def test_a_read_only_profile_receives_everything_and_queues_nothing(
 ) -> None:
     from urllib.parse import urlsplit
 
-    from orcmem.store.team_server import TeamServer
+    from orcmem.store.team_pool.server import TeamServer
 
     alice = machines("alice@acme.dev")
     with connect(team_url) as conn:

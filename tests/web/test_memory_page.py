@@ -119,7 +119,7 @@ def test_inactive_memories_wear_a_badge_and_lose_the_actions_that_no_longer_appl
 def test_project_selector_defaults_to_the_most_recent_and_switches(
     client: TestClient, service: MemoryService, project: Project, tmp_path: Path, clock: Any
 ) -> None:
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     seed(service, project, 2)
     other_dir = tmp_path / "other"
@@ -202,7 +202,7 @@ def test_an_unknown_filter_is_an_error_that_says_what_to_do(client: TestClient, 
 def test_a_failing_database_shows_an_error_state(
     client: TestClient, service: MemoryService, project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.errors import StoreError
+    from orcmem.models.errors import StoreError
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise StoreError("The orcmem database stayed busy for over 5000 ms.")

@@ -8,7 +8,7 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem.keystore import ACCOUNT, SERVICE, STORAGE_ERROR
+from orcmem.host.keystore import ACCOUNT, SERVICE, STORAGE_ERROR
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import FakeKeyring
 from tests.web.support import TOKEN, form
@@ -53,7 +53,7 @@ def test_a_malformed_switch_changes_nothing(client: TestClient, service: MemoryS
 def test_a_failed_switch_keeps_the_previous_state(
     client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.errors import StoreError
+    from orcmem.models.errors import StoreError
 
     def locked(enabled: bool) -> None:
         raise StoreError("The orcmem database stayed locked by another process for over 5000 ms.")
@@ -171,8 +171,8 @@ def test_search_section_says_why_meaning_is_missing(client: TestClient, service:
 
 
 def test_grants_are_shown_and_revoked_on_the_settings_page(client: TestClient, service: MemoryService) -> None:
+    from orcmem.host.workspace import locate
     from orcmem.service.agent_tools import AgentTools
-    from orcmem.workspace import locate
 
     project = service.project(locate("/tmp"))
     tools = AgentTools(service, project, mode="review", headless=False, auto_approve=False, session_id="s")

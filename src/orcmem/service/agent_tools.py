@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from orcmem.errors import ValidationError
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, SearchHit, Source
 from orcmem.service.approvals import Ask
 from orcmem.service.tasks import Tasks

@@ -10,17 +10,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem.errors import MemoryOffError
+from orcmem.host.workspace import Location
 from orcmem.models.constants import (
     SETTING_MEMORY_ENABLED,
 )
+from orcmem.models.errors import MemoryOffError
 from orcmem.models.types import (
     Project,
 )
 from orcmem.service.duplicates import Duplicates
 from orcmem.service.vectors import EmbeddingPump
 from orcmem.store.facade import Store
-from orcmem.workspace import Location
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor

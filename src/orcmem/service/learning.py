@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem.errors import NotFoundError, OwnershipError, ValidationError
+from orcmem.host.workspace import Location
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS, MS_PER_MINUTE
+from orcmem.models.errors import NotFoundError, OwnershipError, ValidationError
 from orcmem.models.ledger import LedgerEvent, TurnState
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.models.vocabulary import Agent, JobState, TaskStatus
-from orcmem.redact import redact
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.jobs import Job
 from orcmem.store.runs import Run
 from orcmem.store.summaries import Summary
-from orcmem.workspace import Location
+from orcmem.text.redact import redact
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
     from orcmem.extract.parse import ExtractedSummary, Extraction

@@ -7,10 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem import rules
-from orcmem.errors import NotFoundError, ValidationError
-from orcmem.export import bullet_for, export_bullet
-from orcmem.instructions import FLAG_VERSION, looks_like_instructions
+from orcmem.host.export import bullet_for, export_bullet
+from orcmem.host.workspace import Location
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_STEP,
@@ -18,6 +16,7 @@ from orcmem.models.constants import (
     SETTING_FLAG_VERSION,
     TITLE_MAX_CHARS,
 )
+from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import (
     DEFAULT_PROVENANCE,
     Memory,
@@ -33,13 +32,14 @@ from orcmem.models.types import (
     least_trusted,
     new_memory_id,
 )
-from orcmem.permissions import may_change, require_may_change
-from orcmem.redact import redact
+from orcmem.rules import memory as rules
+from orcmem.rules.permissions import may_change, require_may_change
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
 from orcmem.store.facade import Store
 from orcmem.store.grants import Grant
-from orcmem.workspace import Location
+from orcmem.text.instructions import FLAG_VERSION, looks_like_instructions
+from orcmem.text.redact import redact
 
 if TYPE_CHECKING:
     from orcmem.embed.embedder import Embedder

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from orcmem import rules
-from orcmem.errors import NotFoundError, ValidationError
 from orcmem.models.constants import (
     BRIEF_MEMORY_POOL,
     BRIEF_SUMMARIES,
@@ -25,6 +23,7 @@ from orcmem.models.constants import (
     SEARCH_MAX_LIMIT,
     WARM_RECALL_MIN_TERM_SHARE,
 )
+from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import (
     Memory,
     MemoryFilter,
@@ -34,6 +33,7 @@ from orcmem.models.types import (
 )
 from orcmem.retrieve.query import fts_query
 from orcmem.retrieve.scoring import rank_candidates
+from orcmem.rules import memory as rules
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
 from orcmem.store.memories import WordHit
 from orcmem.store.recall import RecallRow, word_candidates
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from orcmem.embed.embedder import Embedder
     from orcmem.store.vectors import Scan
 
-from orcmem.brief import build_brief
-from orcmem.recall import format_recall, merge_recall, recall_by_words, recall_match
+from orcmem.agent_context.brief import build_brief
+from orcmem.agent_context.recall import format_recall, merge_recall, recall_by_words, recall_match
 from orcmem.service.team import ServiceTeam
 
 log = logging.getLogger("orcmem.service")

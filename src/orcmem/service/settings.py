@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from orcmem import rules
-from orcmem.errors import ValidationError
 from orcmem.models.constants import (
     EMBEDDING_MODEL_DEFAULT,
     EXTRACTION_PROVIDER_DEFAULT,
@@ -21,9 +19,11 @@ from orcmem.models.constants import (
     SETTING_PERSON,
     SETTING_POLICY_REVISION,
 )
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import (
     MemorySettings,
 )
+from orcmem.rules import memory as rules
 
 if TYPE_CHECKING:
     pass
@@ -49,7 +49,7 @@ class ServiceSettings(ServiceCore):
         stored = self.store.settings.get(SETTING_PERSON)
         if stored:
             return stored
-        from orcmem.person import person_from_environment
+        from orcmem.host.person import person_from_environment
 
         found = person_from_environment()
         self.store.settings.set(SETTING_PERSON, found)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from orcmem.errors import NotFoundError, ValidationError
+from orcmem.agent_context.recall import RECALL_HEADER, defang, fence, label, memory_line
+from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import Project
 from orcmem.models.vocabulary import TaskStatus
-from orcmem.recall import RECALL_HEADER, defang, fence, label, memory_line
-from orcmem.rules import check_body, check_title
+from orcmem.rules.memory import check_body, check_title
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.tasks import TASK_STATUSES, Task
 

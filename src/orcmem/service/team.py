@@ -7,13 +7,13 @@ import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from orcmem.errors import ValidationError
-from orcmem.instructions import looks_like_instructions
 from orcmem.models.constants import SETTING_TEAM_NAME, SETTING_TEAM_URL
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import Project
-from orcmem.redact import redact
 from orcmem.service.settings import ServiceSettings
 from orcmem.store.team import Incoming, Outgoing, SharedProject
+from orcmem.text.instructions import looks_like_instructions
+from orcmem.text.redact import redact
 
 
 @dataclass(frozen=True, slots=True)

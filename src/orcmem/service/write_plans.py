@@ -6,15 +6,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem import rules
-from orcmem.errors import OrcmemError, ValidationError
 from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS
+from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.models.types import Memory, MemoryType, NewMemory, Scope, Source, Verdict
 from orcmem.models.vocabulary import ManageAction, ManageScope, Mode, values
-from orcmem.permissions import Decision, require_may_change
-from orcmem.redact import redact
+from orcmem.rules import memory as rules
+from orcmem.rules.permissions import Decision, require_may_change
 from orcmem.service.approvals import Approvals, PlannedWrite
 from orcmem.service.memory_service import USER_TOPIC_MESSAGE
+from orcmem.text.redact import redact
 
 # What an agent records on its own; preferences, facts and workflows the person states go through memory_manage.
 AGENT_RECORD_TYPES: tuple[str, ...] = tuple(

@@ -14,8 +14,8 @@ from typing import Any
 
 import apsw
 
-from orcmem.errors import StoreError
 from orcmem.models.constants import BUSY_TIMEOUT_MS, EMBEDDING_DIMENSIONS
+from orcmem.models.errors import StoreError
 from orcmem.store.migrations import migrate
 
 VECTOR_DIMENSIONS = EMBEDDING_DIMENSIONS

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.errors import ValidationError
+from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import Answer
 from orcmem.store.connection import Database
 

@@ -6,12 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.errors import ValidationError
 from orcmem.models.constants import GENERATOR_TIMEOUT_S
+from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import JobState, values
-from orcmem.redact import redact_text
 from orcmem.store.connection import Database
 from orcmem.store.runs import RUN_COLUMNS, Run
+from orcmem.text.redact import redact_text
 
 JOB_STATES = values(JobState)
 # A job makes one distillation call (bounded by GENERATOR_TIMEOUT_S) and one save: a claim older than four calls

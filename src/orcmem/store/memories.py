@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from orcmem.errors import ValidationError
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Provenance, Scope, Source, Status
-from orcmem.repeats import same_text_digest, same_text_key
 from orcmem.store.connection import Database
 from orcmem.store.visibility import VISIBLE
+from orcmem.text.duplicates import same_text_digest, same_text_key
 
 # How many BM25-best matches per wanted memory are read before every match is joined (see `search_words`).
 WORD_WINDOW_FACTOR = 8

@@ -9,8 +9,8 @@ from typing import Any
 
 from orcmem.models.constants import OPENING_REQUEST_SCAN
 from orcmem.models.ledger import NO_PENDING_TURN, EventKind, LedgerEvent, TurnState
-from orcmem.redact import redact_label, redact_text
 from orcmem.store.connection import Database
+from orcmem.text.redact import redact_label, redact_text
 
 DIGEST_KINDS = (EventKind.MESSAGE, EventKind.TOOL_STARTED, EventKind.TOOL_COMPLETED, EventKind.FILE_CHANGED)
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.redact import redact_text
 from orcmem.store.connection import Database
+from orcmem.text.redact import redact_text
 
 
 @dataclass(frozen=True, slots=True)

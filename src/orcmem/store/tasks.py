@@ -7,10 +7,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.errors import ValidationError
+from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import TaskStatus, values
-from orcmem.redact import redact_text
 from orcmem.store.connection import Database
+from orcmem.text.redact import redact_text
 
 
 @dataclass(frozen=True, slots=True)

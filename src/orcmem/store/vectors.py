@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from orcmem.errors import ValidationError
+from orcmem.models.errors import ValidationError
 from orcmem.store.connection import VECTOR_DIMENSIONS, Database
 from orcmem.store.visibility import VISIBLE, VISIBLE_UNINDEXED_AT
 

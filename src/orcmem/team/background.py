@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orcmem.background import BackgroundLoop
-from orcmem.errors import OrcmemError
+from orcmem.host.background import BackgroundLoop
+from orcmem.models.errors import OrcmemError
 
 if TYPE_CHECKING:
     from orcmem.embed.embedder import Embedder
@@ -106,7 +106,7 @@ class TeamSyncer(BackgroundLoop):
 def _listen(url: str, team: str) -> Any:
     from psycopg import sql
 
-    from orcmem.store.team_server import channel, connect
+    from orcmem.store.team_pool.server import channel, connect
     from orcmem.team.credentials import load_password
 
     conn = connect(url, load_password(url))

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from orcmem.errors import TeamError
 from orcmem.models.constants import QUERY_EMBED_TIMEOUT_S, SEARCH_CANDIDATES
+from orcmem.models.errors import TeamError
 from orcmem.models.types import Memory, provenance_seen_by
-from orcmem.redact import redact
 from orcmem.retrieve.query import query_terms
 from orcmem.retrieve.scoring import rank_candidates
 from orcmem.team.sync import open_team
+from orcmem.text.redact import redact
 
 if TYPE_CHECKING:
     from orcmem.models.types import Memory, Project, SearchHit

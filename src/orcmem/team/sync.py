@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem.errors import TeamError
-from orcmem.store.team_server import PUSH_BATCH, TeamServer, connect
+from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.server import PUSH_BATCH, TeamServer, connect
 from orcmem.team.credentials import load_password
 
 if TYPE_CHECKING:

@@ -16,14 +16,14 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from orcmem import keystore
-from orcmem.distilling import describe_extraction
-from orcmem.errors import KeyStoreError, OrcmemError, ValidationError
+from orcmem.app.distilling import describe_extraction
+from orcmem.app.runtime import make_embedder
 from orcmem.extract.resolve import agent_name
+from orcmem.host import keystore
 from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, MODEL_HARNESS, SEARCH_MAX_LIMIT
+from orcmem.models.errors import KeyStoreError, OrcmemError, ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status, Verdict
 from orcmem.models.vocabulary import values
-from orcmem.runtime import make_embedder
 from orcmem.service.memory_service import MemoryService
 from orcmem.web import views
 from orcmem.web.chart import growth_chart
