@@ -113,7 +113,7 @@ def embedded_service(home: Path) -> MemoryService:
     source = embedding_source()
     ensure_model(models_dir(home), source)
     svc = MemoryService.open(home)
-    svc.set_embedding_model(source.pins.model_id)
+    svc.settings.set_embedding_model(source.pins.model_id)
     embedder = worker_embedder(models_dir(home), source)
     if not embedder.wait_ready(120):
         raise RuntimeError(f"the benchmark's model did not load: {embedder.unavailable_reason}")
@@ -130,7 +130,7 @@ def profile_with_memories(home: Path, project: Path, count: int) -> None:
 
     project.mkdir(parents=True, exist_ok=True)
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     proj = svc.project(Location(str(project), str(project), project.name))
     with svc.store.db.transaction():
         for memory in synthetic_memories(count):

@@ -84,7 +84,7 @@ def build_profile(home: Path, project: Path, count: int = MEMORIES) -> None:
     source = embedding_source()
     ensure_model(models_dir(home), source)
     svc = MemoryService.open(home)
-    svc.set_embedding_model(source.pins.model_id)
+    svc.settings.set_embedding_model(source.pins.model_id)
     rng = random.Random(3)
     ids = [row[0] for row in svc.store.db.query("SELECT id FROM memories ORDER BY pk")]
     with svc.store.db.transaction():

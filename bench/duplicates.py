@@ -187,8 +187,8 @@ def redistillation(rows: list[dict], sessions: int, reworded: bool, seed: int = 
     source = embedding_source()
     ensure_model(models_dir(work), source)
     svc = MemoryService.open(work)
-    svc.set_enabled(True)
-    svc.set_embedding_model(source.pins.model_id)
+    svc.settings.set_enabled(True)
+    svc.settings.set_embedding_model(source.pins.model_id)
     embedder = worker_embedder(models_dir(work), source)
     embedder.wait_ready(120)
     svc.use_embedder(embedder)
@@ -254,7 +254,7 @@ def pickup(samples: int) -> tuple[list[float], list[float]]:
     home, project = work / "home", work / "project"
     project.mkdir()
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     svc.close()
     orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
     env = {**os.environ, "ORCMEM_HOME": str(home), "PATH": str(Path(sys.executable).parent)}  # no agent CLI

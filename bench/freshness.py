@@ -65,7 +65,7 @@ def run(work: Path | None = None) -> FreshnessResult:
         _git(root, "add", ".")
         _git(root, "-c", "user.email=b@b", "-c", "user.name=b", "commit", "-q", "-m", "code")
         svc = MemoryService.open(home, vectors=False)
-        svc.set_enabled(True)
+        svc.settings.set_enabled(True)
         project = svc.project(locate(root))
         assert project is not None
         rng = random.Random(3)

@@ -164,7 +164,7 @@ def run(samples: int = 30) -> LearningResult:
     project = work / "project"
     project.mkdir()
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     svc.close()
     orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
     env = {**os.environ, "ORCMEM_HOME": str(home)}

@@ -298,7 +298,7 @@ def _prepare(work: Path, memories: int) -> Setup:
     profile_with_memories(home, project, memories)
     ensure_model(models_dir(home), source)
     service = MemoryService.open(home)
-    service.set_embedding_model(source.pins.model_id)
+    service.settings.set_embedding_model(source.pins.model_id)
     service.close()
     # Every memory gets its vector now: otherwise each process that opens the embedder would embed the backlog.
     service = open_service(home)
@@ -592,7 +592,7 @@ def _verify(setup: Setup, tally: Tally) -> tuple[list[str], int, int, int, int, 
         for memory in distilled:
             by_run[memory.source_run_id] = by_run.get(memory.source_run_id, 0) + 1
         total = service.store.memories.count(project.id, everything)
-        unembedded = service.store.vectors.count_missing(service.embedding_model())
+        unembedded = service.store.vectors.count_missing(service.settings.embedding_model())
         # Raw SQL outside orcmem.store, on purpose: the benchmark checks the file, orcmem has no call for it.
         integrity = "; ".join(str(row[0]) for row in service.store.db.query("PRAGMA integrity_check"))
     finally:

@@ -99,8 +99,8 @@ def open_locomo(path: Path, work: Path) -> tuple[MemoryService, list[Question]]:
     models = work / "models"
     ensure_model(models, embedding_source())
     svc = MemoryService.open(work / "home")
-    svc.set_enabled(True)
-    svc.set_embedding_model(embedding_source().pins.model_id)
+    svc.settings.set_enabled(True)
+    svc.settings.set_embedding_model(embedding_source().pins.model_id)
     questions = load(path, svc, work)
     embedder = worker_embedder(models, embedding_source())
     embedder.wait_ready(60)

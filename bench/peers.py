@@ -249,8 +249,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
 
     step("LoCoMo and synthetic memories into orcmem...")
     conv_svc = MemoryService.open(work / "locomo-home")
-    conv_svc.set_enabled(True)
-    conv_svc.set_embedding_model(model_id)
+    conv_svc.settings.set_enabled(True)
+    conv_svc.settings.set_embedding_model(model_id)
     recorder = _Recorder(conv_svc)
     questions = locomo.load(locomo_path, recorder, work / "locomo")  # type: ignore[arg-type]
     conversations = recorder.docs  # project id -> [(memory id, title, body)]
@@ -260,8 +260,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
         asked[question.project.id].append(question.text)
 
     lat_svc = MemoryService.open(work / "latency-home")
-    lat_svc.set_enabled(True)
-    lat_svc.set_embedding_model(model_id)
+    lat_svc.settings.set_enabled(True)
+    lat_svc.settings.set_embedding_model(model_id)
     lat_project = lat_svc.project(Location(str(work / "bench"), str(work / "bench"), "bench"))
     with lat_svc.store.db.transaction():
         stored = [lat_svc.record(lat_project, m, embed=False).memory for m in synthetic_memories(size)]

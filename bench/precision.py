@@ -590,7 +590,7 @@ def _coding_corpus(work: Path, count: int) -> _Corpus:
 def _locomo_corpus(work: Path, path: Path) -> _Corpus:
     home = work / "home-locomo"
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     questions = locomo.load(path, svc, work / "locomo")
     asked = []
     for question in questions:

@@ -245,8 +245,8 @@ def _measure_size(home: Path, memories: list[NewMemory], vectors: list[list[floa
     shutil.rmtree(home, ignore_errors=True)
     model_id = embedder.model_id
     svc = MemoryService.open(home)
-    svc.set_enabled(True)
-    svc.set_embedding_model(model_id)
+    svc.settings.set_enabled(True)
+    svc.settings.set_embedding_model(model_id)
     project = svc.project(Location(str(home / "project"), str(home / "project"), "bench"))
     started = time.perf_counter()
     ids = [svc.record(project, memory).memory.id for memory in memories]

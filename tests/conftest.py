@@ -74,7 +74,7 @@ def service(orcmem_home: Path, clock: Clock) -> Iterator[MemoryService]:
     """A service on the test's profile with memory turned on."""
     svc = MemoryService.open(orcmem_home)
     svc.clock = clock
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     yield svc
     svc.close()
 

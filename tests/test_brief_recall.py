@@ -105,7 +105,7 @@ def test_brief_is_cut_at_5000_characters(service, project) -> None:
 def test_brief_is_empty_when_off_or_empty(service, project) -> None:
     assert service.brief(project) == ""
     add(service, project, "lesson", "Something")
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     assert service.brief(project) == ""
 
 
@@ -167,7 +167,7 @@ def test_recall_sees_global_memories_and_never_other_projects(service, project, 
 
 def test_recall_is_empty_while_memory_is_off(service, project) -> None:
     add(service, project, "lesson", "Vitest threads crash", "use forks")
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     assert service.recall(project.canonical_root, "vitest") == ""
 
 

@@ -40,7 +40,7 @@ def commit(root: Path, message: str) -> None:
 @pytest.fixture
 def svc(orcmem_home: Path):
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     yield service
     service.close()
 

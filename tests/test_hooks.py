@@ -76,7 +76,7 @@ def test_bare_and_memory_off_add_nothing(service, remembered, project_dir: Path,
     assert run_hook(name, payload(event, project_dir)) == ""
     monkeypatch.delenv("ORCMEM_BARE")
     assert run_hook(name, payload(event, project_dir)) != ""
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     assert run_hook(name, payload(event, project_dir)) == ""
 
 

@@ -59,7 +59,7 @@ def agent_env(tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     service.close()
     return env
 
@@ -152,7 +152,7 @@ def test_a_missing_transcript_is_logged_not_raised(agent_env, project_dir: Path,
 
 def test_nothing_is_read_while_memory_is_off(agent_env, project_dir: Path, orcmem_home: Path) -> None:
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     service.close()
     transcript = transcript_in(project_dir)
     hook("session-end", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project_dir)}, agent_env)
@@ -484,7 +484,7 @@ def test_a_hostile_readme_is_fenced_as_data_and_its_memory_is_labelled_tool_outp
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     service.close()
     transcript = hostile_transcript(project_dir)
     payload = {"session_id": "hostile", "transcript_path": str(transcript), "cwd": str(project_dir)}

@@ -61,7 +61,7 @@ def test_forget_run_erases_the_transcript_events(service, project, orcmem_home: 
 
     from orcmem.service.learning import Learning
 
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     word = marker()
     transcript = project_dir / "session.jsonl"
     lines = [

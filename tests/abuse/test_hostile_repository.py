@@ -95,7 +95,7 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.fixture
 def svc(orcmem_home: Path):
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     yield service
     service.close()
 

@@ -84,7 +84,7 @@ def queue_one_run(home: Path, project_dir: Path) -> str:
     """Memory on, one ended Claude Code run ingested from the sample transcript and queued; returns its id."""
     service = MemoryService.open(home, vectors=False)
     try:
-        service.set_enabled(True)
+        service.settings.set_enabled(True)
         transcript = project_dir / "session.jsonl"
         shutil.copy(FIXTURES / "agents" / "claude_transcript_sample.jsonl", transcript)
         learning = Learning(service)

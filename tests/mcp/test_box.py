@@ -26,11 +26,11 @@ async def test_a_service_that_failed_to_open_is_reported_by_every_call() -> None
 
 def test_the_embedder_is_attached_once_when_memory_is_turned_on(service: MemoryService, make_tools: MakeTools) -> None:
     attached: list[AgentTools] = []
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     box = ToolsBox(lambda: make_tools(), attached.append)
     box()
     assert attached == []  # nothing is embedded while memory is off
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     tools = box()
     box()
     assert attached == [tools]

@@ -58,14 +58,14 @@ def permission_rows(service: MemoryService) -> list[dict[str, Any]]:
 async def test_listing_follows_the_memory_switch_while_connected(service: MemoryService, make_tools: MakeTools):
     async with client(make_tools("accept-edits")) as c:
         assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
-        service.set_enabled(False)
+        service.settings.set_enabled(False)
         assert [t.name for t in (await c.list_tools()).tools] == ["task_context"]
         text = await refused(c, "memory_search", {"query": "pool"})
         assert text.startswith("orcmem memory is off")
         assert "only task_context" in text
         await refused(c, "memory_record", record_args())
         assert service.list(None) == []
-        service.set_enabled(True)
+        service.settings.set_enabled(True)
         assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
         assert (await ok(c, "memory_record", record_args()))["recorded"] is True
 
@@ -129,7 +129,7 @@ async def test_task_context_gives_the_task_and_only_the_task_while_memory_is_off
         assert without_fence_id(text).startswith('<orcmem-context kind="task">\nProject memory saved earlier')
         assert task_lines in text
         assert "] Use the forks pool for vitest: vitest --pool=forks" in text
-        service.set_enabled(False)
+        service.settings.set_enabled(False)
         off = await ok(c, "task_context")
         assert task_lines in off and "forks" not in off
 

@@ -101,7 +101,7 @@ def test_the_sdks_answer_to_the_replayed_initialize_is_dropped_and_compared(caps
 def test_the_pinned_tool_list_is_the_sdks(orcmem_home: Path, project_dir: Path, version: str) -> None:
     """tools.json, answered before the SDK loads, is what the SDK itself lists (ORCMEM_UPDATE_TOOL_LIST=1 rewrites
     it after a change to the tools)."""
-    MemoryService.open(orcmem_home, vectors=False).set_enabled(True)
+    MemoryService.open(orcmem_home, vectors=False).settings.set_enabled(True)
     lines = (initialize(version), rpc("notifications/initialized"), rpc("tools/list", id=2))
     late, stderr, _ = talk(server_command(orcmem_home, project_dir, early=False), *lines)
     listed = late[1]["result"]
@@ -114,7 +114,7 @@ def test_the_pinned_tool_list_is_the_sdks(orcmem_home: Path, project_dir: Path, 
 def test_tools_are_listed_before_the_sdk_loads_as_the_sdk_lists_them(
     orcmem_home: Path, project_dir: Path, memory_on: bool
 ) -> None:
-    MemoryService.open(orcmem_home, vectors=False).set_enabled(memory_on)
+    MemoryService.open(orcmem_home, vectors=False).settings.set_enabled(memory_on)
     lines = (initialize(), rpc("notifications/initialized"), rpc("tools/list", id=2), rpc("tools/list", {}, id=3))
     early, stderr, times = talk(server_command(orcmem_home, project_dir), *lines)
     late, _, late_times = talk(server_command(orcmem_home, project_dir, early=False), *lines)
@@ -186,7 +186,7 @@ async def test_the_sdks_stdio_client_initializes_lists_asks_and_calls(
 async def test_python_m_runs_the_server_and_memory_off_leaves_task_context(
     service: MemoryService, project_dir: Path
 ) -> None:
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "orcmem.mcp_server", "--project", str(project_dir)], env=dict(os.environ)
     )

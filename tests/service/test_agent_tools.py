@@ -21,7 +21,7 @@ def test_reads_and_writes_are_refused_while_memory_is_off_but_task_context_is_no
     service: MemoryService, make_tools: MakeTools
 ) -> None:
     tools = make_tools("yolo")
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     with pytest.raises(MemoryOffError, match="memory is off"):
         tools.search("anything")
     with pytest.raises(MemoryOffError):

@@ -16,7 +16,7 @@ from tests.helpers import Clock, user_memory
 @pytest.fixture
 def svc(orcmem_home: Path, clock: Clock) -> MemoryService:
     service = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=SynonymEmbedder())
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     if not service.store.vectors.available:
         pytest.skip(f"sqlite-vec unavailable: {service.store.db.vector_error}")
     yield service

@@ -21,7 +21,7 @@ from tests.helpers import Clock, user_memory
 
 def make_service(home: Path, clock: Clock, embedder) -> MemoryService:
     svc = MemoryService(Store.open(home / "orcmem.db"), clock=clock, embedder=embedder)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     if not svc.store.vectors.available:
         pytest.skip(f"sqlite-vec unavailable: {svc.store.db.vector_error}")
     return svc
@@ -153,7 +153,7 @@ def test_nothing_is_embedded_or_queried_while_off(orcmem_home: Path, clock: Cloc
     project = svc.project(locate(project_dir))
     memory = svc.record(project, user_memory("Car trouble", "car")).memory
     settle(svc)
-    svc.set_enabled(False)
+    svc.settings.set_enabled(False)
     svc.edit(project, memory.id, body="the car again")
     settle(svc)
     queries = embedder.queries
@@ -177,7 +177,7 @@ def test_edit_and_merge_re_embed(fused) -> None:
 
 def test_reindex_backfills_with_progress(orcmem_home: Path, clock: Clock, project_dir: Path) -> None:
     plain = MemoryService.open(orcmem_home)
-    plain.set_enabled(True)
+    plain.settings.set_enabled(True)
     project = plain.project(locate(project_dir))
     for i in range(70):
         plain.record(project, user_memory(f"m{i}", "b"))

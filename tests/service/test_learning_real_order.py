@@ -54,7 +54,7 @@ def distil(learning: Learning, generator: FakeGenerator) -> list:
 
 @pytest.fixture
 def learning(service: MemoryService) -> Learning:
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     return Learning(service)
 
 

@@ -303,8 +303,8 @@ def test_list_filters_and_pages(service: MemoryService, project, clock: Clock) -
 def test_memory_is_off_in_a_new_profile(tmp_path: Path) -> None:
     svc = MemoryService.open(tmp_path / "fresh")
     try:
-        assert svc.settings().enabled is False
-        assert svc.settings().provider == "auto"
+        assert svc.settings.current().enabled is False
+        assert svc.settings.current().provider == "auto"
         with pytest.raises(MemoryOffError, match="memory is off"):
             svc.record(svc.project(locate(tmp_path)), user_memory())
     finally:
@@ -313,7 +313,7 @@ def test_memory_is_off_in_a_new_profile(tmp_path: Path) -> None:
 
 def test_browsing_and_editing_work_while_off(service: MemoryService, project) -> None:
     memory = service.record(project, agent_memory("Keep me", "around")).memory
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     assert [m.id for m in service.list(project)] == [memory.id]
     assert [h.memory.id for h in service.search(project, "keep")] == [memory.id]
     assert service.edit(project, memory.id, body="edited").body == "edited"
@@ -321,22 +321,22 @@ def test_browsing_and_editing_work_while_off(service: MemoryService, project) ->
 
 
 def test_turning_off_raises_the_policy_revision(service: MemoryService) -> None:
-    before = service.policy_revision()
-    service.set_enabled(False)
-    service.set_provider("off")
-    service.set_provider("claude")
-    assert service.policy_revision() == before + 2
+    before = service.settings.policy_revision()
+    service.settings.set_enabled(False)
+    service.settings.set_provider("off")
+    service.settings.set_provider("claude")
+    assert service.settings.policy_revision() == before + 2
 
 
 def test_provider_and_model_settings(service: MemoryService) -> None:
-    settings = service.set_provider("codex", "gpt-5-mini")
+    settings = service.settings.set_provider("codex", "gpt-5-mini")
     assert settings.provider == "codex" and settings.models == {"codex": "gpt-5-mini"}
-    assert service.set_provider("apikey", "claude-sonnet").models["claude"] == "claude-sonnet"
-    assert "claude" not in service.set_provider("claude", "").models
+    assert service.settings.set_provider("apikey", "claude-sonnet").models["claude"] == "claude-sonnet"
+    assert "claude" not in service.settings.set_provider("claude", "").models
     with pytest.raises(ValidationError, match="Unknown provider"):
-        service.set_provider("opencode")
+        service.settings.set_provider("opencode")
     with pytest.raises(ValidationError, match="Choose a provider"):
-        service.set_provider("auto", "some-model")
+        service.settings.set_provider("auto", "some-model")
 
 
 def test_every_change_is_audited(service: MemoryService, project) -> None:
@@ -362,8 +362,8 @@ def test_record_at_creates_the_project_and_the_memory_together_or_neither(servic
 def test_idle_minutes_read_back_and_a_value_it_would_refuse_means_the_default(service: MemoryService) -> None:
     from orcmem.models.constants import IDLE_MINUTES_DEFAULT, SETTING_IDLE_MINUTES
 
-    assert service.idle_minutes() == IDLE_MINUTES_DEFAULT
-    assert service.set_idle_minutes(2.5) == 2.5 and service.idle_minutes() == 2.5
+    assert service.settings.idle_minutes() == IDLE_MINUTES_DEFAULT
+    assert service.settings.set_idle_minutes(2.5) == 2.5 and service.settings.idle_minutes() == 2.5
     for stored in ("nan", "-3", "inf", "soon"):  # written by an older orcmem, or by hand
         service.store.settings.set(SETTING_IDLE_MINUTES, stored)
-        assert service.idle_minutes() == IDLE_MINUTES_DEFAULT, stored
+        assert service.settings.idle_minutes() == IDLE_MINUTES_DEFAULT, stored

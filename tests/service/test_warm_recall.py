@@ -90,7 +90,7 @@ def test_a_global_memory_is_recalled_by_meaning_everywhere(warm, tmp_path: Path)
 
 def test_nothing_is_recalled_while_memory_is_off(warm) -> None:
     svc, project, _ids = warm
-    svc.set_enabled(False)
+    svc.settings.set_enabled(False)
     assert svc.recall(project.canonical_root, PARAPHRASE, meaning=True) == ""
 
 
@@ -110,7 +110,7 @@ def test_a_model_still_loading_leaves_recall_on_words_without_waiting(
 ) -> None:
     svc = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=_Loading())
     try:
-        svc.set_enabled(True)
+        svc.settings.set_enabled(True)
         project = svc.project(locate(project_dir))
         svc.record(project, user_memory(*MEMORIES[3]), embed=False)
         text = svc.recall(project.canonical_root, "vitest forks pool", meaning=True)

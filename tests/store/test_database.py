@@ -159,7 +159,7 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
     aws = "AKIAIOSFODNN7EXAMPLE"
     password = "hunter2hunter2"
     svc = MemoryService.open(tmp_path)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     project = svc.project(locate(tmp_path))
     body = f"Deploy with token {token}, key {aws} and password={password} via the staging pipeline"
     memory = svc.record(
@@ -195,7 +195,7 @@ WRITER = textwrap.dedent(
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     svc = MemoryService.open(tmp_path / "home")
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     svc.close()
     count = 150
     procs = [

@@ -185,7 +185,7 @@ def test_pushed_vectors_are_searchable_before_and_after_they_join_the_index(
     alice = machines("alice@acme.dev")
     embedder = SynonymEmbedder()
     alice.svc.use_embedder(embedder)
-    alice.svc.set_embedding_model(embedder.model_id)
+    alice.svc.settings.set_embedding_model(embedder.model_id)
     car = alice.svc.record(alice.project, user_memory("Car keeps stalling", "the engine stalls when cold")).memory
     assert alice.svc.pump is not None and alice.svc.pump.wait(10)
     server = open_team(alice.svc)

@@ -46,7 +46,7 @@ def test_an_empty_project_says_what_to_expect(client: TestClient, project: Proje
 def test_an_empty_project_while_memory_is_off_says_how_to_turn_it_on(
     client: TestClient, service: MemoryService, project: Project
 ) -> None:
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     text = client.get("/").text
     assert "Memory is off: agents don’t save new memories" in text
     assert 'href="/settings#memory"' in text and "Turn memory on" in text
@@ -172,7 +172,7 @@ def test_search_uses_meaning_only_while_memory_is_on(
     client: TestClient, service: MemoryService, project: Project, monkeypatch: pytest.MonkeyPatch, enabled: bool
 ) -> None:
     seed(service, project, 3)
-    service.set_enabled(enabled)
+    service.settings.set_enabled(enabled)
     seen: list[Any] = []
     real = service.search
 

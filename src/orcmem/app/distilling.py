@@ -52,7 +52,7 @@ def _found_running(run: Run) -> list[str]:
 def generator_factory(service: MemoryService, environ: Mapping[str, str] | None = None) -> GeneratorFactory:
     """Resolve each run's generator from the settings, the agent that ran it, and this machine's environment."""
     env = dict(os.environ if environ is None else environ)
-    settings = service.settings()
+    settings = service.settings.current()
     timeout = _timeout(env)
     probe = agent_probe(service, env)
 
@@ -79,7 +79,7 @@ def generator_factory(service: MemoryService, environ: Mapping[str, str] | None 
 def describe_extraction(service: MemoryService, environ: Mapping[str, str] | None = None) -> str:
     """The sentence that says which agent and model summarize runs, or why none."""
     env = dict(os.environ if environ is None else environ)
-    settings = service.settings()
+    settings = service.settings.current()
     key = load_api_key(env) if settings.provider == "apikey" else None
     return describe(
         enabled=settings.enabled,

@@ -24,7 +24,7 @@ def models_dir(home: Path) -> Path:
 
 def active_source(service: MemoryService) -> ModelSource:
     """The pinned source of the model search uses (the default archive if the setting names an unknown one)."""
-    return MODEL_SOURCES.get(service.embedding_model()) or MODEL_SOURCES[EMBEDDING_MODEL_DEFAULT]
+    return MODEL_SOURCES.get(service.settings.embedding_model()) or MODEL_SOURCES[EMBEDDING_MODEL_DEFAULT]
 
 
 def make_embedder(home: Path, service: MemoryService, *, allow_download: bool) -> WorkerEmbedder | None:

@@ -322,7 +322,7 @@ def list_memories(
         return
     now = service.clock()
     for memory in memories:
-        echo(_line(memory, now, service.person()))
+        echo(_line(memory, now, service.settings.person()))
     echo(f"{offset + 1}-{offset + len(memories)} of {total}")
 
 
@@ -338,7 +338,7 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         echo_json(memory.to_dict())
         return
     now = service.clock()
-    echo(_line(memory, now, service.person()))
+    echo(_line(memory, now, service.settings.person()))
     echo("")
     echo(memory.body)
     echo("")
@@ -397,7 +397,7 @@ def search(
         return
     now = service.clock()
     for hit in hits:
-        echo(_line(hit.memory, now, service.person()))
+        echo(_line(hit.memory, now, service.settings.person()))
         echo(f"    {_snippet(hit.memory.body)}")
         if explain:
             p = hit.parts
@@ -478,7 +478,7 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
     from orcmem.app.distilling import describe_extraction
 
     service = app.service()
-    settings = service.settings()
+    settings = service.settings.current()
     sentence = describe_extraction(service)
     if as_json:
         echo_json({**settings.to_dict(), "extraction": sentence})
@@ -494,7 +494,7 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
 @pass_app
 def memory_on(app: AppContext) -> None:
     """Turn memory on for every project."""
-    app.service().set_enabled(True)
+    app.service().settings.set_enabled(True)
     echo("memory: on")
 
 
@@ -502,7 +502,7 @@ def memory_on(app: AppContext) -> None:
 @pass_app
 def memory_off(app: AppContext) -> None:
     """Turn memory off: nothing is extracted, embedded, briefed or recalled; saved memories stay."""
-    app.service().set_enabled(False)
+    app.service().settings.set_enabled(False)
     echo("memory: off")
 
 
@@ -520,7 +520,7 @@ def memory_status(app: AppContext, as_json: bool) -> None:
 @pass_app
 def memory_provider(app: AppContext, provider: str, model: str | None) -> None:
     """Choose who distils finished runs: auto, claude, codex, apikey or off."""
-    app.service().set_provider(provider, model)
+    app.service().settings.set_provider(provider, model)
     _echo_settings(app, as_json=False)
 
 
@@ -603,7 +603,7 @@ def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:
     folder, model_id = installed.folder, installed.model_id
     service = MemoryService.open(home)
     try:
-        service.set_embedding_model(model_id)
+        service.settings.set_embedding_model(model_id)
     finally:
         service.close()
     echo(f"installed {model_id} in {folder}")
@@ -632,7 +632,12 @@ def model_status(app: AppContext, as_json: bool) -> None:
     source = active_source(service)
     folder = model_dir(models_dir(home_dir()), source.pins)
     problem = model_dir_problem(folder, source.pins)
-    status = {**service.vector_status(), "folder": str(folder), "installed": problem is None, "problem": problem}
+    status = {
+        **service.settings.vector_status(),
+        "folder": str(folder),
+        "installed": problem is None,
+        "problem": problem,
+    }
     if as_json:
         echo_json(status)
         return
@@ -734,7 +739,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
             "Run `orcmem memory on` (or `orcmem init`).",
             adds="what every agent session gets: the brief, recall and learning",
         )
-        status = service.vector_status()
+        status = service.settings.vector_status()
         has_vectors = bool(status["vectors_available"])
         check(
             "vector extension",
@@ -1129,11 +1134,11 @@ def init(
         for line in report.lines():
             echo(f"  {line}")
     if remove:
-        service.set_enabled(False)
+        service.settings.set_enabled(False)
         echo(f"memory is off. Your memories and the model stay in {home}; delete that folder to remove them too.")
         return
     if not service.is_enabled():
-        service.set_enabled(True)
+        service.settings.set_enabled(True)
         echo("memory is on")
     if not no_model:
         _init_model(app, service, home)
@@ -1181,7 +1186,7 @@ def _init_model(app: AppContext, service: MemoryService, home: Path) -> None:
             finish()
         if installed.note:
             echo(installed.note, err=True)
-        service.set_embedding_model(installed.model_id)
+        service.settings.set_embedding_model(installed.model_id)
         echo(f"installed {installed.model_id} in {installed.folder}")
     if service.embedder is None:
         embedder = make_embedder(home, service, allow_download=False)
@@ -1289,7 +1294,7 @@ def extract(app: AppContext, target: str) -> None:
             echo(f"  open: {item}")
     now = service.clock()
     for memory in service.memories_by_id(outcome.memory_ids):
-        echo(_line(memory, now, service.person()))
+        echo(_line(memory, now, service.settings.person()))
     if outcome.state == JobState.FAILED:
         sys.exit(1)
 
@@ -1358,7 +1363,7 @@ def _asdict(value: Any) -> dict[str, Any]:
 @pass_app
 def memory_idle(app: AppContext, minutes: float) -> None:
     """Set the idle minutes (the help text above is the command's own)."""
-    minutes = app.service().set_idle_minutes(minutes)
+    minutes = app.service().settings.set_idle_minutes(minutes)
     echo(f"sessions left open are distilled after {minutes:g} idle minutes")
 
 

@@ -45,10 +45,10 @@ def connect(app: AppContext, url: str, team_name: str, create: bool, person: str
         store_password(bare, password)
     service = app.service()
     if person:
-        service.set_person(person)
-    service.set_team_link(TeamLink(bare, server.team))
+        service.settings.set_person(person)
+    service.team.set_link(TeamLink(bare, server.team))
     echo(f"connected to team {server.team}" + (" (created)" if created else "") + ("" if writes else ", read-only"))
-    echo(f"you are {service.person()}; share a project with `orcmem team share` inside it")
+    echo(f"you are {service.settings.person()}; share a project with `orcmem team share` inside it")
 
 
 @team.command()
@@ -69,7 +69,7 @@ def share(app: AppContext, new_id: bool, confirmed: str | None) -> None:
     from orcmem.team.identity import ID_FILE, remote_key, write_new_id, written_id
 
     service = app.service()
-    if service.team_link() is None:  # before anything is written into the repository
+    if service.team.link() is None:  # before anything is written into the repository
         raise ValidationError("Connect to a team first: orcmem team connect <postgresql URL> --team <name>.")
     root = Path(app.location().worktree_root)
     key: str | None
@@ -88,11 +88,11 @@ def share(app: AppContext, new_id: bool, confirmed: str | None) -> None:
         raise ValidationError(f"This project's key is {key}, not {confirmed}.")
     project = service.project(app.location(), create=True)
     assert project is not None
-    already = any(p.project_id == project.id and p.team_key == key for p in service.team_shared())
+    already = any(p.project_id == project.id and p.team_key == key for p in service.team.shared())
     if claimed and confirmed is None and not already:
         _require_confirmation(app, key)
-    service.team_share(project, key, confirmed=confirmed is not None)
-    echo(f"shared {project.name} as {key}; {plural(service.team_pending(), 'memory', 'memories')} to send")
+    service.team.share(project, key, confirmed=confirmed is not None)
+    echo(f"shared {project.name} as {key}; {plural(service.team.pending(), 'memory', 'memories')} to send")
     _sync_and_report(app, quiet_failure=True)
 
 
@@ -128,7 +128,7 @@ def _require_confirmation(app: AppContext, key: str) -> None:
 def unshare(app: AppContext) -> None:
     """Stop sharing the current project (its memories stay here and on the team)."""
     project = app.project()
-    if project is None or not app.service().team_unshare(project):
+    if project is None or not app.service().team.unshare(project):
         raise ValidationError("This project is not shared.")
     echo(f"stopped sharing {project.name}")
 
@@ -164,15 +164,15 @@ def _sync_and_report(app: AppContext, *, quiet_failure: bool) -> None:
 def status(app: AppContext, as_json: bool) -> None:
     """The team this profile is connected to, its shared projects, and what waits to be sent."""
     service = app.service()
-    link = service.team_link()
-    shared = service.team_shared()
+    link = service.team.link()
+    shared = service.team.shared()
     data: dict[str, Any] = {
         "connected": link is not None,
         "team": link.team if link else None,
         "url": link.url if link else None,
-        "person": service.person(),
+        "person": service.settings.person(),
         "shared": [{"project": p.root_path, "key": p.team_key, "pulled_through": p.pulled_through} for p in shared],
-        "pending": service.team_pending(),
+        "pending": service.team.pending(),
     }
     if link is not None:
         data["reachable"], data["problem"] = _reachable(app)
@@ -206,10 +206,10 @@ def disconnect(app: AppContext) -> None:
     from orcmem.team.credentials import forget_password
 
     service = app.service()
-    link = service.team_link()
+    link = service.team.link()
     if link is None:
         raise ValidationError("This profile is not connected to a team.")
-    stopped = service.clear_team_link()
+    stopped = service.team.clear_link()
     forget_password(link.url)
     echo(f"disconnected from team {link.team}; {plural(stopped, 'project')} no longer shared")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,8 +34,11 @@ from orcmem.models.types import (
 )
 from orcmem.rules import memory as rules
 from orcmem.rules.permissions import may_change, require_may_change
+from orcmem.service.core import now_ms
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
+from orcmem.service.settings import Settings
+from orcmem.service.team import Team
 from orcmem.store.facade import Store
 from orcmem.store.grants import Grant
 from orcmem.text.instructions import FLAG_VERSION, looks_like_instructions
@@ -72,7 +75,17 @@ def _provenance(source: Source, claimed: Provenance | str | None) -> Provenance:
 
 
 class MemoryService(Reading):
-    """Memory operations over one profile database: recording and changing here, the rest in its base classes."""
+    """Memory operations over one profile database: recording and changing here, reading in `Reading`; its
+    settings and its team pool are parts it holds (`service.settings`, `service.team`)."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: Embedder | None = None) -> None:
+        """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own).
+
+        Without an embedder (or without sqlite-vec) search and recall work on words alone.
+        """
+        super().__init__(store, clock=clock, embedder=embedder)
+        self.settings = Settings(self)
+        self.team = Team(self, self.settings)
 
     @classmethod
     def open(cls, home: Path, *, vectors: bool = True, embedder: Embedder | None = None) -> MemoryService:
@@ -150,7 +163,7 @@ class MemoryService(Reading):
         project_id = project.id if scope is Scope.PROJECT and project is not None else None
         origin_root = project.root_path if project is not None else None
         may_repeat = source is not Source.USER
-        author, author_agent = self.person(), self._writing_agent(source, new.source_run_id)
+        author, author_agent = self.settings.person(), self._writing_agent(source, new.source_run_id)
         if may_repeat and meaning is None and look_up_meaning and self.model_ready():
             meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
         with self.store.db.transaction():
@@ -228,7 +241,7 @@ class MemoryService(Reading):
 
     def _require_owner(self, memory: Memory, actor: Source, refusal: str) -> None:
         """Raise OwnershipError unless `actor` may change `memory` (only you overrule you, across a team too)."""
-        require_may_change(memory.source, actor, refusal, author=memory.author, person=self.person())
+        require_may_change(memory.source, actor, refusal, author=memory.author, person=self.settings.person())
 
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
         """The agent a memory is written by on the person's behalf (its run's agent); None for the person's own, or

@@ -46,13 +46,16 @@ if TYPE_CHECKING:
 
 from orcmem.agent_context.brief import build_brief
 from orcmem.agent_context.recall import format_recall, merge_recall, recall_by_words, recall_match
-from orcmem.service.team import ServiceTeam
+from orcmem.service.core import ServiceCore
+from orcmem.service.settings import Settings
 
 log = logging.getLogger("orcmem.service")
 
 
-class Reading(ServiceTeam):
+class Reading(ServiceCore):
     """Finding memories visible to a project; nothing here changes a memory."""
+
+    settings: Settings  # set by MemoryService
 
     # --- read --------------------------------------------------------------------------------------------------
     def overview(self, project: Project, *, utc_offset_ms: int = 0) -> Overview:
@@ -219,7 +222,7 @@ class Reading(ServiceTeam):
         items = [
             item for summary in self.store.summaries.recent(project.id, BRIEF_SUMMARIES) for item in summary.open_items
         ]
-        return build_brief(memories, tasks, items, self.clock(), self.known_person())
+        return build_brief(memories, tasks, items, self.clock(), self.settings.known_person())
 
     def recall(
         self,

@@ -74,7 +74,7 @@ def _render(request: Request, name: str, context: dict[str, Any], status: int = 
     full = {
         "token": state.token,
         "now": state.service.clock(),
-        "person": state.service.known_person(),
+        "person": state.service.settings.known_person(),
         "offset": state.utc_offset_ms(),
         "flash": flash,
         "page_name": name.removesuffix(".html"),
@@ -313,7 +313,7 @@ def _card_html(request: Request, memory: Memory, project_id: str, next_url: str)
         next_url=next_url,
         token=state.token,
         now=state.service.clock(),
-        person=state.service.known_person(),
+        person=state.service.settings.known_person(),
         offset=state.utc_offset_ms(),
     )
 
@@ -392,13 +392,13 @@ async def runs_page(request: Request) -> Response:
 
 def _load_settings(state: WebState) -> dict[str, Any]:
     service = state.service
-    settings = service.settings()
+    settings = service.settings.current()
     key = keystore.load_api_key(state.environ)
     return {
         "settings": settings,
         "sentence": describe_extraction(service, state.environ),
         "key": key,
-        "vectors": service.vector_status(),
+        "vectors": service.settings.vector_status(),
         "semantic_ready": service.semantic_ready,
         "model_harness": MODEL_HARNESS,
         "model_defaults": views.MODEL_DEFAULT_LABELS,
@@ -422,7 +422,7 @@ def _settings_answer(request: Request, ok: bool, message: str, extra: dict[str, 
 
 def _turn_memory(state: WebState, enabled: bool) -> bool:
     service = state.service
-    settings = service.set_enabled(enabled)
+    settings = service.settings.set_enabled(enabled)
     if settings.enabled and service.embedder is None and state.home is not None:
         # Memory was off when the page started, so no search model was attached: attach it now if it is installed.
         embedder = make_embedder(state.home, service, allow_download=False)
@@ -462,7 +462,7 @@ async def set_provider(request: Request) -> Response:
     def apply() -> dict[str, Any]:
         # Only providers that run a model have a model setting; an empty field restores the default.
         chosen = model if provider in MODEL_HARNESS else None
-        settings = state.service.set_provider(provider, chosen)
+        settings = state.service.settings.set_provider(provider, chosen)
         return {
             "provider": settings.provider,
             "models": settings.models,

@@ -126,7 +126,7 @@ def _check_freshness(service: MemoryService) -> None:
 
 def _send_to_team(service: MemoryService) -> None:
     """Push what this profile wrote to its team before the worker exits (a profile without a team: nothing)."""
-    if service.team_link() is None or not service.team_pending():
+    if service.team.link() is None or not service.team.pending():
         return
     from orcmem.models.errors import OrcmemError
     from orcmem.team.sync import sync_now
