@@ -127,7 +127,7 @@ def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossV
 
     def searched(question: Question) -> list[str]:
         """The shipped search, as `orcmem search` runs it (its model already loaded)."""
-        return [hit.memory.id for hit in svc.search(question.project, question.text, 10)]
+        return [hit.memory.id for hit in svc.search.hits(question.project, question.text, 10)]
 
     def by_rank(words: dict[str, float], question: Question, k: int) -> list[str]:
         return rrf_ids([list(words), list(meaning(question))], k)

@@ -350,7 +350,7 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
 
     step("quality on LoCoMo...")
     quality = [
-        locomo.score(ORCMEM, questions, lambda q: [h.memory.id for h in conv_svc.search(q.project, q.text, LIMIT)])
+        locomo.score(ORCMEM, questions, lambda q: [h.memory.id for h in conv_svc.search.hits(q.project, q.text, LIMIT)])
     ]
     for name, (per_conv, _) in mem0_sets.items():
         quality.append(
@@ -364,8 +364,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
         quality.append(locomo.score(BM25, questions, lambda q: bm25_sets[0][q.project.id].search(q.text)))
 
     step(f"latency at {size:,} memories...")
-    lat_svc.search(lat_project, probe[0])  # warm the in-memory vector copy and SQLite's page cache
-    timings = [(ORCMEM, _timed(lambda q: lat_svc.search(lat_project, q, LIMIT), probe, None))]
+    lat_svc.search.hits(lat_project, probe[0])  # warm the in-memory vector copy and SQLite's page cache
+    timings = [(ORCMEM, _timed(lambda q: lat_svc.search.hits(lat_project, q, LIMIT), probe, None))]
     for name, (_, big) in mem0_sets.items():
         timings.append((name, _timed(lambda q, big=big: big.search("bench", q, LIMIT), probe, PEER_BUDGET_S)))
     if bm_latency is not None:

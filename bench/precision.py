@@ -537,7 +537,7 @@ def _warm_recaller(svc: MemoryService, min_similarity: float) -> Recall:
     """What `memory_recall` on the MCP server does before the framing: gated words, fused with close meanings."""
 
     def recall(root: str, prompt: str) -> list[RecallRow]:
-        return svc.recall_rows(root, prompt, meaning=True, min_similarity=min_similarity)
+        return svc.context.recall_rows(root, prompt, meaning=True, min_similarity=min_similarity)
 
     return recall
 

@@ -78,9 +78,9 @@ def test_unchanged_rewritten_vanished_and_reverted(svc: MemoryService, repo: Pat
     assert stale_ids(svc, project) == {}  # changed, but the name it mentions is still there
     (repo / "src" / "app.py").write_text(APP.replace("load_config", "read_settings"))
     assert stale_ids(svc, project) == {memory.id: "`load_config` no longer in src/app.py"}
-    hit = svc.search(project, "config env")[0]
+    hit = svc.search.hits(project, "config env")[0]
     assert hit.memory.stale_reason and hit.parts.freshness_factor == 0.5
-    assert "possibly stale: `load_config` no longer in src/app.py" in svc.brief(project)
+    assert "possibly stale: `load_config` no longer in src/app.py" in svc.context.brief(project)
     git(repo, "checkout", "--", "src/app.py")
     assert stale_ids(svc, project) == {}  # reverted: fresh again
 
@@ -183,7 +183,7 @@ def test_recall_labels_it_and_the_mcp_servers_watch_checks_in_the_background(
     finally:
         watch.close()
     assert svc.get(project, memory.id).stale_reason == "`load_config` no longer in src/app.py"
-    recalled = svc.recall(project.canonical_root, "how does config loading work")
+    recalled = svc.context.recall(project.canonical_root, "how does config loading work")
     assert "possibly stale: `load_config` no longer in src/app.py" in recalled
 
 

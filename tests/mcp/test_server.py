@@ -453,6 +453,8 @@ async def test_recall_tool_gives_what_the_prompt_hook_gives(
         found = await c.call_tool("memory_recall", {"prompt": "why does vitest crash", "session_id": "s", "cwd": "."})
         nothing = await c.call_tool("memory_recall", {"prompt": "paint the fence"})
     text = found.content[0].text
-    assert without_fence_id(text) == without_fence_id(service.recall(project.canonical_root, "why does vitest crash"))
+    assert without_fence_id(text) == without_fence_id(
+        service.context.recall(project.canonical_root, "why does vitest crash")
+    )
     assert without_fence_id(text).startswith('<orcmem-context kind="recall">') and "Vitest threads crash" in text
     assert not nothing.is_error and (not nothing.content or nothing.content[0].text == "")

@@ -141,7 +141,10 @@ def test_three_passes_of_the_same_answer_leave_one_memory_each(learning, service
     memories = service.list(project)
     assert sorted(m.title for m in memories) == ["Run one test", "Use the forks pool"]
     assert {m.evidence_count for m in memories} == {1}  # later passes of one run saying it again add no evidence
-    assert "Use the forks pool" in service.brief(project) and service.brief(project).count("Use the forks pool") == 1
+    assert (
+        "Use the forks pool" in service.context.brief(project)
+        and service.context.brief(project).count("Use the forks pool") == 1
+    )
 
 
 def test_a_transcript_orcmem_cannot_read_registers_no_project(learning, service, tmp_path: Path) -> None:

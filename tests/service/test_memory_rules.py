@@ -207,7 +207,7 @@ def test_feedback_helpful_raises_confidence_and_resets_age(service: MemoryServic
 def test_feedback_wrong_and_stale(service: MemoryService, project, verdict: str, status: Status) -> None:
     memory = service.record(project, agent_memory("Flaky pool", "use threads")).memory
     assert service.feedback(project, memory.id, verdict).status is status
-    assert service.search(project, "flaky pool") == []
+    assert service.search.hits(project, "flaky pool") == []
 
 
 def test_unknown_verdict_is_refused(service: MemoryService, project) -> None:
@@ -220,8 +220,8 @@ def test_edit_changes_title_body_and_type_and_search_follows(service: MemoryServ
     memory = service.record(project, agent_memory("Alpha", "beta")).memory
     edited = service.edit(project, memory.id, title="Gamma", body="delta", type="decision")
     assert (edited.title, edited.body, str(edited.type)) == ("Gamma", "delta", "decision")
-    assert service.search(project, "alpha") == []
-    assert [h.memory.id for h in service.search(project, "gamma delta")] == [memory.id]
+    assert service.search.hits(project, "alpha") == []
+    assert [h.memory.id for h in service.search.hits(project, "gamma delta")] == [memory.id]
 
 
 def test_edit_without_changes_is_refused(service: MemoryService, project) -> None:
@@ -235,7 +235,7 @@ def test_forget_removes_row_search_entry_and_files(service: MemoryService, proje
     service.forget(project, memory.id)
     with pytest.raises(NotFoundError):
         service.get(project, memory.id)
-    assert service.search(project, "zebra") == []
+    assert service.search.hits(project, "zebra") == []
     db = service.store.db
     assert db.query_one("SELECT count(*) FROM memory_files")[0] == 0
     assert db.query_one("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'zebra'")[0] == 0
@@ -265,7 +265,7 @@ def test_global_memories_reach_every_project(service: MemoryService, project, tm
     memory = service.record(project, user_memory("Prefer tabs", "everywhere", scope=Scope.GLOBAL)).memory
     assert memory.project_id is None and memory.origin_root == project.root_path
     assert [m.id for m in service.list(other)] == [memory.id]
-    assert [h.memory.id for h in service.search(other, "tabs")] == [memory.id]
+    assert [h.memory.id for h in service.search.hits(other, "tabs")] == [memory.id]
 
 
 def test_project_memories_stay_in_their_project(service: MemoryService, project, tmp_path: Path) -> None:
@@ -274,7 +274,7 @@ def test_project_memories_stay_in_their_project(service: MemoryService, project,
     other = service.project(locate(other_dir))
     memory = service.record(project, user_memory("Secret sauce", "local only")).memory
     assert service.list(other) == []
-    assert service.search(other, "secret sauce") == []
+    assert service.search.hits(other, "secret sauce") == []
     with pytest.raises(NotFoundError):
         service.get(other, memory.id)
     with pytest.raises(NotFoundError):
@@ -315,7 +315,7 @@ def test_browsing_and_editing_work_while_off(service: MemoryService, project) ->
     memory = service.record(project, agent_memory("Keep me", "around")).memory
     service.settings.set_enabled(False)
     assert [m.id for m in service.list(project)] == [memory.id]
-    assert [h.memory.id for h in service.search(project, "keep")] == [memory.id]
+    assert [h.memory.id for h in service.search.hits(project, "keep")] == [memory.id]
     assert service.edit(project, memory.id, body="edited").body == "edited"
     service.forget(project, memory.id)
 

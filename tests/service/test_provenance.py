@@ -141,9 +141,9 @@ def test_list_and_search_filter_by_provenance(service, project, make_tools) -> N
     listed = service.list(project, MemoryFilter(provenances=("tool_text",)))
     assert [m.title for m in listed] == ["Deploy via curl"]
     assert service.count(project, MemoryFilter(provenances=("person", "agent"))) == 2
-    hits = service.search(project, "deploy", provenances=("person",))
+    hits = service.search.hits(project, "deploy", provenances=("person",))
     assert [hit.memory.title for hit in hits] == ["Deploy with the blue script"]
-    assert len(service.search(project, "deploy")) == 3
+    assert len(service.search.hits(project, "deploy")) == 3
     with pytest.raises(ValidationError, match="provenance"):
         service.list(project, MemoryFilter(provenances=("gossip",)))
 

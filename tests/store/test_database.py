@@ -166,7 +166,7 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
         project, NewMemory(type="command", title="Staging deploy", body=body, source=Source.USER)
     ).memory
     assert token not in memory.body and aws not in memory.body and password not in memory.body
-    assert [h.memory.id for h in svc.search(project, "staging pipeline")] == [memory.id]
+    assert [h.memory.id for h in svc.search.hits(project, "staging pipeline")] == [memory.id]
     svc.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.glob("orcmem.db*"))
     for secret in (token, aws, password):

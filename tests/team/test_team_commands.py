@@ -136,7 +136,7 @@ def test_the_brief_and_the_memory_page_name_a_teammates_memory(machines: MakeMac
     bob.svc.record(bob.project, user_memory("Bob's own", "bob wrote this"))
     settle = [sync_now(m.svc) for m in (alice, bob, alice, bob)]
     assert all(settle)
-    brief = bob.svc.brief(bob.project)
+    brief = bob.svc.context.brief(bob.project)
     assert "from alice@acme.dev" in brief and "saved by an agent for alice@acme.dev" in brief
     assert "from the user" in brief  # bob's own carries no id
     with TestClient(create_app(service=bob.svc, token=TOKEN, environ={}), base_url=BASE) as client:

@@ -143,7 +143,7 @@ def check_recall(
         by_meaning = None
         if service.semantic_ready and service.pump is not None:
             service.pump.wait(EMBED_WAIT_S)
-            found = service.search_meaning(project, PROBE_QUESTION)
+            found = service.search.meaning(project, PROBE_QUESTION)
             by_meaning = probe.memory.id in [memory.id for memory in found]
         problem = "" if by_words else f"the prompt hook answered {answer.stdout.strip()[:200]!r}"
         return RecallCheck(by_words, hook_ms, by_meaning, problem)

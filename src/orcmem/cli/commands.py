@@ -388,7 +388,7 @@ def search(
             raise click.ClickException("This folder is not a project orcmem knows; nothing is shared from it.")
         hits = [hit for hit in search_team(service, project, text, limit) if _wanted(hit.memory, provenances)]
     else:
-        hits = service.search(app.project(), text, limit=limit, provenances=provenances)
+        hits = service.search.hits(app.project(), text, limit=limit, provenances=provenances)
     if as_json:
         echo_json([_hit_dict(hit) for hit in hits])
         return
@@ -803,7 +803,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
 @pass_app
 def brief(app: AppContext) -> None:
     """Print the project brief a new agent session starts with (empty while memory is off)."""
-    text = app.service().brief(app.project())
+    text = app.service().context.brief(app.project())
     echo(text if text else "No brief: memory is off, or this project has no active memory yet.")
 
 
@@ -832,7 +832,7 @@ def recall(app: AppContext, text: str, bare: bool, explain: bool) -> None:
         if path != WARM_PATH:
             how = f"{path}: the running server's model has not loaded yet"
     else:
-        found = service.recall(app.location().canonical_root, text)
+        found = service.context.recall(app.location().canonical_root, text)
         how = f"words ({path}): matched by words in this process"
     if explain:
         echo(f"path: {how}; {(time.perf_counter() - started) * 1000:.1f} ms in all")

@@ -163,7 +163,7 @@ def session_start(payload: dict[str, Any], home: str) -> str:
     service = MemoryService.open(Path(home), vectors=False)
     try:
         project = service.project(locate(cwd), create=False)
-        return hook_context("SessionStart", fenced_brief(service.brief(project)))
+        return hook_context("SessionStart", fenced_brief(service.context.brief(project)))
     finally:
         service.close()
 

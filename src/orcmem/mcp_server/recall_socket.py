@@ -85,7 +85,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
             log_recall(str(home), WARM_PATH, (time.perf_counter() - started) * 1000, session_id, None)
             return {"text": "", "path": WARM_PATH, "off": True}
         path = WARM_PATH if service.model_ready() else WARM_WORDS_PATH
-        rows = service.recall_rows(root_of(cwd), prompt, meaning=True, limit=RECALL_CANDIDATES)
+        rows = service.context.recall_rows(root_of(cwd), prompt, meaning=True, limit=RECALL_CANDIDATES)
         selection, remember = choose_for_session(str(home), session_id, rows, service.clock())
         ms = (time.perf_counter() - started) * 1000
         log_recall(str(home), path, ms, session_id, selection)

@@ -104,7 +104,7 @@ def warm_up(tools: AgentTools) -> None:
 
 def _prepare_quietly(tools: AgentTools) -> None:
     try:
-        tools.memory.prepare_meaning(MODEL_WAIT_S)
+        tools.memory.search.prepare_meaning(MODEL_WAIT_S)
     except Exception as exc:  # the first query loads them itself
         print(f"orcmem mcp: warm-up failed: {exc}", file=sys.stderr)
 

@@ -68,7 +68,7 @@ class AgentTools(WritePlans):
         if not text:
             raise ValidationError("The query is empty; give a few words about what you are looking for.")
         now = self.memory.clock()
-        hits = searcher(text, limit) if searcher is not None else self.memory.search(self.project, text, limit)
+        hits = searcher(text, limit) if searcher is not None else self.memory.search.hits(self.project, text, limit)
         return [self._search_result(hit.memory, now) for hit in hits]
 
     @staticmethod
@@ -95,7 +95,7 @@ class AgentTools(WritePlans):
         """
         if not self.memory.is_enabled() or not isinstance(prompt, str):
             return ""
-        return self.memory.recall(self.project.canonical_root, prompt, meaning=True)
+        return self.memory.context.recall(self.project.canonical_root, prompt, meaning=True)
 
     def task_context(self) -> str:
         """The current task's brief: spec, earlier runs and relevant memories (only the task while memory is off)."""

@@ -177,7 +177,7 @@ class Approvals:
         title, body = write.duplicate_of
         wanted_title = _normalized_title(title)
         wanted_words = _words(f"{title} {body}")
-        for hit in self.memory.search(self.project, f"{title} {body}", DUPLICATE_CANDIDATES):
+        for hit in self.memory.search.hits(self.project, f"{title} {body}", DUPLICATE_CANDIDATES):
             found = hit.memory
             if found.id == write.exclude_id:
                 continue

@@ -79,7 +79,7 @@ class Tasks:
                     f"{defang(summary.work_done)}{defang(open_items)}"
                 )
             now = self.memory.clock()
-            for hit in self.memory.search(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES):
+            for hit in self.memory.search.hits(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES):
                 m = hit.memory
                 lines.append(
                     memory_line(

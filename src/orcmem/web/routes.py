@@ -199,7 +199,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
         _check_choice(query.provenance, tuple(str(p) for p in Provenance), "provenance")
         _check_choice(query.status, tuple(str(s) for s in Status), "status")
         if query.q:
-            hits = service.search(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
+            hits = service.search.hits(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
             found = [
                 hit.memory
                 for hit in hits
