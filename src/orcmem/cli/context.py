@@ -20,6 +20,11 @@ from orcmem.worker.handoff import hand_off_embedding
 EMBED_WAIT_ON_EXIT_S = 15.0
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+allow_ephemeral_option = click.option(
+    "--allow-ephemeral",
+    is_flag=True,
+    help="Write this orcmem's path even when it lives in a tool's run cache (uvx, pipx run) that gets cleaned.",
+)
 
 
 def echo(message: object = "", *, err: bool = False) -> None:
