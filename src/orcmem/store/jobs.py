@@ -100,15 +100,6 @@ class JobRepository:
             )
         return self.get(row[0])
 
-    def running_pids(self) -> list[int]:
-        """Worker pids of running jobs."""
-        return [
-            int(pid)
-            for (pid,) in self.db.query(
-                "SELECT DISTINCT worker_pid FROM extraction_jobs WHERE state = 'running' AND worker_pid IS NOT NULL"
-            )
-        ]
-
     def set_through(self, run_id: str, through_seq: int) -> None:
         """Record which events this job distils."""
         with self.db.transaction():

@@ -353,14 +353,3 @@ class MemoryRepository:
                 "INSERT INTO memory_files (memory_pk, position, path_glob) VALUES (?, ?, ?)",
                 (pk_row[0], position, path),
             )
-
-    def stats(self, project_id: str | None) -> dict[str, dict[str, int]]:
-        """Counts of memories visible to a project by type, source and status."""
-        result: dict[str, dict[str, int]] = {}
-        for column in ("type", "source", "provenance", "status"):
-            rows = self.db.query(
-                f"SELECT m.{column}, count(*) FROM memories m WHERE {VISIBLE} GROUP BY m.{column}",
-                {"project": project_id or ""},
-            )
-            result[column] = {str(name): int(count) for name, count in rows}
-        return result

@@ -191,16 +191,6 @@ class VectorRepository:
             row = self.db.query_one("SELECT count(*) FROM memory_embeddings WHERE model = ?", (model,))
         return int(row[0]) if row else 0
 
-    def remove_orphans(self) -> int:
-        """Delete vectors whose memory is gone (left when a project was deleted, since vec0 has no keys)."""
-        if not self.available:
-            return 0
-        with self.db.transaction():
-            rows = self.db.query("SELECT memory_pk FROM memory_vec WHERE memory_pk NOT IN (SELECT pk FROM memories)")
-            for (pk,) in rows:
-                self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (pk,))
-        return len(rows)
-
     # --- nearest neighbours ------------------------------------------------------------------------------------
     def nearest_sqlite(self, query: Sequence[float], model: str, project_id: str | None, k: int) -> list[VectorHit]:
         """k-NN through sqlite-vec's own scan, filtered after the k-NN step (the stored truth: docs/search.md)."""
