@@ -21,7 +21,7 @@ class Decision(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class PolicyVerdict:
     """A decision and the sentence that explains it to the agent (and the audit log)."""
 
     decision: Decision
@@ -63,26 +63,26 @@ HEADLESS_REFUSAL = (
 DECLINED = "The user declined this change to project memory."
 
 
-def auto_review(text: str, *, near_duplicate_of: str | None = None) -> Verdict:
+def auto_review(text: str, *, near_duplicate_of: str | None = None) -> PolicyVerdict:
     """The automatic review of `auto` mode: refuse secrets, instructions to the agent, and near-duplicates."""
     redaction = redact_text(text)
     if redaction.changed:
         rules = ", ".join(redaction.rules)
-        return Verdict(Decision.DENY, f"Refused by automatic review: the text holds a secret ({rules}).", "auto")
+        return PolicyVerdict(Decision.DENY, f"Refused by automatic review: the text holds a secret ({rules}).", "auto")
     if looks_like_instructions(text):
-        return Verdict(
+        return PolicyVerdict(
             Decision.DENY,
             "Refused by automatic review: the text reads as instructions to an agent, not a fact about the project.",
             "auto",
         )
     if near_duplicate_of is not None:
-        return Verdict(
+        return PolicyVerdict(
             Decision.DENY,
             f"Refused by automatic review: memory {near_duplicate_of} already says nearly the same. "
             "Give it feedback or update it instead.",
             "auto",
         )
-    return Verdict(Decision.ALLOW, "Allowed by automatic review.", "auto")
+    return PolicyVerdict(Decision.ALLOW, "Allowed by automatic review.", "auto")
 
 
 def decide(
@@ -92,8 +92,8 @@ def decide(
     headless: bool = False,
     auto_approve: bool = False,
     granted: bool = False,
-    review: Verdict | None = None,
-) -> Verdict:
+    review: PolicyVerdict | None = None,
+) -> PolicyVerdict:
     """Decide one request. Reads are always allowed; ownership rules are checked by the service in every mode.
 
     Args:
@@ -105,22 +105,22 @@ def decide(
         review: the automatic review's verdict, required in `auto` mode.
     """
     if not write:
-        return Verdict(Decision.ALLOW, "Reading memory is always allowed.", "read")
+        return PolicyVerdict(Decision.ALLOW, "Reading memory is always allowed.", "read")
     if mode is Mode.PLAN:
-        return Verdict(Decision.DENY, PLAN_REFUSAL, "plan")
+        return PolicyVerdict(Decision.DENY, PLAN_REFUSAL, "plan")
     if mode is Mode.YOLO:
-        return Verdict(Decision.ALLOW, "Allowed without checks (yolo mode).", "yolo")
+        return PolicyVerdict(Decision.ALLOW, "Allowed without checks (yolo mode).", "yolo")
     if mode in (Mode.ACCEPT_EDITS, Mode.AUTONOMOUS):
-        return Verdict(Decision.ALLOW, f"Allowed in {mode} mode.", str(mode))
+        return PolicyVerdict(Decision.ALLOW, f"Allowed in {mode} mode.", str(mode))
     if mode is Mode.AUTO:
         if review is None:
             raise ValueError("auto mode needs the automatic review's verdict")
         return review
     # review mode
     if granted:
-        return Verdict(Decision.ALLOW, "Allowed by an earlier grant.", "grant")
+        return PolicyVerdict(Decision.ALLOW, "Allowed by an earlier grant.", "grant")
     if headless:
         if auto_approve:
-            return Verdict(Decision.ALLOW, "Allowed by --auto-approve.", "auto-approve")
-        return Verdict(Decision.DENY, HEADLESS_REFUSAL, "headless")
-    return Verdict(Decision.ASK, "The user is asked first (review mode).", "review")
+            return PolicyVerdict(Decision.ALLOW, "Allowed by --auto-approve.", "auto-approve")
+        return PolicyVerdict(Decision.DENY, HEADLESS_REFUSAL, "headless")
+    return PolicyVerdict(Decision.ASK, "The user is asked first (review mode).", "review")

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from orcmem.models.errors import MemoryOffError, PermissionDenied
 from orcmem.models.types import Project
 from orcmem.models.vocabulary import Answer, Mode, values
-from orcmem.rules.permissions import DECLINED, HEADLESS_REFUSAL, Decision, auto_review, decide
-from orcmem.rules.permissions import Verdict as PolicyVerdict
+from orcmem.rules.permissions import DECLINED, HEADLESS_REFUSAL, Decision, PolicyVerdict, auto_review, decide
 from orcmem.service.core import MEMORY_OFF_MESSAGE
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.grants import GrantRepository
