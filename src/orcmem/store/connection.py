@@ -282,3 +282,11 @@ class _Transaction:
                     db._rollback()
         finally:
             db._lock.release()
+
+
+class Repository:
+    """The queries of one concern (a table and its neighbours) over one open database."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db

@@ -9,7 +9,7 @@ from typing import Any
 from orcmem.models.constants import GENERATOR_TIMEOUT_S
 from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import JobState, values
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 from orcmem.store.runs import RUN_COLUMNS, Run
 from orcmem.text.redact import redact_text
 
@@ -41,12 +41,8 @@ _JOB_COLUMNS = (
 )
 
 
-class JobRepository:
+class JobRepository(Repository):
     """The durable extraction queue: one row per run."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def get(self, run_id: str) -> Job | None:
         """The job of a run, or None."""

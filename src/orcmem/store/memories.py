@@ -11,7 +11,7 @@ from typing import Any
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Provenance, Scope, Source, Status
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 from orcmem.store.visibility import VISIBLE
 from orcmem.text.duplicates import same_text_digest, same_text_key
 
@@ -77,12 +77,8 @@ class WordHit:
     rank: float
 
 
-class MemoryRepository:
+class MemoryRepository(Repository):
     """Reads and writes memories; callers pass validated, redacted values."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     # --- reads -------------------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from orcmem.models.errors import ValidationError
-from orcmem.store.connection import VECTOR_DIMENSIONS, Database
+from orcmem.store.connection import VECTOR_DIMENSIONS, Database, Repository
 from orcmem.store.visibility import VISIBLE, VISIBLE_UNINDEXED_AT
 
 if TYPE_CHECKING:
@@ -102,12 +102,12 @@ class _Snapshot:
         )
 
 
-class VectorRepository:
+class VectorRepository(Repository):
     """Stores vectors in `memory_vec` (tagged with their model) and finds nearest neighbours."""
 
     def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
+        """Wrap an open database; the in-memory copy of the vectors is made on first use."""
+        super().__init__(db)
         self._snapshot: _Snapshot | None = None
         self._snapshot_lock = threading.Lock()  # held only to read or swap the arrays
         self._refresh_lock = threading.Lock()  # one refresh at a time
