@@ -404,7 +404,7 @@ def _describe(size: int, bm_python: Path | None, bm_reason: str | None) -> list[
             "orcmem's own search, the comparison point",
             _version("orcmem"),
             [
-                f"`MemoryService.search(project, query, limit={LIMIT})`: FTS5 words and MiniLM k-NN, 40 candidates "
+                f"`service.search.hits(project, query, limit={LIMIT})`: FTS5 words and MiniLM k-NN, 40 candidates "
                 f"each, fused by score (words weighted {FUSION_WORD_WEIGHT}) with type, confidence and recency "
                 "factors; the query embedded beside the word search, as the MCP server does.",
             ],

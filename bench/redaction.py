@@ -207,8 +207,8 @@ def render(r: RedactionResult) -> list[str]:
         "",
         "| detector | secret kinds caught whole | ordinary items flagged | µs per ordinary item |",
         "|---|---:|---:|---:|",
-        f"| orcmem (`redact.py`, `secret_formats.py`) | {r.kinds - len(r.leaked)} of {r.kinds} | "
-        f"{r.changed} of {r.ordinary} | {r.ordinary_us:.1f} |",
+        "| orcmem (`text/redact.py`, `text/secret_formats.py`, `text/secret_rules/`) | "
+        f"{r.kinds - len(r.leaked)} of {r.kinds} | {r.changed} of {r.ordinary} | {r.ordinary_us:.1f} |",
         *[
             f"| detect-secrets 1.5, {label} | {caught} of {r.kinds} | {flagged} of {r.ordinary} | {cost:.0f} |"
             for label, caught, flagged, cost in r.detectors
