@@ -10,10 +10,9 @@ import os
 import sys
 import time
 
-from orcmem.hooks.prompt_hook import MAX_STDIN_BYTES
 from orcmem.host.profile import home_dir_str
 from orcmem.models.constants import DB_FILENAME, HOOK_OUTPUT_MAX_CHARS
-from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR
+from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR, MAX_STDIN_BYTES
 from orcmem.models.vocabulary import HookName
 
 TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds

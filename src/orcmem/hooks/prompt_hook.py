@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR
-
-MAX_STDIN_BYTES = 1 << 20  # of a hook's stdin, read by every hook
+from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR, MAX_STDIN_BYTES
 
 
 def main(argv: list[str]) -> int:
