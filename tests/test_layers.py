@@ -123,3 +123,20 @@ def test_the_reach_in_checker_sees_one(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f(service):\n    return service.store.jobs.counts()\n")
     assert store_reach_ins(bad) == ["2: service.store"]
+
+
+def test_the_package_root_holds_only_the_program_door() -> None:
+    """Every module lives in the package named for what it is; only the console script and `python -m` stay."""
+    assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py", "entry.py"]
+
+
+def test_package_faces_are_empty() -> None:
+    """A package's __init__ holds a docstring at most: names are imported from the module that defines them."""
+    faces = {}
+    for path in PACKAGE.rglob("__init__.py"):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        if path.parent != PACKAGE and body:
+            faces[module_name(path)] = len(body)
+    assert faces == {}
