@@ -14,7 +14,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from orcmem.text.secret_rules import SOURCE, go_to_python
+from orcmem.text.secret_rules.rule_set import SOURCE, go_to_python
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "orcmem" / "text" / "secret_rules" / SOURCE
 # Usernames are not secrets; a rule that only feeds a composite one (skipReport) says nothing alone.

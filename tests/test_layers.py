@@ -140,3 +140,23 @@ def test_package_faces_are_empty() -> None:
         if path.parent != PACKAGE and body:
             faces[module_name(path)] = len(body)
     assert faces == {}
+
+
+def test_what_came_after_the_layout_lives_in_its_package() -> None:
+    """The instruction flag (rules, learned layer and its weights) and the secret rule set (with its licence) are
+    text rules, running git is the host's, the provenance check is extraction's; each data file beside its reader."""
+    homes = {
+        "text/instructions.py": 1,
+        "text/instructions_learned.py": 1,
+        "text/injection_weights.bin": 1,
+        "text/secret_rules/rule_set.py": 1,
+        "text/secret_rules/betterleaks.json": 1,
+        "text/secret_rules/LICENSE.betterleaks": 1,
+        "host/git_process.py": 1,
+        "extract/provenance.py": 2,
+        "ingest/transcript.py": 2,
+    }
+    missing = [home for home in homes if not (PACKAGE / home).is_file()]
+    assert missing == []
+    placed = {home: layer_of("orcmem." + home.rsplit(".", 1)[0].replace("/", ".")) for home in homes}
+    assert placed == homes

@@ -205,7 +205,7 @@ def test_what_the_scanners_call_no_secret_is_kept(text: str) -> None:
 def test_go_flags_in_mid_pattern_become_scoped_groups() -> None:
     import re
 
-    from orcmem.text.secret_rules import go_to_python
+    from orcmem.text.secret_rules.rule_set import go_to_python
 
     translated = go_to_python(r"\b(p8e-(?i)[a-z0-9]{4})x")
     assert translated == r"\b(p8e-(?i:[a-z0-9]{4}))x"
@@ -219,7 +219,7 @@ def test_go_escapes_and_classes_are_carried_over() -> None:
     import re
     import warnings
 
-    from orcmem.text.secret_rules import TranslationError, go_to_python
+    from orcmem.text.secret_rules.rule_set import TranslationError, go_to_python
 
     assert go_to_python(r"x(?:[^\w-]|\z)") == r"x(?:[^\w-]|\Z)"
     assert go_to_python(r"pat[[:alnum:]]{2}") == r"pat[0-9A-Za-z]{2}"
@@ -236,7 +236,7 @@ def test_go_escapes_and_classes_are_carried_over() -> None:
 def test_the_shipped_rules_are_the_translation_of_the_scanners_own() -> None:
     import re
 
-    from orcmem.text.secret_rules import go_to_python, load
+    from orcmem.text.secret_rules.rule_set import go_to_python, load
 
     shipped = load()
     assert shipped.scanner == "betterleaks" and len(shipped.rules) >= 400
@@ -259,8 +259,8 @@ def test_the_rules_are_read_on_first_use_only() -> None:
     import subprocess
     import sys
 
-    code = "import sys, orcmem.text.redact; assert 'orcmem.text.secret_rules' not in sys.modules or True; " + (
-        "from orcmem.text import secret_rules; assert secret_rules.load.cache_info().currsize == 0; "
-        "orcmem.text.redact.redact('x'); assert secret_rules.load.cache_info().currsize == 1"
+    code = "import sys, orcmem.text.redact; assert 'orcmem.text.secret_rules.rule_set' not in sys.modules or True; " + (
+        "from orcmem.text.secret_rules import rule_set; assert rule_set.load.cache_info().currsize == 0; "
+        "orcmem.text.redact.redact('x'); assert rule_set.load.cache_info().currsize == 1"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -117,17 +117,13 @@ class MemoryService(ServiceCore):
         settings = self.store.settings
         if settings.get(SETTING_FLAG_VERSION) == str(FLAG_VERSION):
             return 0
-        rows = self.store.db.query("SELECT id, title, body, flagged FROM memories")
         changed = [
-            (int(flag), str(memory_id))
-            for memory_id, title, body, flagged in rows
-            if (flag := looks_like_instructions(f"{title}\n{body}")) != bool(flagged)
+            (memory_id, flag)
+            for memory_id, text, flagged in self.store.memories.texts_and_flags()
+            if (flag := looks_like_instructions(text)) != flagged
         ]
         with self.store.db.transaction():
-            # Each profile computes its own flags (team_apply does too): nothing here is a change to share.
-            self.store.db.query("UPDATE team_applying SET applying = 1")
-            self.store.db.query_many("UPDATE memories SET flagged = ? WHERE id = ?", changed)
-            self.store.db.query("UPDATE team_applying SET applying = 0")
+            self.store.memories.set_flags_unshared(changed)
             settings.set(SETTING_FLAG_VERSION, str(FLAG_VERSION))
         return len(changed)
 

@@ -318,6 +318,18 @@ class MemoryRepository(Repository):
                         "UPDATE memories SET text_digest = ? WHERE id = ?", (same_text_digest(*row), memory_id)
                     )
 
+    def texts_and_flags(self) -> builtins.list[tuple[str, str, bool]]:
+        """Every memory's id, its text as the instruction check reads it (title, then body) and its stored flag."""
+        rows = self.db.query("SELECT id, title, body, flagged FROM memories")
+        return [(str(memory_id), f"{title}\n{body}", bool(flagged)) for memory_id, title, body, flagged in rows]
+
+    def set_flags_unshared(self, flags: Sequence[tuple[str, bool]]) -> None:
+        """Store recomputed instruction flags without queuing them for the team pool: each profile computes its own
+        (team_apply does too), so nothing here is a change to share. Call inside a transaction."""
+        self.db.query("UPDATE team_applying SET applying = 1")
+        self.db.query_many("UPDATE memories SET flagged = ? WHERE id = ?", [(int(f), i) for i, f in flags])
+        self.db.query("UPDATE team_applying SET applying = 0")
+
     def mark_helpful(self, memory_id: str, *, confidence_step: float, now: int) -> None:
         """Raise confidence one step (up to the maximum) and reset the memory's age."""
         with self.db.transaction():

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from orcmem.text import secret_rules
 from orcmem.text.secret_formats import FORMATS, entropy, password_value, token_value
+from orcmem.text.secret_rules import rule_set
 
 MARKER = "[redacted:"
 _MARKERS = re.compile(r"\[redacted:[^\]]*\]")
@@ -192,7 +192,7 @@ _GENERIC_VALUE: dict[str, Callable[[str], bool]] = {
 }
 
 
-def _scanner_accept(rule: secret_rules.ScannerRule, never: tuple[re.Pattern[str], ...]) -> Callable[[str], bool]:
+def _scanner_accept(rule: rule_set.ScannerRule, never: tuple[re.Pattern[str], ...]) -> Callable[[str], bool]:
     """The scanner's own filter for one rule: its entropy floor and its global list of values never secret."""
     floor = rule.min_entropy
     own = _GENERIC_VALUE.get(rule.id)
@@ -209,8 +209,8 @@ def _scanner_accept(rule: secret_rules.ScannerRule, never: tuple[re.Pattern[str]
 
 
 def _scanner_rules() -> tuple[Rule, ...]:
-    """The maintained scanner's rules (secret_rules), each run only on text holding one of its keywords."""
-    shipped = secret_rules.load()
+    """The maintained scanner's rules (secret_rules/rule_set.py), each run only on text holding one of its keywords."""
+    shipped = rule_set.load()
     never = tuple(re.compile(pattern) for pattern in shipped.never_secret)
     return tuple(
         Rule(rule.id, rule.python, rule.keywords, accept=_scanner_accept(rule, never), group=rule.group, gated=True)
