@@ -163,7 +163,7 @@ def render(
         "Synthetic memories in the style agents write (a tool, a symptom, a fix and named code, from a vocabulary of",
         "about 5,000 made-up identifiers), all in one project, every one with a real vector. 200 queries per size,",
         "each timed alone, in one process that already loaded the model (as the MCP server does). Milliseconds,",
-        "p50 / p95. *Fused* is `MemoryService.search`: words, the query embedding, the k-NN, fusion, scoring and",
+        "p50 / p95. *Fused* is `service.search.hits`: words, the query embedding, the k-NN, fusion, scoring and",
         "reading the results, as the seed describes it.",
         "",
         "| memories | words (FTS5) | words, the seed's query | query embedding | meaning: in-memory exact scan "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import queries
-from orcmem.warm import WARM_PATH, ask
+from orcmem.host.warm import WARM_PATH, ask
 
 PROTOCOL = "2025-06-18"
 MODEL_LOAD_TIMEOUT_S = 120.0

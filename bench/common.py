@@ -105,15 +105,15 @@ def embedded_service(home: Path) -> MemoryService:
     The model lives in the profile's own models folder, so an `orcmem mcp` started on `home` loads it too.
     The caller closes the service.
     """
+    from orcmem.app.runtime import models_dir
     from orcmem.embed.model_files import ensure_model
     from orcmem.embed.worker import worker_embedder
-    from orcmem.runtime import models_dir
     from orcmem.service.memory_service import MemoryService
 
     source = embedding_source()
     ensure_model(models_dir(home), source)
     svc = MemoryService.open(home)
-    svc.set_embedding_model(source.pins.model_id)
+    svc.settings.set_embedding_model(source.pins.model_id)
     embedder = worker_embedder(models_dir(home), source)
     if not embedder.wait_ready(120):
         raise RuntimeError(f"the benchmark's model did not load: {embedder.unavailable_reason}")
@@ -125,12 +125,12 @@ def embedded_service(home: Path) -> MemoryService:
 def profile_with_memories(home: Path, project: Path, count: int) -> None:
     """A profile at `home`, memory on, holding `count` synthetic memories in the project at `project`."""
     from bench.search import synthetic_memories
+    from orcmem.host.workspace import Location
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import Location
 
     project.mkdir(parents=True, exist_ok=True)
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     proj = svc.project(Location(str(project), str(project), project.name))
     with svc.store.db.transaction():
         for memory in synthetic_memories(count):

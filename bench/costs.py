@@ -23,13 +23,13 @@ from pathlib import Path
 
 from bench.agents import _handshake, _read_answer, _request, _stop
 from bench.common import Latency, embedding_source, latency, onnx_loaded, profile_with_memories, time_call
+from orcmem.app.runtime import models_dir
 from orcmem.embed.model_files import ensure_model
+from orcmem.host.workspace import Location
 from orcmem.models.constants import EMBEDDING_DIMENSIONS
 from orcmem.models.types import Project, Source
-from orcmem.runtime import models_dir
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import Location
 
 MEMORIES = 10_000
 DELETIONS = 300
@@ -84,7 +84,7 @@ def build_profile(home: Path, project: Path, count: int = MEMORIES) -> None:
     source = embedding_source()
     ensure_model(models_dir(home), source)
     svc = MemoryService.open(home)
-    svc.set_embedding_model(source.pins.model_id)
+    svc.settings.set_embedding_model(source.pins.model_id)
     rng = random.Random(3)
     ids = [row[0] for row in svc.store.db.query("SELECT id FROM memories ORDER BY pk")]
     with svc.store.db.transaction():

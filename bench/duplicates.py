@@ -1,7 +1,7 @@
 """Learning each thing once: the repeat rule on written pairs, repeats left after re-distillation, worker pick-up.
 
 Three measurements:
-- The repeat rule (orcmem/repeats.py and the similarity threshold) on bench/data/duplicate_pairs.jsonl: pairs of
+- The repeat rule (orcmem/text/duplicates.py and the similarity threshold) on bench/data/duplicate_pairs.jsonl: pairs of
   coding memories that say the same thing in other words, and pairs that share words but differ in a fact. The
   false-merge rate (different lessons merged) and the missed-merge rate (one lesson kept twice) over a grid of
   thresholds, and a two-fold check: the threshold picked on one half, measured on the other.
@@ -27,9 +27,9 @@ from pathlib import Path
 
 from bench.common import Latency, embedding_source, latency
 from orcmem.models.constants import DUPLICATE_MIN_SIMILARITY
-from orcmem.repeats import differing_facts, same_text_key
 from orcmem.service.duplicates import memory_text
-from orcmem.worker_control import stop_workers
+from orcmem.text.duplicates import differing_facts, same_text_key
+from orcmem.worker.control import stop_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT / "bench" / "data" / "duplicate_pairs.jsonl"
@@ -173,13 +173,13 @@ def _grow(transcript: Path, turn: int) -> None:
 def redistillation(rows: list[dict], sessions: int, reworded: bool, seed: int = 11) -> tuple[int, int, int]:
     """(memories beyond the distinct lessons, distinct lessons, lessons merged into another lesson's memory) over
     `sessions` sessions of three passes."""
+    from orcmem.app.runtime import models_dir
     from orcmem.embed.model_files import ensure_model
     from orcmem.embed.worker import worker_embedder
     from orcmem.extract.resolve import GeneratorChoice
-    from orcmem.runtime import models_dir
+    from orcmem.host.workspace import Location
     from orcmem.service.learning import Learning
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import Location
 
     positives = [(row["a"], row["b"]) for row in rows if row["same"]]
     chooser = random.Random(seed)
@@ -187,8 +187,8 @@ def redistillation(rows: list[dict], sessions: int, reworded: bool, seed: int = 
     source = embedding_source()
     ensure_model(models_dir(work), source)
     svc = MemoryService.open(work)
-    svc.set_enabled(True)
-    svc.set_embedding_model(source.pins.model_id)
+    svc.settings.set_enabled(True)
+    svc.settings.set_embedding_model(source.pins.model_id)
     embedder = worker_embedder(models_dir(work), source)
     embedder.wait_ready(120)
     svc.use_embedder(embedder)
@@ -254,7 +254,7 @@ def pickup(samples: int) -> tuple[list[float], list[float]]:
     home, project = work / "home", work / "project"
     project.mkdir()
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     svc.close()
     orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
     env = {**os.environ, "ORCMEM_HOME": str(home), "PATH": str(Path(sys.executable).parent)}  # no agent CLI
@@ -286,9 +286,9 @@ def pickup(samples: int) -> tuple[list[float], list[float]]:
 
 def run(sessions: int = 20, samples: int = 10) -> DuplicatesResult:
     """Measure the repeat rule, re-distillation and worker pick-up."""
+    from orcmem.app.runtime import models_dir
     from orcmem.embed.model_files import ensure_model
     from orcmem.embed.worker import worker_embedder
-    from orcmem.runtime import models_dir
 
     rows = load_pairs()
     work = Path(tempfile.mkdtemp(prefix="orcmem-bench-pairs-"))
@@ -335,7 +335,7 @@ def render(r: DuplicatesResult) -> list[str]:
         "version or path, or the opposite advice). Two memories are kept as one when their normalised words are the",
         "same, or when their cosine similarity (int8 MiniLM, title and body) reaches the threshold and nothing in them",
         "differs: a look-alike fact only one states, a negation on one side, a few words swapped, the same words",
-        "reordered (`orcmem/repeats.py`).",
+        "reordered (`orcmem/text/duplicates.py`).",
         "",
         "| threshold | false merges (different lessons made one) | missed merges (one lesson kept twice) |",
         "|---:|---:|---:|",

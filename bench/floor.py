@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orcmem.service.reading as reading
+
 from bench.locomo import open_locomo
 from orcmem.models.constants import SEARCH_DEFAULT_LIMIT, SEARCH_MEANING_ONLY_MIN_SIMILARITY
 
@@ -39,10 +40,10 @@ def run(path: Path, work: Path | None = None, floors: tuple[float, ...] = FLOORS
             found = 0
             off_counts: list[int] = []
             for question in questions:
-                hits = svc.search(question.project, question.text, SEARCH_DEFAULT_LIMIT)
+                hits = svc.search.hits(question.project, question.text, SEARCH_DEFAULT_LIMIT)
                 found += any(hit.memory.id in question.evidence for hit in hits)
                 other = projects[(projects.index(question.project) + 1) % len(projects)]
-                off_counts.append(len(svc.search(other, question.text, SEARCH_DEFAULT_LIMIT)))
+                off_counts.append(len(svc.search.hits(other, question.text, SEARCH_DEFAULT_LIMIT)))
             rows.append(
                 FloorRow(
                     floor,

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import Latency, latency
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 
 MEMORIES, FILES, CHANGED, DELETED = 10_000, 2_000, 20, 5
 HOOK_SAMPLES = 30
@@ -65,7 +65,7 @@ def run(work: Path | None = None) -> FreshnessResult:
         _git(root, "add", ".")
         _git(root, "-c", "user.email=b@b", "-c", "user.name=b", "commit", "-q", "-m", "code")
         svc = MemoryService.open(home, vectors=False)
-        svc.set_enabled(True)
+        svc.settings.set_enabled(True)
         project = svc.project(locate(root))
         assert project is not None
         rng = random.Random(3)

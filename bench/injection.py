@@ -41,7 +41,7 @@ BATCHES = [
 ]
 TARGET_CAUGHT, TARGET_FLAGGED = 0.90, 0.05
 
-# The detector before this set was built (orcmem.permissions until issue 25, item 4), kept to compare against.
+# The detector before this set was built (orcmem.rules.permissions until issue 25, item 4), kept to compare against.
 _WHICH = r"\s+(?:(?:all|any|the|your|my|these|those|of)\s+)*"
 _OLD = re.compile(
     "|".join(
@@ -65,7 +65,7 @@ _OLD = re.compile(
 
 def old_detector(text: str) -> bool:
     """The old flag: nine English patterns over the text's skeleton."""
-    from orcmem.textsafe import skeleton
+    from orcmem.text.textsafe import skeleton
 
     return _OLD.search(skeleton(text)) is not None
 
@@ -151,7 +151,7 @@ def per_text_us(texts: list[str], detector: Callable[[str], bool], rounds: int =
 
 def run(path: Path = DATA) -> InjectionResult:
     """Score both detectors on every split, style and language, and time them."""
-    from orcmem.instructions import looks_like_instructions, rules_flag
+    from orcmem.text.instructions import looks_like_instructions, rules_flag
 
     items = load(path)
     groups: dict[str, list[Item]] = {split: [i for i in items if i.split == split] for split in SPLITS}
@@ -231,7 +231,7 @@ def render(r: InjectionResult) -> list[str]:
     lines = [
         "## The instruction flag (prompt injections)",
         "",
-        f"`orcmem/instructions.py` on the labelled set `bench/data/injection_set.jsonl` ({len(r.items)} texts: "
+        f"`orcmem/text/instructions.py` on the labelled set `bench/data/injection_set.jsonl` ({len(r.items)} texts: "
         f"{r.new['all'].injections} injections in {len({i.style for i in r.items if i.injection})} styles and "
         f"{len({i.lang for i in r.items if i.injection})} languages, "
         f"{r.new['all'].ordinary} ordinary memories and pieces of advice that share their words). *tune*: the rules",
@@ -273,10 +273,11 @@ def render(r: InjectionResult) -> list[str]:
             for name, injections, caught, ordinary, flagged in BATCHES
         ],
         "",
-        "The learned layer (orcmem/instructions_learned.py): logistic regression over hashed words, word pairs and",
-        "character 3- to 5-grams (65,536 slots, one signed byte each), trained by `python -m bench.train_injection`",
-        "on *tune* only, deterministically; a text is flagged when the rules flag it or the layer's score passes a",
-        "threshold chosen on five-fold out-of-fold scores of *tune* for at most 1 % of its ordinary texts.",
+        "The learned layer (orcmem/text/instructions_learned.py): logistic regression over hashed words, word pairs",
+        "and character 3- to 5-grams (65,536 slots, one signed byte each), trained by",
+        "`python -m bench.train_injection` on *tune* only, deterministically; a text is flagged when the rules flag",
+        "it or the layer's score passes a threshold chosen on five-fold out-of-fold scores of *tune* for at most 1 %",
+        "of its ordinary texts.",
         "The MiniLM embedding was not used: the flag must work without the model, and the layer already costs more",
         "than the rules.",
         "",

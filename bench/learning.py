@@ -14,10 +14,10 @@ from pathlib import Path
 
 from bench.common import Latency, latency, profile_with_memories
 from orcmem.extract.digest import build_digest, render_digest
+from orcmem.host.workspace import Location
 from orcmem.ingest.transcript import parse_transcript
 from orcmem.models.vocabulary import Agent
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import Location
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "fixtures" / "agents" / "claude_transcript_sample.jsonl"
@@ -164,7 +164,7 @@ def run(samples: int = 30) -> LearningResult:
     project = work / "project"
     project.mkdir()
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     svc.close()
     orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
     env = {**os.environ, "ORCMEM_HOME": str(home)}

@@ -287,8 +287,8 @@ class Setup:
 
 def _prepare(work: Path, memories: int) -> Setup:
     """A profile of `memories` memories with vectors from the int8 MiniLM, and a stand-in `claude` on PATH."""
+    from orcmem.app.runtime import models_dir, open_service
     from orcmem.embed.model_files import ensure_model
-    from orcmem.runtime import models_dir, open_service
     from orcmem.service.memory_service import MemoryService
 
     source = embedding_source()
@@ -298,7 +298,7 @@ def _prepare(work: Path, memories: int) -> Setup:
     profile_with_memories(home, project, memories)
     ensure_model(models_dir(home), source)
     service = MemoryService.open(home)
-    service.set_embedding_model(source.pins.model_id)
+    service.settings.set_embedding_model(source.pins.model_id)
     service.close()
     # Every memory gets its vector now: otherwise each process that opens the embedder would embed the backlog.
     service = open_service(home)
@@ -571,9 +571,9 @@ def _drain(home: Path, sessions: list[str]) -> None:
 def _verify(setup: Setup, tally: Tally) -> tuple[list[str], int, int, int, int, str]:
     """Lost writes, runs distilled, memories distilled, memories now, memories without a vector, and
     `PRAGMA integrity_check`."""
+    from orcmem.host.workspace import locate
     from orcmem.models.types import MemoryFilter
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
 
     lost: list[str] = []
     service = MemoryService.open(setup.home)
@@ -592,7 +592,7 @@ def _verify(setup: Setup, tally: Tally) -> tuple[list[str], int, int, int, int, 
         for memory in distilled:
             by_run[memory.source_run_id] = by_run.get(memory.source_run_id, 0) + 1
         total = service.store.memories.count(project.id, everything)
-        unembedded = service.store.vectors.count_missing(service.embedding_model())
+        unembedded = service.store.vectors.count_missing(service.settings.embedding_model())
         # Raw SQL outside orcmem.store, on purpose: the benchmark checks the file, orcmem has no call for it.
         integrity = "; ".join(str(row[0]) for row in service.store.db.query("PRAGMA integrity_check"))
     finally:
@@ -699,7 +699,7 @@ def run(seconds: float = 60.0, *, memories: int = MEMORIES, work: Path | None = 
     """
     import httpx
 
-    from orcmem.worker_control import worker_lock
+    from orcmem.worker.control import worker_lock
 
     own_work = work is None
     work = Path(tempfile.mkdtemp(prefix="orcmem-load-")) if work is None else work

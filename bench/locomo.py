@@ -13,12 +13,12 @@ from pathlib import Path
 from bench.common import embedding_source
 from orcmem.embed.model_files import ensure_model
 from orcmem.embed.worker import worker_embedder
+from orcmem.host.workspace import Location
 from orcmem.models.constants import FUSION_WORD_WEIGHT, RRF_K, SEARCH_CANDIDATES, SEED_RRF_K
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.retrieve.query import query_terms
 from orcmem.retrieve.scoring import relative
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import Location
 
 KS = (5, 8, 10)
 
@@ -99,8 +99,8 @@ def open_locomo(path: Path, work: Path) -> tuple[MemoryService, list[Question]]:
     models = work / "models"
     ensure_model(models, embedding_source())
     svc = MemoryService.open(work / "home")
-    svc.set_enabled(True)
-    svc.set_embedding_model(embedding_source().pins.model_id)
+    svc.settings.set_enabled(True)
+    svc.settings.set_embedding_model(embedding_source().pins.model_id)
     questions = load(path, svc, work)
     embedder = worker_embedder(models, embedding_source())
     embedder.wait_ready(60)
@@ -127,7 +127,7 @@ def run(path: Path, work: Path | None = None) -> tuple[list[Scores], int, CrossV
 
     def searched(question: Question) -> list[str]:
         """The shipped search, as `orcmem search` runs it (its model already loaded)."""
-        return [hit.memory.id for hit in svc.search(question.project, question.text, 10)]
+        return [hit.memory.id for hit in svc.search.hits(question.project, question.text, 10)]
 
     def by_rank(words: dict[str, float], question: Question, k: int) -> list[str]:
         return rrf_ids([list(words), list(meaning(question))], k)

@@ -233,8 +233,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
     from orcmem.embed.embedder import load_embedder
     from orcmem.embed.model_files import ensure_model
     from orcmem.embed.worker import worker_embedder
+    from orcmem.host.workspace import Location
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import Location
 
     clock = time.perf_counter
     t0 = clock()
@@ -249,8 +249,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
 
     step("LoCoMo and synthetic memories into orcmem...")
     conv_svc = MemoryService.open(work / "locomo-home")
-    conv_svc.set_enabled(True)
-    conv_svc.set_embedding_model(model_id)
+    conv_svc.settings.set_enabled(True)
+    conv_svc.settings.set_embedding_model(model_id)
     recorder = _Recorder(conv_svc)
     questions = locomo.load(locomo_path, recorder, work / "locomo")  # type: ignore[arg-type]
     conversations = recorder.docs  # project id -> [(memory id, title, body)]
@@ -260,8 +260,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
         asked[question.project.id].append(question.text)
 
     lat_svc = MemoryService.open(work / "latency-home")
-    lat_svc.set_enabled(True)
-    lat_svc.set_embedding_model(model_id)
+    lat_svc.settings.set_enabled(True)
+    lat_svc.settings.set_embedding_model(model_id)
     lat_project = lat_svc.project(Location(str(work / "bench"), str(work / "bench"), "bench"))
     with lat_svc.store.db.transaction():
         stored = [lat_svc.record(lat_project, m, embed=False).memory for m in synthetic_memories(size)]
@@ -350,7 +350,7 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
 
     step("quality on LoCoMo...")
     quality = [
-        locomo.score(ORCMEM, questions, lambda q: [h.memory.id for h in conv_svc.search(q.project, q.text, LIMIT)])
+        locomo.score(ORCMEM, questions, lambda q: [h.memory.id for h in conv_svc.search.hits(q.project, q.text, LIMIT)])
     ]
     for name, (per_conv, _) in mem0_sets.items():
         quality.append(
@@ -364,8 +364,8 @@ def _run(locomo_path: Path, size: int, work: Path, bm_python: Path | None, bm_re
         quality.append(locomo.score(BM25, questions, lambda q: bm25_sets[0][q.project.id].search(q.text)))
 
     step(f"latency at {size:,} memories...")
-    lat_svc.search(lat_project, probe[0])  # warm the in-memory vector copy and SQLite's page cache
-    timings = [(ORCMEM, _timed(lambda q: lat_svc.search(lat_project, q, LIMIT), probe, None))]
+    lat_svc.search.hits(lat_project, probe[0])  # warm the in-memory vector copy and SQLite's page cache
+    timings = [(ORCMEM, _timed(lambda q: lat_svc.search.hits(lat_project, q, LIMIT), probe, None))]
     for name, (_, big) in mem0_sets.items():
         timings.append((name, _timed(lambda q, big=big: big.search("bench", q, LIMIT), probe, PEER_BUDGET_S)))
     if bm_latency is not None:
@@ -404,7 +404,7 @@ def _describe(size: int, bm_python: Path | None, bm_reason: str | None) -> list[
             "orcmem's own search, the comparison point",
             _version("orcmem"),
             [
-                f"`MemoryService.search(project, query, limit={LIMIT})`: FTS5 words and MiniLM k-NN, 40 candidates "
+                f"`service.search.hits(project, query, limit={LIMIT})`: FTS5 words and MiniLM k-NN, 40 candidates "
                 f"each, fused by score (words weighted {FUSION_WORD_WEIGHT}) with type, confidence and recency "
                 "factors; the query embedded beside the word search, as the MCP server does.",
             ],

@@ -24,6 +24,7 @@ from pathlib import Path
 from bench import locomo
 from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import PROBLEMS, queries, synthetic_memories
+from orcmem.agent_context.recall import recall_match
 from orcmem.models.constants import (
     FTS_MAX_TERMS,
     RECALL_ENOUGH_TERMS,
@@ -32,7 +33,6 @@ from orcmem.models.constants import (
     RECALL_MIN_TERM_SHARE,
 )
 from orcmem.models.types import NewMemory
-from orcmem.recall import recall_match
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.recall import RecallRow, recall_rows
 
@@ -537,7 +537,7 @@ def _warm_recaller(svc: MemoryService, min_similarity: float) -> Recall:
     """What `memory_recall` on the MCP server does before the framing: gated words, fused with close meanings."""
 
     def recall(root: str, prompt: str) -> list[RecallRow]:
-        return svc.recall_rows(root, prompt, meaning=True, min_similarity=min_similarity)
+        return svc.context.recall_rows(root, prompt, meaning=True, min_similarity=min_similarity)
 
     return recall
 
@@ -590,7 +590,7 @@ def _coding_corpus(work: Path, count: int) -> _Corpus:
 def _locomo_corpus(work: Path, path: Path) -> _Corpus:
     home = work / "home-locomo"
     svc = MemoryService.open(home, vectors=False)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     questions = locomo.load(path, svc, work / "locomo")
     asked = []
     for question in questions:

@@ -61,7 +61,7 @@ class ScannerRates:
 
 def _scanner_rates(scanner: str) -> ScannerRates:
     from bench.secret_cases import load
-    from orcmem.redact import MARKER, redact
+    from orcmem.text.redact import MARKER, redact
 
     per: dict[str, list[int]] = {}
     whole = part = changed = 0
@@ -111,7 +111,7 @@ def _ordinary() -> list[str]:
 
 
 def _per_text_us(texts: list[str], rounds: int = 5) -> float:
-    from orcmem.redact import redact_text
+    from orcmem.text.redact import redact_text
 
     best = float("inf")
     for _ in range(rounds):
@@ -158,7 +158,7 @@ def run() -> RedactionResult:
     from bench.search import synthetic_memories
     from orcmem.ingest.transcript import parse_transcript
     from orcmem.models.vocabulary import Agent
-    from orcmem.redact import redact_text
+    from orcmem.text.redact import redact_text
     from tests.abuse.fake_secrets import corpus
 
     secrets = corpus()
@@ -207,8 +207,8 @@ def render(r: RedactionResult) -> list[str]:
         "",
         "| detector | secret kinds caught whole | ordinary items flagged | µs per ordinary item |",
         "|---|---:|---:|---:|",
-        f"| orcmem (`redact.py`, `secret_formats.py`) | {r.kinds - len(r.leaked)} of {r.kinds} | "
-        f"{r.changed} of {r.ordinary} | {r.ordinary_us:.1f} |",
+        "| orcmem (`text/redact.py`, `text/secret_formats.py`, `text/secret_rules/`) | "
+        f"{r.kinds - len(r.leaked)} of {r.kinds} | {r.changed} of {r.ordinary} | {r.ordinary_us:.1f} |",
         *[
             f"| detect-secrets 1.5, {label} | {caught} of {r.kinds} | {flagged} of {r.ordinary} | {cost:.0f} |"
             for label, caught, flagged, cost in r.detectors

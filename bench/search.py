@@ -13,11 +13,11 @@ from bench.common import Latency, embedding_source, latency, time_call
 from orcmem.embed.embedder import load_embedder
 from orcmem.embed.model_files import ensure_model
 from orcmem.embed.worker import worker_embedder
+from orcmem.host.workspace import Location
 from orcmem.models.constants import SEARCH_CANDIDATES
 from orcmem.models.types import NewMemory, Source
 from orcmem.retrieve.query import query_terms
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import Location
 
 TOOLS = [
     "pytest",
@@ -245,8 +245,8 @@ def _measure_size(home: Path, memories: list[NewMemory], vectors: list[list[floa
     shutil.rmtree(home, ignore_errors=True)
     model_id = embedder.model_id
     svc = MemoryService.open(home)
-    svc.set_enabled(True)
-    svc.set_embedding_model(model_id)
+    svc.settings.set_enabled(True)
+    svc.settings.set_embedding_model(model_id)
     project = svc.project(Location(str(home / "project"), str(home / "project"), "bench"))
     started = time.perf_counter()
     ids = [svc.record(project, memory).memory.id for memory in memories]
@@ -256,7 +256,7 @@ def _measure_size(home: Path, memories: list[NewMemory], vectors: list[list[floa
     svc.use_embedder(embedder)
     probe = queries()
     query_vectors = [embedder.embed_query(q, timeout=5) for q in probe]
-    svc.search(project, probe[0])  # warm the in-memory vector copy and SQLite's page cache
+    svc.search.hits(project, probe[0])  # warm the in-memory vector copy and SQLite's page cache
 
     def each(action, items) -> Latency:
         return latency([time_call(lambda item=item: action(item)) for item in items])
@@ -276,14 +276,14 @@ def _measure_size(home: Path, memories: list[NewMemory], vectors: list[list[floa
         size=len(memories),
         record_per_s=record_rate,
         db_bytes=0,
-        words=each(lambda q: svc.search_words(project, q, SEARCH_CANDIDATES), probe),
+        words=each(lambda q: svc.search.words(project, q, SEARCH_CANDIDATES), probe),
         words_seed_query=each(lambda q: words_by(seed_query(q)), probe),
         query_embedding=each(lambda q: embedder.embed_query(q, timeout=5), probe),
         meaning_numpy=each(lambda v: nearest(v, model_id, project.id, SEARCH_CANDIDATES), query_vectors),
         meaning_sqlite_vec=each(
             lambda v: nearest_sqlite(v, model_id, project.id, SEARCH_CANDIDATES), query_vectors[:50]
         ),
-        fused=each(lambda q: svc.search(project, q), probe),
+        fused=each(lambda q: svc.search.hits(project, q), probe),
     )
     svc.store.close()  # the embedder is shared across sizes
     result.db_bytes = sum(p.stat().st_size for p in home.glob("orcmem.db*"))

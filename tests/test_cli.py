@@ -12,7 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from orcmem.cli import cli
+from orcmem.cli.commands import cli
 
 ID = re.compile(r"^mem_[0-9a-f]{32}$")
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
@@ -139,9 +139,9 @@ def test_console_script_runs_as_a_program(project_dir: Path) -> None:
 
 
 def test_grants_are_listed_and_revoked_from_the_command_line(run, project_dir: Path, orcmem_home: Path) -> None:
+    from orcmem.host.workspace import locate
     from orcmem.service.agent_tools import AgentTools
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
 
     assert "No grants" in run("grants").stdout
     run("memory", "on")
@@ -172,9 +172,9 @@ def test_stored_escape_codes_are_shown_never_sent_to_the_terminal(run, project_d
 
 
 def test_provenance_is_shown_and_filtered(run, project_dir: Path, orcmem_home: Path) -> None:
+    from orcmem.host.workspace import locate
     from orcmem.models.types import NewMemory, Source
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
 
     run("memory", "on")
     mine = run("add", "--type", "lesson", "--title", "Deploy with blue", "--body", "the blue deploy script").stdout

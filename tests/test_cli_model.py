@@ -7,7 +7,7 @@ import shutil
 import socket
 from pathlib import Path
 
-from orcmem.worker_control import stop_workers, worker_running
+from orcmem.worker.control import stop_workers, worker_running
 from tests.helpers import wait_for
 
 

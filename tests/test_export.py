@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import ExportError, ValidationError
 from orcmem.models.constants import EXPORT_HEADING
+from orcmem.models.errors import ExportError, ValidationError
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import user_memory

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.freshness import blob_id, command_program, named_symbols
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Project, Source
+from orcmem.rules.freshness import blob_id, command_program, named_symbols
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 
 APP = "def load_config(path):\n    return read(path)\n\n\nclass SessionCache:\n    pass\n"
 
@@ -40,7 +40,7 @@ def commit(root: Path, message: str) -> None:
 @pytest.fixture
 def svc(orcmem_home: Path):
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     yield service
     service.close()
 
@@ -78,9 +78,9 @@ def test_unchanged_rewritten_vanished_and_reverted(svc: MemoryService, repo: Pat
     assert stale_ids(svc, project) == {}  # changed, but the name it mentions is still there
     (repo / "src" / "app.py").write_text(APP.replace("load_config", "read_settings"))
     assert stale_ids(svc, project) == {memory.id: "`load_config` no longer in src/app.py"}
-    hit = svc.search(project, "config env")[0]
+    hit = svc.search.hits(project, "config env")[0]
     assert hit.memory.stale_reason and hit.parts.freshness_factor == 0.5
-    assert "possibly stale: `load_config` no longer in src/app.py" in svc.brief(project)
+    assert "possibly stale: `load_config` no longer in src/app.py" in svc.context.brief(project)
     git(repo, "checkout", "--", "src/app.py")
     assert stale_ids(svc, project) == {}  # reverted: fresh again
 
@@ -183,7 +183,7 @@ def test_recall_labels_it_and_the_mcp_servers_watch_checks_in_the_background(
     finally:
         watch.close()
     assert svc.get(project, memory.id).stale_reason == "`load_config` no longer in src/app.py"
-    recalled = svc.recall(project.canonical_root, "how does config loading work")
+    recalled = svc.context.recall(project.canonical_root, "how does config loading work")
     assert "possibly stale: `load_config` no longer in src/app.py" in recalled
 
 
@@ -193,7 +193,7 @@ def test_orcmem_check_lists_them_and_the_page_shows_why(
     from click.testing import CliRunner
     from starlette.testclient import TestClient
 
-    from orcmem.cli import cli
+    from orcmem.cli.commands import cli
     from orcmem.web.app import create_app
     from tests.web.support import BASE, TOKEN
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem import hooks
+from orcmem.hooks import handlers as hooks
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import user_memory, without_fence_id
@@ -76,7 +76,7 @@ def test_bare_and_memory_off_add_nothing(service, remembered, project_dir: Path,
     assert run_hook(name, payload(event, project_dir)) == ""
     monkeypatch.delenv("ORCMEM_BARE")
     assert run_hook(name, payload(event, project_dir)) != ""
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     assert run_hook(name, payload(event, project_dir)) == ""
 
 
@@ -152,35 +152,41 @@ def test_an_unknown_hook_never_blocks_the_agent(capsys) -> None:
 # A module added here must be one the hook needs; package files on this path are empty, so each import is one file.
 PROMPT_HOOK_MODULES = {
     "orcmem",
+    "orcmem.agent_context",
+    "orcmem.agent_context.recall",
+    "orcmem.agent_context.session_recall",
     "orcmem.hooks",
+    "orcmem.hooks.handlers",
+    "orcmem.hooks.prompt_hook",
+    "orcmem.host",
+    "orcmem.host.profile",
+    "orcmem.host.warm",
+    "orcmem.host.workspace",
     "orcmem.models",
     "orcmem.models.constants",
     "orcmem.models.env_names",
     "orcmem.models.vocabulary",
-    "orcmem.profile",
-    "orcmem.prompt_hook",
-    "orcmem.recall",
     "orcmem.retrieve",
     "orcmem.retrieve.query",
     "orcmem.retrieve.rrf",
-    "orcmem.session_recall",
     "orcmem.store",
     "orcmem.store.recall",
     "orcmem.store.visibility",
-    "orcmem.textsafe",
-    "orcmem.warm",
-    "orcmem.workspace",
+    "orcmem.text",
+    "orcmem.text.textsafe",
 }
 
 
 WARM_PATH_MODULES = {
     "orcmem",
     "orcmem.entry",
+    "orcmem.hooks",
+    "orcmem.hooks.prompt_hook",
+    "orcmem.host",
+    "orcmem.host.profile",
+    "orcmem.host.warm",
     "orcmem.models",
     "orcmem.models.env_names",
-    "orcmem.profile",
-    "orcmem.prompt_hook",
-    "orcmem.warm",
 }
 
 
@@ -243,7 +249,7 @@ def test_the_prompt_hook_behind_a_global_option_asks_the_warm_server_too(tmp_pat
 
 def test_the_prompt_hook_imports_only_its_allow_list(tmp_path: Path) -> None:
     code = (
-        "import sys, io, json; from orcmem import hooks; "
+        "import sys, io, json; from orcmem.hooks import handlers as hooks; "
         "hooks.main(['prompt'], stdin=io.StringIO(json.dumps({'prompt': 'fix the flaky vitest pool', 'cwd': '.'})), "
         "stdout=io.StringIO()); "
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('orcmem')))); "

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.app.onboarding import PROBE_TITLE
 from orcmem.embed.pypi_source import MINILM_INT8_PYPI
-from orcmem.onboarding import PROBE_TITLE
 from tests.setup.support import CLAUDE_SETTINGS, CODEX_CONFIG, snapshot_tree
 
 needs_model_extra = pytest.mark.skipif(

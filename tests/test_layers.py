@@ -11,56 +11,26 @@ PACKAGE = Path(orcmem.__file__).parent
 
 LAYERS = {
     "orcmem.models": 0,
-    "orcmem.errors": 0,
-    "orcmem.store": 1,
-    "orcmem.redact": 1,
-    "orcmem.textsafe": 1,
-    "orcmem.wording": 1,
-    "orcmem.secret_formats": 1,
-    "orcmem.secret_rules": 1,
+    "orcmem.text": 1,
+    "orcmem.host": 1,
+    "orcmem.retrieve": 1,
     "orcmem.embed": 1,
-    "orcmem.workspace": 1,
-    "orcmem.loopback": 1,
-    "orcmem.serving": 1,
-    "orcmem.stopping": 1,
-    "orcmem.warm": 1,
-    "orcmem.export": 1,
-    "orcmem.keystore": 1,
-    "orcmem.person": 1,
-    "orcmem.background": 1,
-    "orcmem.code_state": 1,
-    "orcmem.git_process": 1,
-    "orcmem.freshness": 2,
+    "orcmem.store": 1,
     "orcmem.rules": 2,
-    "orcmem.repeats": 1,
-    "orcmem.retrieve": 2,
     "orcmem.extract": 2,
     "orcmem.ingest": 2,
-    "orcmem.brief": 2,
-    "orcmem.recall": 2,
-    "orcmem.session_recall": 2,
-    "orcmem.permissions": 2,
-    "orcmem.instructions": 2,
-    "orcmem.instructions_learned": 2,
+    "orcmem.setup_agents": 2,
+    "orcmem.agent_context": 2,
     "orcmem.service": 3,
-    "orcmem.profile": 4,
-    "orcmem.runtime": 4,
-    "orcmem.distilling": 4,
-    "orcmem.worker_control": 1,
-    "orcmem.entry": 4,
-    "orcmem.setup_agents": 4,
-    "orcmem.onboarding": 4,
-    "orcmem.mcp_server": 4,
-    "orcmem.cli": 4,
-    "orcmem.cli_context": 4,
     "orcmem.team": 4,
-    "orcmem.hooks": 4,
-    "orcmem.agent_process": 4,
-    "orcmem.web": 4,
     "orcmem.worker": 4,
-    "orcmem.prompt_hook": 4,
-    "orcmem.embed_handoff": 4,
-    "orcmem.__main__": 4,
+    "orcmem.app": 4,
+    "orcmem.hooks": 5,
+    "orcmem.cli": 5,
+    "orcmem.mcp_server": 5,
+    "orcmem.web": 5,
+    "orcmem.entry": 5,
+    "orcmem.__main__": 5,
 }
 
 
@@ -111,8 +81,8 @@ def test_no_lower_layer_imports_a_higher_one() -> None:
 
 def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("from orcmem.service.memory_service import MemoryService\nimport orcmem.cli\n")
-    assert imported_modules(bad) >= {"orcmem.service.memory_service", "orcmem.cli"}
+    bad.write_text("from orcmem.service.memory_service import MemoryService\nimport orcmem.cli.commands\n")
+    assert imported_modules(bad) >= {"orcmem.service.memory_service", "orcmem.cli.commands"}
     assert layer_of("orcmem.store.memories") < layer_of("orcmem.service")
 
 
@@ -153,3 +123,40 @@ def test_the_reach_in_checker_sees_one(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f(service):\n    return service.store.jobs.counts()\n")
     assert store_reach_ins(bad) == ["2: service.store"]
+
+
+def test_the_package_root_holds_only_the_program_door() -> None:
+    """Every module lives in the package named for what it is; only the console script and `python -m` stay."""
+    assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py", "entry.py"]
+
+
+def test_package_faces_are_empty() -> None:
+    """A package's __init__ holds a docstring at most: names are imported from the module that defines them."""
+    faces = {}
+    for path in PACKAGE.rglob("__init__.py"):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        if path.parent != PACKAGE and body:
+            faces[module_name(path)] = len(body)
+    assert faces == {}
+
+
+def test_what_came_after_the_layout_lives_in_its_package() -> None:
+    """The instruction flag (rules, learned layer and its weights) and the secret rule set (with its licence) are
+    text rules, running git is the host's, the provenance check is extraction's; each data file beside its reader."""
+    homes = {
+        "text/instructions.py": 1,
+        "text/instructions_learned.py": 1,
+        "text/injection_weights.bin": 1,
+        "text/secret_rules/rule_set.py": 1,
+        "text/secret_rules/betterleaks.json": 1,
+        "text/secret_rules/LICENSE.betterleaks": 1,
+        "host/git_process.py": 1,
+        "extract/provenance.py": 2,
+        "ingest/transcript.py": 2,
+    }
+    missing = [home for home in homes if not (PACKAGE / home).is_file()]
+    assert missing == []
+    placed = {home: layer_of("orcmem." + home.rsplit(".", 1)[0].replace("/", ".")) for home in homes}
+    assert placed == homes

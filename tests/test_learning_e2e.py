@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.fakes import standin_claude_env
 from tests.helpers import wait_for
 
@@ -59,7 +59,7 @@ def agent_env(tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     service.close()
     return env
 
@@ -152,7 +152,7 @@ def test_a_missing_transcript_is_logged_not_raised(agent_env, project_dir: Path,
 
 def test_nothing_is_read_while_memory_is_off(agent_env, project_dir: Path, orcmem_home: Path) -> None:
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     service.close()
     transcript = transcript_in(project_dir)
     hook("session-end", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project_dir)}, agent_env)
@@ -225,7 +225,7 @@ def test_stopping_a_distillation_ends_the_model_call_and_puts_the_run_back(
     (tmp_path / "hang").touch()  # the stand-in model takes its time, like a paid call in flight
     if command[0] == "worker":
         hook("session-end", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project_dir)}, agent_env)
-        from orcmem.worker_control import stop_workers
+        from orcmem.worker.control import stop_workers
 
         standin_pid(Path(agent_env["STANDIN_CALLS"]))
         stop_workers(orcmem_home)  # the worker the hook started: SIGTERM, as a service manager stops it
@@ -249,7 +249,7 @@ def test_stopping_a_distillation_ends_the_model_call_and_puts_the_run_back(
 
 
 def test_a_lingering_worker_takes_a_newly_queued_run_at_once(agent_env, project_dir: Path, orcmem_home: Path):
-    from orcmem.worker_control import worker_running
+    from orcmem.worker.control import worker_running
 
     open_session = transcript_in(project_dir)
     hook("stop", {"session_id": "open", "transcript_path": str(open_session), "cwd": str(project_dir)}, agent_env)
@@ -259,7 +259,7 @@ def test_a_lingering_worker_takes_a_newly_queued_run_at_once(agent_env, project_
     hook("session-end", {"session_id": "ended", "transcript_path": str(ended), "cwd": str(project_dir)}, agent_env)
     # Before, the sleeping worker looked again only after a minute; now it polls the queue while it waits.
     wait_for(lambda: "done" in job_states(orcmem_home).values(), timeout=15)
-    from orcmem.worker_control import stop_workers
+    from orcmem.worker.control import stop_workers
 
     stop_workers(orcmem_home)
 
@@ -267,7 +267,7 @@ def test_a_lingering_worker_takes_a_newly_queued_run_at_once(agent_env, project_
 def test_the_learning_commands(agent_env, project_dir: Path) -> None:
     from click.testing import CliRunner
 
-    from orcmem.cli import cli
+    from orcmem.cli.commands import cli
 
     runner = CliRunner()
 
@@ -386,7 +386,7 @@ open(out, "w").write({json.dumps(ANSWER)!r})
 
 
 def test_worker_stop_stops_the_profiles_workers(agent_env, tmp_path: Path, project_dir: Path, orcmem_home: Path):
-    from orcmem.worker_control import worker_running
+    from orcmem.worker.control import worker_running
 
     (tmp_path / "hang").touch()
     transcript = transcript_in(project_dir)
@@ -484,7 +484,7 @@ def test_a_hostile_readme_is_fenced_as_data_and_its_memory_is_labelled_tool_outp
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     service.close()
     transcript = hostile_transcript(project_dir)
     payload = {"session_id": "hostile", "transcript_path": str(transcript), "cwd": str(project_dir)}

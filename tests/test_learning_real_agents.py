@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.service.memory_service import MemoryService
-from orcmem.worker_control import stop_workers
-from orcmem.workspace import locate
+from orcmem.worker.control import stop_workers
 from tests.helpers import wait_for
 
 STANDIN = Path(__file__).with_name("standin_agent.py")
@@ -118,7 +118,7 @@ def test_each_thing_is_learned_once_across_idle_passes_the_end_and_a_resume(
         [(job, run)] = service.store.jobs.list(None)
         assert (run.turns, run.state, run.session_id, job.state) == (3, "ended", "S1", "done")
         assert json.loads(run.agent_command)[-1].endswith(f"/bin/{name}")  # the agent running the hooks, kept
-        assert service.brief(project).count(ALWAYS) == 1
+        assert service.context.brief(project).count(ALWAYS) == 1
     finally:
         service.close()
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import OrcmemError
-from orcmem.loopback import bind_loopback
+from orcmem.host.loopback import bind_loopback
+from orcmem.models.errors import OrcmemError
 
 
 def test_a_taken_port_is_a_clear_error() -> None:

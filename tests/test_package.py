@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.pypi_source import MINILM_INT8_PYPI
-from orcmem.warm import ask
+from orcmem.host.warm import ask
 from tests.helpers import wait_for
 from tests.setup.support import CLAUDE_SETTINGS, CODEX_CONFIG, snapshot_tree
 
@@ -63,13 +63,13 @@ def test_the_sdist_and_wheel_pass_twine_check_and_carry_what_orcmem_needs(dist: 
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in (
         "orcmem/py.typed",
-        "orcmem/injection_weights.bin",  # the instruction flag's learned layer
+        "orcmem/text/injection_weights.bin",  # the instruction flag's learned layer
         "orcmem/web/templates/base.html",
         "orcmem/embed/minilm_tokenizer/tokenizer.json",
         "orcmem/embed/minilm_tokenizer/LICENSE",
         "orcmem/embed/minilm_tokenizer/NOTICE",
-        "orcmem/secret_rules/betterleaks.json",  # the maintained rule set redaction runs, and its licence
-        "orcmem/secret_rules/LICENSE.betterleaks",
+        "orcmem/text/secret_rules/betterleaks.json",  # the maintained rule set redaction runs, and its licence
+        "orcmem/text/secret_rules/LICENSE.betterleaks",
     ):
         assert needed in names
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()

@@ -4,7 +4,7 @@ import inspect
 from importlib.metadata import version
 
 import orcmem
-from orcmem import errors
+from orcmem.models import errors
 
 
 def test_the_version_is_the_installed_one() -> None:

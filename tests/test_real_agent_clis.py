@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.warm import ask
+from orcmem.host.workspace import locate
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks
-from orcmem.warm import ask
-from orcmem.worker_control import stop_workers
-from orcmem.workspace import locate
+from orcmem.worker.control import stop_workers
 from tests.fakes import loopback_http
 from tests.helpers import wait_for
 from tests.model_apis import ANSWER, DISTILL_MARK, AnthropicMessages, OpenAIResponses

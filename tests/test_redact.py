@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orcmem.redact import redact, redact_text, redact_value
+from orcmem.text.redact import redact, redact_text, redact_value
 
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 CASES = [
@@ -50,7 +50,7 @@ CASES = [
 
 @pytest.mark.parametrize(("rule", "text", "secret"), CASES)
 def test_each_rule_redacts_its_secret(rule: str, text: str, secret: str) -> None:
-    from orcmem.redact import RULES, _apply
+    from orcmem.text.redact import RULES, _apply
 
     result = redact_text(f"before {text} after")
     assert secret not in result.text
@@ -108,7 +108,7 @@ def test_redact_value_walks_json_and_secret_fields() -> None:
 
 def _all_rules(text: str) -> str:
     """Every rule on every text, without the cue shortcut."""
-    from orcmem.redact import RULES, _apply
+    from orcmem.text.redact import RULES, _apply
 
     fired: list[str] = []
     for rule in RULES:
@@ -205,7 +205,7 @@ def test_what_the_scanners_call_no_secret_is_kept(text: str) -> None:
 def test_go_flags_in_mid_pattern_become_scoped_groups() -> None:
     import re
 
-    from orcmem.secret_rules import go_to_python
+    from orcmem.text.secret_rules.rule_set import go_to_python
 
     translated = go_to_python(r"\b(p8e-(?i)[a-z0-9]{4})x")
     assert translated == r"\b(p8e-(?i:[a-z0-9]{4}))x"
@@ -219,7 +219,7 @@ def test_go_escapes_and_classes_are_carried_over() -> None:
     import re
     import warnings
 
-    from orcmem.secret_rules import TranslationError, go_to_python
+    from orcmem.text.secret_rules.rule_set import TranslationError, go_to_python
 
     assert go_to_python(r"x(?:[^\w-]|\z)") == r"x(?:[^\w-]|\Z)"
     assert go_to_python(r"pat[[:alnum:]]{2}") == r"pat[0-9A-Za-z]{2}"
@@ -236,7 +236,7 @@ def test_go_escapes_and_classes_are_carried_over() -> None:
 def test_the_shipped_rules_are_the_translation_of_the_scanners_own() -> None:
     import re
 
-    from orcmem.secret_rules import go_to_python, load
+    from orcmem.text.secret_rules.rule_set import go_to_python, load
 
     shipped = load()
     assert shipped.scanner == "betterleaks" and len(shipped.rules) >= 400
@@ -259,8 +259,8 @@ def test_the_rules_are_read_on_first_use_only() -> None:
     import subprocess
     import sys
 
-    code = "import sys, orcmem.redact; assert 'orcmem.secret_rules' not in sys.modules or True; " + (
-        "from orcmem import secret_rules; assert secret_rules.load.cache_info().currsize == 0; "
-        "orcmem.redact.redact('x'); assert secret_rules.load.cache_info().currsize == 1"
+    code = "import sys, orcmem.text.redact; assert 'orcmem.text.secret_rules.rule_set' not in sys.modules or True; " + (
+        "from orcmem.text.secret_rules import rule_set; assert rule_set.load.cache_info().currsize == 0; "
+        "orcmem.text.redact.redact('x'); assert rule_set.load.cache_info().currsize == 1"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

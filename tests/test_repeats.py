@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.repeats import differing_facts, facts, same_text_key
+from orcmem.text.duplicates import differing_facts, facts, same_text_key
 
 
 def test_the_same_words_fold_case_punctuation_spacing_and_width() -> None:

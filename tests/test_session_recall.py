@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.models.constants import RECALL_MAX_CHARS, RECALL_MAX_MEMORIES
-from orcmem.session_recall import (
+from orcmem.agent_context.session_recall import (
     SESSION_FILE_MAX_AGE_S,
     prune_sessions,
     recall_for_session,
     select,
     session_file,
 )
+from orcmem.host.warm import ask, run_dir, socket_path
+from orcmem.models.constants import RECALL_MAX_CHARS, RECALL_MAX_MEMORIES
 from orcmem.store.recall import RecallRow
-from orcmem.warm import ask, run_dir, socket_path
 
 
 def row(n: int, title: str | None = None, body: str | None = None, updated: int = 0) -> RecallRow:
@@ -193,8 +193,8 @@ def test_a_request_no_parser_takes_does_not_stop_the_server(short_home: Path) ->
 
 def test_a_late_answer_marks_nothing_as_given(short_home: Path) -> None:
     """A client that gave up answered itself from words: the server must not record what it never delivered."""
+    from orcmem.host.warm import WARM_TIMEOUT_S
     from orcmem.mcp_server.recall_socket import REMEMBER, RecallSocket
-    from orcmem.warm import WARM_TIMEOUT_S
 
     remembered: list[str] = []
 
@@ -218,7 +218,7 @@ def test_a_late_answer_marks_nothing_as_given(short_home: Path) -> None:
 
 
 def test_the_log_names_a_strange_session_safely(tmp_path: Path) -> None:
-    from orcmem.session_recall import RECALL_LOG_NAME, log_recall
+    from orcmem.agent_context.session_recall import RECALL_LOG_NAME, log_recall
 
     log_recall(str(tmp_path), "warm", 1.0, "a\nfake line \udc80", select([row(1)], {}, 0))
     [line] = (tmp_path / "logs" / RECALL_LOG_NAME).read_text().splitlines()
@@ -227,8 +227,8 @@ def test_the_log_names_a_strange_session_safely(tmp_path: Path) -> None:
 
 def test_a_client_that_stopped_waiting_is_not_an_error(short_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """On a busy machine the hook's second can pass; the server's answer then finds no reader, and says nothing."""
+    from orcmem.host.warm import WARM_TIMEOUT_S
     from orcmem.mcp_server.recall_socket import RecallSocket
-    from orcmem.warm import WARM_TIMEOUT_S
 
     def answer(request: dict) -> dict:
         time.sleep(float(request["delay"]))

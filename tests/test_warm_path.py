@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.session_recall import RECALL_LOG_NAME
-from orcmem.warm import ask, socket_path
-from orcmem.worker_control import stop_workers, worker_running
+from orcmem.agent_context.session_recall import RECALL_LOG_NAME
+from orcmem.host.warm import ask, socket_path
+from orcmem.worker.control import stop_workers, worker_running
 from tests.helpers import wait_for
 
 CAR = ("The car will not start in winter", "The battery drains overnight when it is freezing outside.")
@@ -73,7 +73,7 @@ def vectors(home: Path, project: Path) -> int:
 
 ADD_AND_TELL = (
     "import sys\n"
-    "from orcmem.cli import main\n"
+    "from orcmem.cli.commands import main\n"
     "sys.argv = ['orcmem', *sys.argv[1:]]\n"
     "try:\n"
     "    main()\n"

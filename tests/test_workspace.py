@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.workspace import locate
+from orcmem.host.workspace import locate
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -9,18 +9,18 @@ def main() -> None:
     """Console-script entry point."""
     if len(sys.argv) > 2 and sys.argv[1:3] == ["hook", "prompt"]:
         # Every prompt: the warm server answers the agent's payload as it came; nothing else loads unless it cannot.
-        from orcmem import prompt_hook
+        from orcmem.hooks import prompt_hook
 
         sys.exit(prompt_hook.main(sys.argv[2:]))
     if len(sys.argv) > 2 and sys.argv[1] == "hook" and sys.argv[2] not in ("--help", "-h"):
-        from orcmem import hooks
+        from orcmem.hooks import handlers as hooks
 
         sys.exit(hooks.main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "mcp":
         # An agent waits only a second or two for its MCP servers: skip click, answer `initialize` at once.
-        from orcmem.mcp_server import main as mcp_main
+        from orcmem.mcp_server.root import main as mcp_main
 
         sys.exit(mcp_main(sys.argv[2:]))
-    from orcmem.cli import main as cli_main
+    from orcmem.cli.commands import main as cli_main
 
     cli_main()

@@ -28,7 +28,7 @@ def memory_id(service: MemoryService, project: Project) -> str:
 def unchanged(service: MemoryService, project: Project, memory_id: str, keyring: FakeKeyring) -> None:
     memory = service.get(project, memory_id)
     assert (memory.title, str(memory.status)) == ("Keep me", "active")
-    assert service.settings().enabled and service.settings().provider != "off"
+    assert service.settings.current().enabled and service.settings.current().provider != "off"
     assert keyring.secrets == {}
 
 

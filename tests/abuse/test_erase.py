@@ -43,7 +43,7 @@ def test_forget_leaves_no_byte_of_the_text(service, project, orcmem_home: Path, 
     service.forget(project, memory_id)
     data = on_disk(orcmem_home)
     assert title_word.encode() not in data and body_word.encode() not in data
-    assert service.search(project, "unrelated")  # the rest is intact
+    assert service.search.hits(project, "unrelated")  # the rest is intact
 
 
 def test_an_edit_leaves_no_byte_of_the_old_text(service, project, orcmem_home: Path, written) -> None:
@@ -53,7 +53,7 @@ def test_an_edit_leaves_no_byte_of_the_old_text(service, project, orcmem_home: P
     data = on_disk(orcmem_home)
     assert title_word.encode() not in data and body_word.encode() not in data
     assert new_word.encode() in data
-    assert [hit.memory.id for hit in service.search(project, new_word)] == [memory_id]
+    assert [hit.memory.id for hit in service.search.hits(project, new_word)] == [memory_id]
 
 
 def test_forget_run_erases_the_transcript_events(service, project, orcmem_home: Path, project_dir: Path, run) -> None:
@@ -61,7 +61,7 @@ def test_forget_run_erases_the_transcript_events(service, project, orcmem_home: 
 
     from orcmem.service.learning import Learning
 
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     word = marker()
     transcript = project_dir / "session.jsonl"
     lines = [

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem.errors import ExportError
 from orcmem.models.constants import EXPORT_HEADING
+from orcmem.models.errors import ExportError
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.service.memory_service import MemoryService
 from tests.web.support import form

@@ -15,10 +15,10 @@ from pathlib import Path
 import apsw
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.migrations import LATEST_VERSION, schema_version
-from orcmem.workspace import locate
 
 DB_FILES = ("orcmem.db", "orcmem.db-wal", "orcmem.db-shm")
 
@@ -54,7 +54,7 @@ def test_a_new_profile_is_private_from_the_first_write(orcmem_home: Path, projec
     old = os.umask(0o022)
     try:
         service = MemoryService.open(orcmem_home)
-        service.set_enabled(True)
+        service.settings.set_enabled(True)
         project = service.project(locate(project_dir))
         service.record(project, NewMemory(type="lesson", title="Private", body="to the owner", source=Source.USER))
         assert_private(orcmem_home)
@@ -95,7 +95,7 @@ def test_an_older_database_is_made_private_when_it_is_migrated(orcmem_home: Path
     service = MemoryService.open(orcmem_home)
     try:
         assert schema_version(service.store.db.conn) == LATEST_VERSION
-        service.set_enabled(True)
+        service.settings.set_enabled(True)
         assert_private(orcmem_home)
     finally:
         service.close()

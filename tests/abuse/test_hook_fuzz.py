@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orcmem import hooks
+from orcmem.hooks import handlers as hooks
 from orcmem.models.constants import BODY_MAX_CHARS, CONTEXT_TAG, HOOK_OUTPUT_MAX_CHARS, TITLE_MAX_CHARS
 from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
 from orcmem.service.memory_service import MemoryService
@@ -78,7 +78,7 @@ def run_in_process(name: str, data: bytes) -> str:
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Record the worker the learning hooks would start, instead of starting it."""
     calls: list[Path] = []
-    monkeypatch.setattr("orcmem.worker_control.spawn_worker", calls.append)
+    monkeypatch.setattr("orcmem.worker.control.spawn_worker", calls.append)
     return calls
 
 

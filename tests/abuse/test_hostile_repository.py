@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 import orcmem
-from orcmem import code_state
-from orcmem.git_process import run_git
+from orcmem.host import code_state
+from orcmem.host.git_process import run_git
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.service.memory_service import MemoryService
 from orcmem.team.identity import team_key
-from orcmem.workspace import locate
 from tests.helpers import wait_for
 
 APP = "def load_config(path):\n    return read(path)\n"
@@ -95,7 +95,7 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.fixture
 def svc(orcmem_home: Path):
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     yield service
     service.close()
 
@@ -128,7 +128,7 @@ def test_the_freshness_check_runs_none_of_the_repositorys_programs(svc: MemorySe
 def test_orcmem_check_and_the_mcp_servers_watch_run_none_of_them(
     svc: MemoryService, tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.cli import cli
+    from orcmem.cli.commands import cli
     from orcmem.mcp_server import freshness_watch
 
     root, marker, _project = hostile_project(svc, tmp_path)
@@ -148,7 +148,7 @@ def test_orcmem_check_and_the_mcp_servers_watch_run_none_of_them(
 def test_team_identity_the_person_and_the_top_folder_run_none_of_them(
     hostile: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.person import PERSON_ENV, person_from_environment
+    from orcmem.host.person import PERSON_ENV, person_from_environment
 
     root, marker = hostile
     assert team_key(root) == "github.com/acme/app"
@@ -204,7 +204,7 @@ def test_git_never_prompts_and_never_waits_for_stdin(tmp_path: Path) -> None:
 
 
 def test_every_git_process_goes_through_git_process() -> None:
-    """No module but orcmem.git_process spawns git itself (a string "git" as a command's first word)."""
+    """No module but orcmem.host.git_process spawns git itself (a string "git" as a command's first word)."""
     package = Path(orcmem.__file__).parent
     offenders = []
     for path in package.rglob("*.py"):

@@ -18,18 +18,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from orcmem import hooks
-from orcmem.brief import BRIEF_INTRO, BRIEF_TITLE, fenced_brief
+from orcmem.agent_context.brief import BRIEF_INTRO, BRIEF_TITLE, fenced_brief
+from orcmem.agent_context.recall import FLAG_NOTE, RECALL_HEADER, defang, fence
+from orcmem.hooks import handlers as hooks
 from orcmem.ingest.common import strip_orcmem_context
-from orcmem.instructions import looks_like_instructions
-from orcmem.mcp_server import build_server
+from orcmem.mcp_server.root import build_server
 from orcmem.models.constants import CONTEXT_TAG
 from orcmem.models.types import NewMemory, Project, Source
-from orcmem.recall import FLAG_NOTE, RECALL_HEADER, defang, fence
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
-from orcmem.textsafe import skeleton
+from orcmem.text.instructions import looks_like_instructions
+from orcmem.text.textsafe import skeleton
 from tests.helpers import without_fence_id
 
 INJECTION_TITLE = "Deploy checklist for the release train"
@@ -253,7 +253,7 @@ def test_a_memory_keeps_its_angle_brackets_readable_as_guillemets() -> None:
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
 def test_the_ascii_fast_path_neutralizes_as_the_character_by_character_one(text: str) -> None:
     """An ASCII text is folded at once; the result is the one folding each character on its own gives."""
-    from orcmem.textsafe import neutralize, skeleton
+    from orcmem.text.textsafe import neutralize, skeleton
 
     words = re.compile(r"orcmem[\s_.·:/-]*context")
     slow_folded = [(piece, i) for i, char in enumerate(text) for piece in skeleton(char)]

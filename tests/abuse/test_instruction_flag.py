@@ -1,4 +1,4 @@
-"""The "reads like instructions" flag (orcmem/instructions.py) on the labelled set and on the tricks that hide an
+"""The "reads like instructions" flag (orcmem/text/instructions.py) on the labelled set and on the tricks that hide an
 injection: it catches injections in every style and language of the set, flags almost no ordinary memory, and sees
 through spelling, encoding and quoting."""
 
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orcmem import instructions_learned
-from orcmem.instructions import instruction_cues, looks_like_instructions
-from orcmem.instructions_learned import BUCKETS, Weights, weights
+from orcmem.text import instructions_learned
+from orcmem.text.instructions import instruction_cues, looks_like_instructions
+from orcmem.text.instructions_learned import BUCKETS, Weights, weights
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "tests" / "fixtures" / "injection_set.jsonl"

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from orcmem.mcp_server import build_server
+from orcmem.mcp_server.root import build_server
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     TITLE_MAX_CHARS,

@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from orcmem.errors import NotFoundError, ValidationError
 from orcmem.extract.generator import GeneratorResult
 from orcmem.extract.resolve import GeneratorChoice
 from orcmem.ingest.claude import parse_claude
 from orcmem.ingest.codex import parse_codex
 from orcmem.ingest.common import load_record
 from orcmem.ingest.transcript import parse_transcript
+from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.models.types import MemoryFilter, MemoryType, Project, Source
 from orcmem.models.vocabulary import Agent

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.warm import WARM_TIMEOUT_S, ask, ask_for_hook, socket_path
 from orcmem.mcp_server.recall_socket import CLIENT_TIMEOUT_S, MAX_CLIENTS, RecallSocket
-from orcmem.warm import WARM_TIMEOUT_S, ask, ask_for_hook, socket_path
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from orcmem.mcp_server import build_server
+from orcmem.mcp_server.root import build_server
 from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.types import MemoryFilter, Project
-from orcmem.redact import redact
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
+from orcmem.text.redact import redact
 from tests.abuse.fake_secrets import FakeSecret, assert_nowhere, bundles, joined, leaks
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "secret_cases"

@@ -23,7 +23,7 @@ from starlette.testclient import TestClient
 
 from orcmem.extract.generator import GeneratorResult
 from orcmem.extract.resolve import GeneratorChoice
-from orcmem.mcp_server import build_server
+from orcmem.mcp_server.root import build_server
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     FILE_PATH_MAX_CHARS,
@@ -32,11 +32,11 @@ from orcmem.models.constants import (
     TOPIC_KEY_MAX_CHARS,
 )
 from orcmem.models.types import MemoryFilter, NewMemory, Project, Source
-from orcmem.redact import redact
-from orcmem.rules import check_files, check_topic_key
+from orcmem.rules.memory import check_files, check_topic_key
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
+from orcmem.text.redact import redact
 from tests.abuse.fake_secrets import FakeSecret, assert_nowhere, bundles, corpus, fake_secrets, joined, leaks
 from tests.ingest.support import (
     c_assistant,
@@ -109,7 +109,7 @@ def test_fake_secrets_mixed_with_any_text_never_survive(secrets: list[FakeSecret
 
 def _all_rules(value: str) -> str:
     """Every rule on the text, without the cue shortcut."""
-    from orcmem.redact import RULES, _apply
+    from orcmem.text.redact import RULES, _apply
 
     fired: list[str] = []
     for rule in RULES:

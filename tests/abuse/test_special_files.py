@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import NotFoundError, ValidationError
+from orcmem.host.workspace import locate
 from orcmem.ingest.transcript import parse_transcript
+from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 
 LIMIT_S = 20.0  # far more than a refusal takes; a read blocked on a FIFO never ends
 
@@ -107,7 +107,7 @@ def test_a_hook_given_a_fifo_as_its_transcript_stays_silent(
 def test_a_fifo_or_endless_file_in_a_git_folder_blocks_nothing(tmp_path: Path, project_dir: Path) -> None:
     """`.git/HEAD` a FIFO, `.git` a FIFO, a ref a link to /dev/zero: finding the project and its commit answer at
     once (the folder is then not git's, or its commit unknown)."""
-    from orcmem.code_state import head_commit
+    from orcmem.host.code_state import head_commit
 
     repo = tmp_path / "repo"
     (repo / ".git" / "refs" / "heads").mkdir(parents=True)

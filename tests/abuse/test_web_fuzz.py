@@ -34,7 +34,7 @@ def check_store(service: MemoryService, project: Project, keyring: FakeKeyring) 
         assert 0 < len(memory.body) <= BODY_MAX_CHARS and memory.body == memory.body.strip()
         assert isinstance(memory.type, MemoryType) and isinstance(memory.status, Status)
         assert math.isfinite(memory.confidence)
-    current = service.settings()
+    current = service.settings.current()
     assert current.provider in EXTRACTION_PROVIDERS
     assert all(model == model.strip() and model for model in current.models.values())
     assert all(value and value == value.strip() for value in keyring.secrets.values())

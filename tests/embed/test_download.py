@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.download import download_archive
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 from tests.embed.support import Route, Server, sha256
 
 BODY = bytes(range(256)) * 1000  # 256,000 bytes

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.embedder import Embedder
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 from tests.embedders import FailingEmbedder, HashingEmbedder
 
 

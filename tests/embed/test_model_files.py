@@ -20,7 +20,7 @@ from orcmem.embed.model_files import (
     model_dir_problem,
 )
 from orcmem.embed.staging import staging_prefix
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 from tests.embed.support import (
     FAKE_FILES,
     Route,

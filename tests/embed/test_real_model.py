@@ -17,7 +17,7 @@ from orcmem.embed.embedder import Embedder, FastEmbedEmbedder, load_embedder
 from orcmem.embed.model_files import ensure_model
 from orcmem.embed.pypi_source import MINILM_INT8_PINS, MINILM_INT8_PYPI
 from orcmem.embed.worker import WorkerEmbedder, worker_embedder
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 
 pytestmark = [
     pytest.mark.skipif(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orcmem.embed.archive import safe_extract
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 from tests.embed.support import special, tar_gz
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from orcmem.embed.embedder import Embedder
 from orcmem.embed.worker import WorkerEmbedder
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 from tests.embedders import FailingEmbedder, HashingEmbedder, StalledEmbedder
 
 FAKE_ID = "fake-hashing-v1"

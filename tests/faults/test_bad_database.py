@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.faults.support import (
     DB_NAME,
     assert_one_line_error,
@@ -36,7 +36,7 @@ needs_mount = pytest.mark.skipif(not can_mount(), reason="mounting a file system
 def stored(orcmem_home: Path, project_dir: Path) -> Path:
     """A real profile database with memory on and two memories of `project_dir`; returns the file."""
     service = MemoryService.open(orcmem_home)
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     project = service.project(locate(project_dir))
     for title in ("Use the forks pool", "Run the linter first"):
         service.record(project, NewMemory(type="lesson", title=title, body=f"{title} in CI", source=Source.USER))

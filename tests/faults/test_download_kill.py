@@ -22,7 +22,7 @@ from orcmem.embed.embedder import load_embedder
 from orcmem.embed.model_files import model_dir, model_dir_problem
 from orcmem.embed.pypi_source import MINILM_INT8_PINS
 from orcmem.embed.staging import staging_prefix
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 from tests.faults.support import ARCHIVE_PATH, ArchiveServer
 from tests.helpers import wait_for
 

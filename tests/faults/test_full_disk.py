@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import StoreError
+from orcmem.host.workspace import locate
+from orcmem.models.errors import StoreError
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.faults.support import DB_NAME, assert_one_line_error, can_mount, fill, integrity, orcmem, tmpfs
 
 KEPT = [(f"Kept lesson {i}", f"stored before the disk filled up, number {i}") for i in range(3)]

@@ -19,7 +19,7 @@ import pytest
 from orcmem.embed.embedder import load_embedder
 from orcmem.embed.model_files import ensure_model, model_dir, model_dir_problem, sha256_file
 from orcmem.embed.pypi_source import MINILM_INT8_PINS
-from orcmem.worker_control import worker_running
+from orcmem.worker.control import worker_running
 from tests.faults.support import ARCHIVE_PATH, ArchiveServer, orcmem
 from tests.helpers import wait_for
 
@@ -31,7 +31,7 @@ LOADER = textwrap.dedent(
     from orcmem.embed.embedder import load_embedder
     from orcmem.embed.model_files import ArchiveSource
     from orcmem.embed.pypi_source import MINILM_INT8_PINS
-    from orcmem.errors import ModelError
+    from orcmem.models.errors import ModelError
 
     url, size, sha256, models = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
     try:

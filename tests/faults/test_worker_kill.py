@@ -23,11 +23,11 @@ from pathlib import Path
 import apsw
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import Memory, MemoryFilter
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.summaries import Summary
-from orcmem.workspace import locate
 from tests.fakes import standin_claude_env
 from tests.faults.support import DB_NAME, integrity, write_lock_held
 from tests.helpers import wait_for
@@ -84,7 +84,7 @@ def queue_one_run(home: Path, project_dir: Path) -> str:
     """Memory on, one ended Claude Code run ingested from the sample transcript and queued; returns its id."""
     service = MemoryService.open(home, vectors=False)
     try:
-        service.set_enabled(True)
+        service.settings.set_enabled(True)
         transcript = project_dir / "session.jsonl"
         shutil.copy(FIXTURES / "agents" / "claude_transcript_sample.jsonl", transcript)
         learning = Learning(service)

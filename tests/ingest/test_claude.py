@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from orcmem.agent_context.recall import fence
 from orcmem.ingest.claude import parse_claude
 from orcmem.models.constants import CONTEXT_TAG
 from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.models.vocabulary import Agent
-from orcmem.recall import fence
 from tests.ingest.support import (
     SESSION,
     c_assistant,

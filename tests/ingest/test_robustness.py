@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orcmem.errors import NotFoundError
 from orcmem.ingest import common
 from orcmem.ingest.claude import parse_claude
 from orcmem.ingest.codex import parse_codex
 from orcmem.ingest.common import cut_text, time_ms
 from orcmem.ingest.transcript import detect_agent, parse_transcript
 from orcmem.models.constants import MAX_EVENT_TEXT
+from orcmem.models.errors import NotFoundError
 from orcmem.models.ledger import EventKind
 from orcmem.models.vocabulary import Agent
 from tests.ingest.support import (

@@ -11,11 +11,11 @@ import json
 import shutil
 from pathlib import Path
 
-from orcmem import worker
 from orcmem.extract.resolve import GeneratorChoice
 from orcmem.models.types import Project
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
+from orcmem.worker import loop as worker
 
 SAMPLE = Path(__file__).parents[1] / "fixtures" / "agents" / "claude_transcript_sample.jsonl"
 ANSWER = {
@@ -108,7 +108,7 @@ class CommandsWriteMeanwhile:
 def test_the_worker_embeds_what_commands_left_and_what_they_write_while_it_runs(service: MemoryService) -> None:
     """It starts by embedding what commands handed over, goes round again while new memories lack a vector, and
     stops when a round changes nothing (a memory the model cannot embed does not keep it running)."""
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     pump = CommandsWriteMeanwhile([2, 1, 1])  # one written meanwhile, then one that stays without a vector
     service.pump = pump  # type: ignore[assignment]
     worker.run(service, lambda run: GeneratorChoice(Model(), None, "stand-in"), linger=False)

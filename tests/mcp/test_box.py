@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from orcmem.errors import StoreError
-from orcmem.mcp_server import ToolsBox, build_server
+from orcmem.mcp_server.root import ToolsBox, build_server
+from orcmem.models.errors import StoreError
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import MakeTools
@@ -26,18 +26,18 @@ async def test_a_service_that_failed_to_open_is_reported_by_every_call() -> None
 
 def test_the_embedder_is_attached_once_when_memory_is_turned_on(service: MemoryService, make_tools: MakeTools) -> None:
     attached: list[AgentTools] = []
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     box = ToolsBox(lambda: make_tools(), attached.append)
     box()
     assert attached == []  # nothing is embedded while memory is off
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     tools = box()
     box()
     assert attached == [tools]
 
 
 def test_the_cli_modes_are_the_policy_modes() -> None:
-    from orcmem.mcp_server import MODES
-    from orcmem.permissions import Mode
+    from orcmem.mcp_server.root import MODES
+    from orcmem.rules.permissions import Mode
 
     assert tuple(mode.value for mode in Mode) == MODES

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.errors import ValidationError
+from orcmem.host.workspace import locate
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.grants import GrantRepository
-from orcmem.workspace import locate
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from orcmem.mcp_server.http import ADDRESS_FILE, LoopbackGuard
 from orcmem.service.memory_service import MemoryService
 
 SERVER = (
-    "import sys; from pathlib import Path; from orcmem.mcp_server import run_http; "
+    "import sys; from pathlib import Path; from orcmem.mcp_server.root import run_http; "
     "sys.exit(run_http(Path(sys.argv[1]), Path(sys.argv[2]), 0, 'accept-edits', stop_after=float(sys.argv[4]), "
     "on_ready=lambda port: Path(sys.argv[3]).write_text(str(port)), allow_download=False))"
 )

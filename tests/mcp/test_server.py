@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from orcmem.mcp_server import build_server
+from orcmem.mcp_server.root import build_server
 from orcmem.models.types import NewMemory, Project, Source, Status
-from orcmem.permissions import DECLINED, HEADLESS_REFUSAL, PLAN_REFUSAL
+from orcmem.rules.permissions import DECLINED, HEADLESS_REFUSAL, PLAN_REFUSAL
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
@@ -58,14 +58,14 @@ def permission_rows(service: MemoryService) -> list[dict[str, Any]]:
 async def test_listing_follows_the_memory_switch_while_connected(service: MemoryService, make_tools: MakeTools):
     async with client(make_tools("accept-edits")) as c:
         assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
-        service.set_enabled(False)
+        service.settings.set_enabled(False)
         assert [t.name for t in (await c.list_tools()).tools] == ["task_context"]
         text = await refused(c, "memory_search", {"query": "pool"})
         assert text.startswith("orcmem memory is off")
         assert "only task_context" in text
         await refused(c, "memory_record", record_args())
         assert service.list(None) == []
-        service.set_enabled(True)
+        service.settings.set_enabled(True)
         assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
         assert (await ok(c, "memory_record", record_args()))["recorded"] is True
 
@@ -129,7 +129,7 @@ async def test_task_context_gives_the_task_and_only_the_task_while_memory_is_off
         assert without_fence_id(text).startswith('<orcmem-context kind="task">\nProject memory saved earlier')
         assert task_lines in text
         assert "] Use the forks pool for vitest: vitest --pool=forks" in text
-        service.set_enabled(False)
+        service.settings.set_enabled(False)
         off = await ok(c, "task_context")
         assert task_lines in off and "forks" not in off
 
@@ -168,7 +168,7 @@ async def test_feedback_changes_standing(service: MemoryService, project: Projec
 async def test_feedback_on_a_memory_of_another_project_is_not_found(
     service: MemoryService, make_tools: MakeTools, tmp_path
 ):
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -453,6 +453,8 @@ async def test_recall_tool_gives_what_the_prompt_hook_gives(
         found = await c.call_tool("memory_recall", {"prompt": "why does vitest crash", "session_id": "s", "cwd": "."})
         nothing = await c.call_tool("memory_recall", {"prompt": "paint the fence"})
     text = found.content[0].text
-    assert without_fence_id(text) == without_fence_id(service.recall(project.canonical_root, "why does vitest crash"))
+    assert without_fence_id(text) == without_fence_id(
+        service.context.recall(project.canonical_root, "why does vitest crash")
+    )
     assert without_fence_id(text).startswith('<orcmem-context kind="recall">') and "Vitest threads crash" in text
     assert not nothing.is_error and (not nothing.content or nothing.content[0].text == "")

@@ -14,13 +14,13 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from orcmem.mcp_server import TOOL_LIST_FILE
+from orcmem.mcp_server.root import TOOL_LIST_FILE
 from orcmem.mcp_server.wire import HANDSHAKE_VERSIONS, StdioWire, initialize_result
 from orcmem.service.memory_service import MemoryService
 from tests.mcp.support import Elicitor, answer
 
 SERVER = (
-    "import sys; from pathlib import Path; from orcmem.mcp_server import run_stdio; "
+    "import sys; from pathlib import Path; from orcmem.mcp_server.root import run_stdio; "
     "sys.exit(run_stdio(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], allow_download=False, "
     "early_initialize=sys.argv[4] == 'early'))"
 )
@@ -101,7 +101,7 @@ def test_the_sdks_answer_to_the_replayed_initialize_is_dropped_and_compared(caps
 def test_the_pinned_tool_list_is_the_sdks(orcmem_home: Path, project_dir: Path, version: str) -> None:
     """tools.json, answered before the SDK loads, is what the SDK itself lists (ORCMEM_UPDATE_TOOL_LIST=1 rewrites
     it after a change to the tools)."""
-    MemoryService.open(orcmem_home, vectors=False).set_enabled(True)
+    MemoryService.open(orcmem_home, vectors=False).settings.set_enabled(True)
     lines = (initialize(version), rpc("notifications/initialized"), rpc("tools/list", id=2))
     late, stderr, _ = talk(server_command(orcmem_home, project_dir, early=False), *lines)
     listed = late[1]["result"]
@@ -114,7 +114,7 @@ def test_the_pinned_tool_list_is_the_sdks(orcmem_home: Path, project_dir: Path, 
 def test_tools_are_listed_before_the_sdk_loads_as_the_sdk_lists_them(
     orcmem_home: Path, project_dir: Path, memory_on: bool
 ) -> None:
-    MemoryService.open(orcmem_home, vectors=False).set_enabled(memory_on)
+    MemoryService.open(orcmem_home, vectors=False).settings.set_enabled(memory_on)
     lines = (initialize(), rpc("notifications/initialized"), rpc("tools/list", id=2), rpc("tools/list", {}, id=3))
     early, stderr, times = talk(server_command(orcmem_home, project_dir), *lines)
     late, _, late_times = talk(server_command(orcmem_home, project_dir, early=False), *lines)
@@ -186,7 +186,7 @@ async def test_the_sdks_stdio_client_initializes_lists_asks_and_calls(
 async def test_python_m_runs_the_server_and_memory_off_leaves_task_context(
     service: MemoryService, project_dir: Path
 ) -> None:
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "orcmem.mcp_server", "--project", str(project_dir)], env=dict(os.environ)
     )
@@ -198,7 +198,7 @@ async def test_python_m_runs_the_server_and_memory_off_leaves_task_context(
 
 
 def test_importing_the_server_package_loads_neither_the_sdk_nor_the_service() -> None:
-    heavy = ("mcp", "pydantic", "anyio", "orcmem.service", "orcmem.runtime", "apsw")
+    heavy = ("mcp", "pydantic", "anyio", "orcmem.service", "orcmem.app.runtime", "apsw")
     code = f"import sys, orcmem.mcp_server; print([m for m in {heavy!r} if m in sys.modules])"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

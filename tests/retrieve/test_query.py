@@ -46,14 +46,14 @@ def test_twelve_terms_are_counted_after_dropping_function_words() -> None:
 
 def test_search_matches_stems_and_prefixes(service: MemoryService, project: Project) -> None:
     memory = service.record(project, user_memory("Running migrations", "apply them with alembic upgrade")).memory
-    assert [h.memory.id for h in service.search(project, "migration")] == [memory.id]  # stemming
-    assert [h.memory.id for h in service.search(project, "alemb")] == [memory.id]  # last word is a prefix
+    assert [h.memory.id for h in service.search.hits(project, "migration")] == [memory.id]  # stemming
+    assert [h.memory.id for h in service.search.hits(project, "alemb")] == [memory.id]  # last word is a prefix
 
 
 def test_title_weighs_more_than_body(service: MemoryService, project: Project) -> None:
     in_body = service.record(project, user_memory("Something else", "the cache needs warming")).memory
     in_title = service.record(project, user_memory("Cache warming", "something else entirely")).memory
-    assert [h.memory.id for h in service.search(project, "cache")] == [in_title.id, in_body.id]
+    assert [h.memory.id for h in service.search.hits(project, "cache")] == [in_title.id, in_body.id]
 
 
 SPECIAL = st.sampled_from(['"', "'", "*", "NEAR", "near/3", ":", "(", ")", "^", "-", "+", "AND", "OR", "NOT", "{", "}"])
@@ -65,7 +65,7 @@ ANY_TEXT = st.one_of(st.text(max_size=200), st.lists(st.one_of(SPECIAL, st.text(
 def test_any_text_searches_without_error(service: MemoryService, project: Project, text: str) -> None:
     if service.count(project) == 0:
         service.record(project, user_memory("Near the column", 'quotes " and * stars: (parens) AND or NOT'))
-    hits = service.search(project, text)
+    hits = service.search.hits(project, text)
     assert isinstance(hits, list)
     query = fts_query(text)
     assert query is None or query.count('"') % 2 == 0

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.workspace import locate
 from tests.helpers import Clock, user_memory
 
 Embedded = tuple[MemoryService, Project, list[str]]
@@ -27,7 +27,7 @@ def embedded(orcmem_home: Path, clock: Clock, project_dir: Path, minilm) -> Iter
     def make(memories: Sequence[tuple[str, str]]) -> Embedded:
         svc = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=minilm)
         opened.append(svc)
-        svc.set_enabled(True)
+        svc.settings.set_enabled(True)
         if not svc.store.vectors.available:
             pytest.skip(f"sqlite-vec unavailable: {svc.store.db.vector_error}")
         project = svc.project(locate(project_dir))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.errors import MemoryOffError, PermissionDenied, ValidationError
+from orcmem.models.errors import MemoryOffError, PermissionDenied, ValidationError
 from orcmem.models.types import NewMemory, Project, Source
-from orcmem.permissions import HEADLESS_REFUSAL
+from orcmem.rules.permissions import HEADLESS_REFUSAL
 from orcmem.service.agent_tools import summarize
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import MakeTools
@@ -21,7 +21,7 @@ def test_reads_and_writes_are_refused_while_memory_is_off_but_task_context_is_no
     service: MemoryService, make_tools: MakeTools
 ) -> None:
     tools = make_tools("yolo")
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     with pytest.raises(MemoryOffError, match="memory is off"):
         tools.search("anything")
     with pytest.raises(MemoryOffError):
@@ -141,7 +141,7 @@ def test_an_answer_from_an_http_client_allows_one_call_and_is_the_clients(
 
 
 def test_grants_are_listed_and_revoked(service: MemoryService, make_tools: MakeTools) -> None:
-    from orcmem.errors import NotFoundError
+    from orcmem.models.errors import NotFoundError
 
     make_tools("review", ask=lambda _question: "session").record("lesson", "A lesson", "details")
     [(grant, project)] = service.grants()

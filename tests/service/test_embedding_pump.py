@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.workspace import locate
 from tests.fakes import SynonymEmbedder
 from tests.helpers import Clock, user_memory
 
@@ -16,7 +16,7 @@ from tests.helpers import Clock, user_memory
 @pytest.fixture
 def svc(orcmem_home: Path, clock: Clock) -> MemoryService:
     service = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=SynonymEmbedder())
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     if not service.store.vectors.available:
         pytest.skip(f"sqlite-vec unavailable: {service.store.db.vector_error}")
     yield service

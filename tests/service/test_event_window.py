@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orcmem.host.workspace import locate
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT
 from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 
 
 def user(text: str) -> LedgerEvent:

@@ -198,7 +198,7 @@ def test_queue_rules(service, project, learning) -> None:
 
 @pytest.mark.parametrize("switch", ["memory", "provider"])
 def test_nothing_is_queued_while_off(service, project, learning, switch) -> None:
-    service.set_enabled(False) if switch == "memory" else service.set_provider("off")
+    service.settings.set_enabled(False) if switch == "memory" else service.settings.set_provider("off")
     assert not learning.queue(add_run(service, project))
     assert learning.sweep_idle(0) == []
 
@@ -209,14 +209,14 @@ def test_nothing_is_queued_while_off(service, project, learning, switch) -> None
 def test_turning_off_skips_waiting_jobs(service, project, learning, switch, reason) -> None:
     run = add_run(service, project)
     learning.queue(run)
-    service.set_enabled(False) if switch == "memory" else service.set_provider("off")
+    service.settings.set_enabled(False) if switch == "memory" else service.settings.set_provider("off")
     job = service.store.jobs.get(run.id)
     assert (job.state, job.error) == ("skipped", reason)
 
 
 def test_turning_off_during_the_model_call_skips_the_job(service, project, learning) -> None:
     learning.queue(add_run(service, project))
-    [outcome] = run_all(learning, FakeGenerator(on_call=lambda: service.set_enabled(False)))
+    [outcome] = run_all(learning, FakeGenerator(on_call=lambda: service.settings.set_enabled(False)))
     assert outcome.state == "skipped" and "turned off" in outcome.error
     assert service.list(project) == []
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import ValidationError
 from orcmem.extract.resolve import GeneratorChoice
+from orcmem.host.workspace import locate
+from orcmem.models.errors import ValidationError
 from orcmem.service.learning import Learning, TaskLink
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
-from orcmem.workspace import locate
 from tests.service.test_learning import ANSWER, FakeGenerator
 
 
@@ -54,7 +54,7 @@ def distil(learning: Learning, generator: FakeGenerator) -> list:
 
 @pytest.fixture
 def learning(service: MemoryService) -> Learning:
-    service.set_enabled(True)
+    service.settings.set_enabled(True)
     return Learning(service)
 
 
@@ -141,7 +141,10 @@ def test_three_passes_of_the_same_answer_leave_one_memory_each(learning, service
     memories = service.list(project)
     assert sorted(m.title for m in memories) == ["Run one test", "Use the forks pool"]
     assert {m.evidence_count for m in memories} == {1}  # later passes of one run saying it again add no evidence
-    assert "Use the forks pool" in service.brief(project) and service.brief(project).count("Use the forks pool") == 1
+    assert (
+        "Use the forks pool" in service.context.brief(project)
+        and service.context.brief(project).count("Use the forks pool") == 1
+    )
 
 
 def test_a_transcript_orcmem_cannot_read_registers_no_project(learning, service, tmp_path: Path) -> None:

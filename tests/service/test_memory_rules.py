@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
+from orcmem.host.workspace import locate
+from orcmem.models.errors import MemoryOffError, NotFoundError, OwnershipError, ValidationError
 from orcmem.models.types import MemoryFilter, NewMemory, Scope, Source, Status
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.helpers import Clock, user_memory
 
 
@@ -207,7 +207,7 @@ def test_feedback_helpful_raises_confidence_and_resets_age(service: MemoryServic
 def test_feedback_wrong_and_stale(service: MemoryService, project, verdict: str, status: Status) -> None:
     memory = service.record(project, agent_memory("Flaky pool", "use threads")).memory
     assert service.feedback(project, memory.id, verdict).status is status
-    assert service.search(project, "flaky pool") == []
+    assert service.search.hits(project, "flaky pool") == []
 
 
 def test_unknown_verdict_is_refused(service: MemoryService, project) -> None:
@@ -220,8 +220,8 @@ def test_edit_changes_title_body_and_type_and_search_follows(service: MemoryServ
     memory = service.record(project, agent_memory("Alpha", "beta")).memory
     edited = service.edit(project, memory.id, title="Gamma", body="delta", type="decision")
     assert (edited.title, edited.body, str(edited.type)) == ("Gamma", "delta", "decision")
-    assert service.search(project, "alpha") == []
-    assert [h.memory.id for h in service.search(project, "gamma delta")] == [memory.id]
+    assert service.search.hits(project, "alpha") == []
+    assert [h.memory.id for h in service.search.hits(project, "gamma delta")] == [memory.id]
 
 
 def test_edit_without_changes_is_refused(service: MemoryService, project) -> None:
@@ -235,7 +235,7 @@ def test_forget_removes_row_search_entry_and_files(service: MemoryService, proje
     service.forget(project, memory.id)
     with pytest.raises(NotFoundError):
         service.get(project, memory.id)
-    assert service.search(project, "zebra") == []
+    assert service.search.hits(project, "zebra") == []
     db = service.store.db
     assert db.query_one("SELECT count(*) FROM memory_files")[0] == 0
     assert db.query_one("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'zebra'")[0] == 0
@@ -265,7 +265,7 @@ def test_global_memories_reach_every_project(service: MemoryService, project, tm
     memory = service.record(project, user_memory("Prefer tabs", "everywhere", scope=Scope.GLOBAL)).memory
     assert memory.project_id is None and memory.origin_root == project.root_path
     assert [m.id for m in service.list(other)] == [memory.id]
-    assert [h.memory.id for h in service.search(other, "tabs")] == [memory.id]
+    assert [h.memory.id for h in service.search.hits(other, "tabs")] == [memory.id]
 
 
 def test_project_memories_stay_in_their_project(service: MemoryService, project, tmp_path: Path) -> None:
@@ -274,7 +274,7 @@ def test_project_memories_stay_in_their_project(service: MemoryService, project,
     other = service.project(locate(other_dir))
     memory = service.record(project, user_memory("Secret sauce", "local only")).memory
     assert service.list(other) == []
-    assert service.search(other, "secret sauce") == []
+    assert service.search.hits(other, "secret sauce") == []
     with pytest.raises(NotFoundError):
         service.get(other, memory.id)
     with pytest.raises(NotFoundError):
@@ -303,8 +303,8 @@ def test_list_filters_and_pages(service: MemoryService, project, clock: Clock) -
 def test_memory_is_off_in_a_new_profile(tmp_path: Path) -> None:
     svc = MemoryService.open(tmp_path / "fresh")
     try:
-        assert svc.settings().enabled is False
-        assert svc.settings().provider == "auto"
+        assert svc.settings.current().enabled is False
+        assert svc.settings.current().provider == "auto"
         with pytest.raises(MemoryOffError, match="memory is off"):
             svc.record(svc.project(locate(tmp_path)), user_memory())
     finally:
@@ -313,30 +313,30 @@ def test_memory_is_off_in_a_new_profile(tmp_path: Path) -> None:
 
 def test_browsing_and_editing_work_while_off(service: MemoryService, project) -> None:
     memory = service.record(project, agent_memory("Keep me", "around")).memory
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     assert [m.id for m in service.list(project)] == [memory.id]
-    assert [h.memory.id for h in service.search(project, "keep")] == [memory.id]
+    assert [h.memory.id for h in service.search.hits(project, "keep")] == [memory.id]
     assert service.edit(project, memory.id, body="edited").body == "edited"
     service.forget(project, memory.id)
 
 
 def test_turning_off_raises_the_policy_revision(service: MemoryService) -> None:
-    before = service.policy_revision()
-    service.set_enabled(False)
-    service.set_provider("off")
-    service.set_provider("claude")
-    assert service.policy_revision() == before + 2
+    before = service.settings.policy_revision()
+    service.settings.set_enabled(False)
+    service.settings.set_provider("off")
+    service.settings.set_provider("claude")
+    assert service.settings.policy_revision() == before + 2
 
 
 def test_provider_and_model_settings(service: MemoryService) -> None:
-    settings = service.set_provider("codex", "gpt-5-mini")
+    settings = service.settings.set_provider("codex", "gpt-5-mini")
     assert settings.provider == "codex" and settings.models == {"codex": "gpt-5-mini"}
-    assert service.set_provider("apikey", "claude-sonnet").models["claude"] == "claude-sonnet"
-    assert "claude" not in service.set_provider("claude", "").models
+    assert service.settings.set_provider("apikey", "claude-sonnet").models["claude"] == "claude-sonnet"
+    assert "claude" not in service.settings.set_provider("claude", "").models
     with pytest.raises(ValidationError, match="Unknown provider"):
-        service.set_provider("opencode")
+        service.settings.set_provider("opencode")
     with pytest.raises(ValidationError, match="Choose a provider"):
-        service.set_provider("auto", "some-model")
+        service.settings.set_provider("auto", "some-model")
 
 
 def test_every_change_is_audited(service: MemoryService, project) -> None:
@@ -348,7 +348,7 @@ def test_every_change_is_audited(service: MemoryService, project) -> None:
 
 
 def test_record_at_creates_the_project_and_the_memory_together_or_neither(service: MemoryService, tmp_path) -> None:
-    from orcmem.workspace import Location
+    from orcmem.host.workspace import Location
 
     place = Location(str(tmp_path / "new"), str(tmp_path / "new"), "new")
     with pytest.raises(ValidationError):
@@ -362,8 +362,8 @@ def test_record_at_creates_the_project_and_the_memory_together_or_neither(servic
 def test_idle_minutes_read_back_and_a_value_it_would_refuse_means_the_default(service: MemoryService) -> None:
     from orcmem.models.constants import IDLE_MINUTES_DEFAULT, SETTING_IDLE_MINUTES
 
-    assert service.idle_minutes() == IDLE_MINUTES_DEFAULT
-    assert service.set_idle_minutes(2.5) == 2.5 and service.idle_minutes() == 2.5
+    assert service.settings.idle_minutes() == IDLE_MINUTES_DEFAULT
+    assert service.settings.set_idle_minutes(2.5) == 2.5 and service.settings.idle_minutes() == 2.5
     for stored in ("nan", "-3", "inf", "soon"):  # written by an older orcmem, or by hand
         service.store.settings.set(SETTING_IDLE_MINUTES, stored)
-        assert service.idle_minutes() == IDLE_MINUTES_DEFAULT, stored
+        assert service.settings.idle_minutes() == IDLE_MINUTES_DEFAULT, stored

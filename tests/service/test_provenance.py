@@ -8,8 +8,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from orcmem.errors import ValidationError
 from orcmem.extract.resolve import GeneratorChoice
+from orcmem.models.errors import ValidationError
 from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.models.types import MemoryFilter, NewMemory, Project, Provenance, Source
 from orcmem.service.learning import Learning
@@ -141,9 +141,9 @@ def test_list_and_search_filter_by_provenance(service, project, make_tools) -> N
     listed = service.list(project, MemoryFilter(provenances=("tool_text",)))
     assert [m.title for m in listed] == ["Deploy via curl"]
     assert service.count(project, MemoryFilter(provenances=("person", "agent"))) == 2
-    hits = service.search(project, "deploy", provenances=("person",))
+    hits = service.search.hits(project, "deploy", provenances=("person",))
     assert [hit.memory.title for hit in hits] == ["Deploy with the blue script"]
-    assert len(service.search(project, "deploy")) == 3
+    assert len(service.search.hits(project, "deploy")) == 3
     with pytest.raises(ValidationError, match="provenance"):
         service.list(project, MemoryFilter(provenances=("gossip",)))
 

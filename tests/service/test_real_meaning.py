@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import locate
 from orcmem.models.constants import SEARCH_MEANING_ONLY_MIN_SIMILARITY
 from orcmem.retrieve.query import query_terms
-from orcmem.workspace import locate
 from tests.helpers import user_memory
 
 MEMORIES = [
@@ -29,8 +29,8 @@ def test_a_query_sharing_no_word_finds_the_memory(real) -> None:
     svc, project, ids = real
     title, body = MEMORIES[0]
     assert not set(query_terms(QUERY)) & set(query_terms(f"{title} {body}"))
-    assert ids[0] not in [m.id for m in svc.search_words(project, QUERY)]
-    hits = svc.search(project, QUERY)
+    assert ids[0] not in [m.id for m in svc.search.words(project, QUERY)]
+    hits = svc.search.hits(project, QUERY)
     assert hits[0].memory.id == ids[0]
     assert hits[0].parts.meaning_rank == 1 and hits[0].parts.word_rank is None
 
@@ -38,8 +38,8 @@ def test_a_query_sharing_no_word_finds_the_memory(real) -> None:
 def test_a_retracted_memory_is_never_returned(real) -> None:
     svc, project, ids = real
     svc.feedback(project, ids[0], "wrong")
-    assert ids[0] not in [h.memory.id for h in svc.search(project, QUERY)]
-    assert ids[0] not in [m.id for m in svc.search_meaning(project, QUERY)]
+    assert ids[0] not in [h.memory.id for h in svc.search.hits(project, QUERY)]
+    assert ids[0] not in [m.id for m in svc.search.meaning(project, QUERY)]
 
 
 def test_another_projects_memory_is_never_returned(real, tmp_path: Path) -> None:
@@ -47,8 +47,8 @@ def test_another_projects_memory_is_never_returned(real, tmp_path: Path) -> None
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     other = svc.project(locate(elsewhere))
-    assert svc.search(other, QUERY) == []
-    assert svc.search_meaning(other, QUERY) == []
+    assert svc.search.hits(other, QUERY) == []
+    assert svc.search.meaning(other, QUERY) == []
 
 
 def test_global_memories_are_found_by_meaning_everywhere(real, tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_global_memories_are_found_by_meaning_everywhere(real, tmp_path: Path) -
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     other = svc.project(locate(elsewhere))
-    assert svc.search(other, "how long should a git log summary line be")[0].memory.id == memory.id
+    assert svc.search.hits(other, "how long should a git log summary line be")[0].memory.id == memory.id
 
 
 def test_a_reworded_repeat_confirms_the_memory_and_a_different_fact_does_not(embedded) -> None:
@@ -95,9 +95,9 @@ def test_a_reworded_repeat_confirms_the_memory_and_a_different_fact_does_not(emb
 def test_a_query_about_nothing_stored_finds_nothing_by_meaning_alone(real) -> None:
     """Meaning always has a nearest memory; one that no word matched must be close enough to be shown."""
     svc, project, ids = real
-    hits = svc.search(project, "recipe for banana bread with walnuts")
+    hits = svc.search.hits(project, "recipe for banana bread with walnuts")
     assert hits == []
-    found = svc.search(project, QUERY)  # a paraphrase passes the floor
+    found = svc.search.hits(project, QUERY)  # a paraphrase passes the floor
     assert found[0].memory.id == ids[0]
     assert found[0].parts.similarity is not None
     assert found[0].parts.similarity >= SEARCH_MEANING_ONLY_MIN_SIMILARITY

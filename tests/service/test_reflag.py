@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orcmem.instructions import FLAG_VERSION
 from orcmem.models.constants import SETTING_FLAG_VERSION
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
+from orcmem.text.instructions import FLAG_VERSION
 from tests.helpers import user_memory
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from orcmem.mcp_server import build_server
+from orcmem.agent_context.recall import RECALL_HEADER
+from orcmem.host.workspace import locate
+from orcmem.mcp_server.root import build_server
 from orcmem.models.constants import CONTEXT_TAG
 from orcmem.models.types import Scope
-from orcmem.recall import RECALL_HEADER
 from orcmem.retrieve.query import query_terms
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.workspace import locate
 from tests.embedders import HashingEmbedder
 from tests.helpers import Clock, user_memory, without_fence_id
 
@@ -39,8 +39,8 @@ def warm(embedded):
 def test_a_prompt_in_other_words_is_answered_by_meaning(warm) -> None:
     svc, project, _ids = warm
     assert not set(query_terms(PARAPHRASE)) & set(query_terms(" ".join(CAR)))
-    assert svc.recall(project.canonical_root, PARAPHRASE) == ""  # the words alone find nothing
-    text = svc.recall(project.canonical_root, PARAPHRASE, meaning=True)
+    assert svc.context.recall(project.canonical_root, PARAPHRASE) == ""  # the words alone find nothing
+    text = svc.context.recall(project.canonical_root, PARAPHRASE, meaning=True)
     assert without_fence_id(text).startswith(f'<{CONTEXT_TAG} kind="recall">\n{RECALL_HEADER}\n')
     [line] = text.splitlines()[2:-1]
     assert line.startswith(f"- [lesson · today · from the user] {CAR[0]}: ")
@@ -48,20 +48,20 @@ def test_a_prompt_in_other_words_is_answered_by_meaning(warm) -> None:
 
 def test_the_threshold_decides(warm) -> None:
     svc, project, _ids = warm
-    assert svc.recall_rows(project.canonical_root, PARAPHRASE, meaning=True, min_similarity=0.99) == []
-    rows = svc.recall_rows(project.canonical_root, PARAPHRASE, meaning=True, min_similarity=0.3)
+    assert svc.context.recall_rows(project.canonical_root, PARAPHRASE, meaning=True, min_similarity=0.99) == []
+    rows = svc.context.recall_rows(project.canonical_root, PARAPHRASE, meaning=True, min_similarity=0.3)
     assert [row[1] for row in rows] == [CAR[0]]
 
 
 @pytest.mark.parametrize("prompt", OFF_TOPIC)
 def test_an_off_topic_prompt_gets_nothing(warm, prompt: str) -> None:
     svc, project, _ids = warm
-    assert svc.recall(project.canonical_root, prompt, meaning=True) == ""
+    assert svc.context.recall(project.canonical_root, prompt, meaning=True) == ""
 
 
 def test_a_memory_found_both_ways_is_shown_once_and_first(warm) -> None:
     svc, project, _ids = warm
-    rows = svc.recall_rows(project.canonical_root, "vitest worker crashes in the forks pool", meaning=True)
+    rows = svc.context.recall_rows(project.canonical_root, "vitest worker crashes in the forks pool", meaning=True)
     titles = [row[1] for row in rows]
     assert titles[0] == MEMORIES[3][0] and titles.count(MEMORIES[3][0]) == 1
 
@@ -71,9 +71,9 @@ def test_retracted_and_other_projects_memories_are_not_recalled(warm, tmp_path: 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     other = svc.project(locate(elsewhere))
-    assert svc.recall(other.canonical_root, PARAPHRASE, meaning=True) == ""
+    assert svc.context.recall(other.canonical_root, PARAPHRASE, meaning=True) == ""
     svc.feedback(project, ids[0], "wrong")
-    assert svc.recall(project.canonical_root, PARAPHRASE, meaning=True) == ""
+    assert svc.context.recall(project.canonical_root, PARAPHRASE, meaning=True) == ""
 
 
 def test_a_global_memory_is_recalled_by_meaning_everywhere(warm, tmp_path: Path) -> None:
@@ -84,14 +84,14 @@ def test_a_global_memory_is_recalled_by_meaning_everywhere(warm, tmp_path: Path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     other = svc.project(locate(elsewhere))
-    rows = svc.recall_rows(other.canonical_root, PARAPHRASE, meaning=True)
+    rows = svc.context.recall_rows(other.canonical_root, PARAPHRASE, meaning=True)
     assert [row[1] for row in rows] == [title]  # the global memory, not the project's own CAR
 
 
 def test_nothing_is_recalled_while_memory_is_off(warm) -> None:
     svc, project, _ids = warm
-    svc.set_enabled(False)
-    assert svc.recall(project.canonical_root, PARAPHRASE, meaning=True) == ""
+    svc.settings.set_enabled(False)
+    assert svc.context.recall(project.canonical_root, PARAPHRASE, meaning=True) == ""
 
 
 class _Loading(HashingEmbedder):
@@ -110,10 +110,10 @@ def test_a_model_still_loading_leaves_recall_on_words_without_waiting(
 ) -> None:
     svc = MemoryService(Store.open(orcmem_home / "orcmem.db"), clock=clock, embedder=_Loading())
     try:
-        svc.set_enabled(True)
+        svc.settings.set_enabled(True)
         project = svc.project(locate(project_dir))
         svc.record(project, user_memory(*MEMORIES[3]), embed=False)
-        text = svc.recall(project.canonical_root, "vitest forks pool", meaning=True)
+        text = svc.context.recall(project.canonical_root, "vitest forks pool", meaning=True)
         assert MEMORIES[3][0] in text
     finally:
         svc.close()

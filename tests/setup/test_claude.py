@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from orcmem.errors import OrcmemError, ValidationError
+from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.setup_agents.claude import setup_claude
 from orcmem.setup_agents.entries import (
     HOOK_NAMES,
@@ -281,7 +281,7 @@ def test_the_hook_commands_run_orcmem_without_path(home: Path, project: Path, or
 
 
 def test_every_hook_named_exists_in_orcmem():
-    from orcmem.hooks import HOOKS
+    from orcmem.hooks.handlers import HOOKS
 
     assert set(HOOK_NAMES.values()) <= set(HOOKS)
 

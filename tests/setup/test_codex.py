@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from orcmem.errors import OrcmemError
+from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.codex import setup_codex
 from orcmem.setup_agents.entries import is_orcmem_hook
 from tests.setup.support import CODEX_CONFIG, CODEX_HOOKS, ORCMEM_BACKUPS, backups, snapshot_tree

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import OrcmemError
+from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
 
 HOOK = {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import OrcmemError
+from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.claude import setup_claude
 from tests.setup.support import ORCMEM_BACKUPS, snapshot_tree
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import apsw
 import pytest
 
-from orcmem.errors import StoreError
+from orcmem.host.workspace import locate
+from orcmem.models.errors import StoreError
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.connection import Database
 from orcmem.store.migrations import LATEST_VERSION, migrate, schema_version
-from orcmem.workspace import locate
 
 TABLES = {
     "projects",
@@ -159,14 +159,14 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
     aws = "AKIAIOSFODNN7EXAMPLE"
     password = "hunter2hunter2"
     svc = MemoryService.open(tmp_path)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     project = svc.project(locate(tmp_path))
     body = f"Deploy with token {token}, key {aws} and password={password} via the staging pipeline"
     memory = svc.record(
         project, NewMemory(type="command", title="Staging deploy", body=body, source=Source.USER)
     ).memory
     assert token not in memory.body and aws not in memory.body and password not in memory.body
-    assert [h.memory.id for h in svc.search(project, "staging pipeline")] == [memory.id]
+    assert [h.memory.id for h in svc.search.hits(project, "staging pipeline")] == [memory.id]
     svc.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.glob("orcmem.db*"))
     for secret in (token, aws, password):
@@ -179,7 +179,7 @@ WRITER = textwrap.dedent(
     from pathlib import Path
     from orcmem.models.types import NewMemory, Source
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     home, folder, tag, count = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     svc = MemoryService.open(home)
@@ -195,7 +195,7 @@ WRITER = textwrap.dedent(
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     svc = MemoryService.open(tmp_path / "home")
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     svc.close()
     count = 150
     procs = [

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import ValidationError
+from orcmem.host.workspace import locate
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
-from orcmem.workspace import locate
 from tests.helpers import user_memory
 
 DIMS = 384

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
+from orcmem.host.workspace import Location
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.memories import WORD_WINDOW_FACTOR
-from orcmem.workspace import Location
 
 WORDS = ["cache", "vitest", "pool", "forks", "timeout", "docker", "build", "flaky", "port", "migrate"]
 
@@ -34,7 +34,7 @@ def test_the_window_and_the_fallback_agree_with_a_full_join(service: MemoryServi
             target = mine if i % 7 == 0 else other
             memory = NewMemory(type="lesson", title=f"{words} {i}", body=f"{words} case {i}", source=Source.AGENT)
             service.record(target, memory, embed=False)
-    retracted = service.search_words(mine, "cache", 1)[0]
+    retracted = service.search.words(mine, "cache", 1)[0]
     service.feedback(mine, retracted.id, "wrong")
     for match in ['"cache"', '"pool" OR "forks"', '"flaky" OR "port" OR "build"', '"migrate" OR "docker*"']:
         for limit in (1, 5, 40):

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.host.workspace import Location
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.team import TeamLink
 from orcmem.store.facade import Store
-from orcmem.store.team_server import TeamServer, connect
-from orcmem.workspace import Location
+from orcmem.store.team_pool.server import TeamServer, connect
 from tests.helpers import Clock
 
 _numbers = itertools.count()
@@ -91,15 +91,15 @@ def machines(tmp_path: Path, team_url: str) -> Iterator[MakeMachine]:
         folder_path.mkdir()
         clock = Clock(1_800_000_000_000 + skew_ms)
         svc = MemoryService(Store.open(home / "orcmem.db"), clock=clock)
-        svc.set_enabled(True)
-        svc.set_person(person)
+        svc.settings.set_enabled(True)
+        svc.settings.set_person(person)
         link_url = url or team_url
         server = TeamServer(connect(link_url), "acme")
         server.prepare(create_team=create)
         server.close()
-        svc.set_team_link(TeamLink(link_url, "acme"))
+        svc.team.set_link(TeamLink(link_url, "acme"))
         project = svc.project(Location(str(folder_path), str(folder_path), "app"))
-        svc.team_share(project, "github.com/acme/app")
+        svc.team.share(project, "github.com/acme/app")
         machine = Machine(svc, project, clock)
         made.append(machine)
         return machine

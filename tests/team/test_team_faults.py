@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import TeamError
-from orcmem.store.team_server import connect
+from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.server import connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory, wait_for
 from tests.team.conftest import Machine, MakeMachine, start_postgres
@@ -43,11 +43,11 @@ def test_kill_9_mid_push_loses_and_doubles_nothing(machines: MakeMachine, team_u
     sync.wait(10)
     sent, _ = server_count(team_url)
     assert 0 < sent < 3000, "the push should have been cut part way"
-    assert alice.svc.team_pending() >= 3000 - sent  # what the server did not commit still waits
+    assert alice.svc.team.pending() >= 3000 - sent  # what the server did not commit still waits
     sync_now(alice.svc)
     sync_now(bob.svc)
     assert server_count(team_url) == (3000, 3000)
-    assert alice.svc.team_pending() == 0
+    assert alice.svc.team.pending() == 0
     assert bob.svc.count(bob.project) == 3000
 
 
@@ -83,6 +83,6 @@ def test_the_server_stopped_mid_sync_and_started_again(machines: MakeMachine, tm
         sync_now(alice.svc)
         sync_now(bob.svc)
         assert server_count(team_url) == (4000, 4000)
-        assert alice.svc.team_pending() == 0 and bob.svc.count(bob.project) == 4000
+        assert alice.svc.team.pending() == 0 and bob.svc.count(bob.project) == 4000
     finally:
         server.cleanup()

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from orcmem.models.types import NewMemory, Source
-from orcmem.store.team_server import TeamServer, connect
+from orcmem.store.team_pool.server import TeamServer, connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
 from tests.team.conftest import Machine, MakeMachine, Postgres

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.errors import TeamError
-from orcmem.store.team_server import connect
+from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.server import connect
 from orcmem.team.identity import ID_FILE, team_key, write_new_id, written_id
 from orcmem.team.sync import sync_now
 from tests.helpers import FakeKeyring, user_memory
@@ -20,7 +20,7 @@ from tests.team.conftest import MakeMachine
 
 @pytest.fixture
 def keyring(monkeypatch: pytest.MonkeyPatch) -> FakeKeyring:
-    from orcmem import keystore
+    from orcmem.host import keystore
 
     fake = FakeKeyring()
     monkeypatch.setattr(keystore, "_keyring", lambda: fake)

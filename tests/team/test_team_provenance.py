@@ -4,7 +4,7 @@ person show as a teammate's; a teammate's change never rewrites what the writer'
 from __future__ import annotations
 
 from orcmem.models.types import NewMemory, Provenance, Source
-from orcmem.store.team_server import connect
+from orcmem.store.team_pool.server import connect
 from orcmem.team.search import search_team
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
@@ -65,7 +65,7 @@ def test_provenance_travels_and_a_persons_words_from_another_person_are_a_teamma
     assert on_server(team_url)["Prefer pnpm"] == "user_words"
     after = alice.svc.get(alice.project, said_id)
     assert after.confidence > before  # Bob's change arrived
-    assert after.provenance is Provenance.USER_WORDS and bob.svc.team_pending() == 0
+    assert after.provenance is Provenance.USER_WORDS and bob.svc.team.pending() == 0
 
 
 def test_a_server_row_from_before_the_field_reads_as_its_source_says(machines: MakeMachine, team_url: str) -> None:

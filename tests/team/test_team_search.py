@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.errors import TeamError
+from orcmem.models.errors import TeamError
 from orcmem.models.types import NewMemory, Source
 from orcmem.team.search import search_team
 from orcmem.team.sync import sync_now
@@ -18,7 +18,7 @@ def test_the_team_is_searched_by_words_and_by_meaning(machines: MakeMachine) -> 
     embedder = SynonymEmbedder()
     for machine in (alice, bob):
         machine.svc.use_embedder(embedder)
-        machine.svc.set_embedding_model(embedder.model_id)
+        machine.svc.settings.set_embedding_model(embedder.model_id)
     car = alice.svc.record(alice.project, user_memory("Car keeps stalling", "the car engine stalls when cold")).memory
     alice.svc.record(alice.project, user_memory("Tabs over spaces", "indent with tabs"))
     assert alice.svc.pump is not None and alice.svc.pump.wait(10)
@@ -44,6 +44,6 @@ def test_forgotten_and_retracted_memories_are_not_found_on_the_team(machines: Ma
 
 def test_searching_a_project_that_is_not_shared_says_so(machines: MakeMachine) -> None:
     alice = machines("alice@acme.dev")
-    alice.svc.team_unshare(alice.project)
+    alice.svc.team.unshare(alice.project)
     with pytest.raises(TeamError, match="not shared"):
         search_team(alice.svc, alice.project, "anything", 5)

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from orcmem.errors import TeamError
-from orcmem.store.team_schema import LATEST_VERSION, MIGRATIONS, migrate, server_version
-from orcmem.store.team_server import TeamServer, connect
+from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.schema import LATEST_VERSION, MIGRATIONS, migrate, server_version
+from orcmem.store.team_pool.server import TeamServer, connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
 from tests.team.conftest import MakeMachine, Postgres
@@ -125,7 +125,7 @@ def _kept_counts(conn) -> dict[tuple[str, str], int]:
 def test_word_counts_follow_every_change_and_an_older_schema_is_brought_up(
     machines: MakeMachine, team_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import orcmem.store.team_schema as schema
+    import orcmem.store.team_pool.schema as schema
 
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])  # an orcmem from before the word counts
     monkeypatch.setattr(schema, "LATEST_VERSION", 1)
@@ -185,7 +185,7 @@ def test_pushed_vectors_are_searchable_before_and_after_they_join_the_index(
     alice = machines("alice@acme.dev")
     embedder = SynonymEmbedder()
     alice.svc.use_embedder(embedder)
-    alice.svc.set_embedding_model(embedder.model_id)
+    alice.svc.settings.set_embedding_model(embedder.model_id)
     car = alice.svc.record(alice.project, user_memory("Car keeps stalling", "the engine stalls when cold")).memory
     assert alice.svc.pump is not None and alice.svc.pump.wait(10)
     server = open_team(alice.svc)

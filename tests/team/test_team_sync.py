@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from orcmem.errors import OwnershipError
+from orcmem.models.errors import OwnershipError
 from orcmem.models.types import MemoryFilter, NewMemory, Source
-from orcmem.store.team_server import connect
+from orcmem.store.team_pool.server import connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
 from tests.team.conftest import Machine, MakeMachine
@@ -52,7 +52,7 @@ def test_a_memory_written_on_one_machine_reaches_the_other_two(machines: MakeMac
         got = machine.svc.get(machine.project, written.memory.id)
         assert (got.title, got.author, got.source) == (written.memory.title, "alice@acme.dev", Source.USER)
     assert held(alice) == held(bob) == held(carol)
-    assert alice.svc.team_pending() == bob.svc.team_pending() == 0
+    assert alice.svc.team.pending() == bob.svc.team.pending() == 0
 
 
 def test_edits_status_and_forgetting_travel_and_forgotten_text_leaves_the_server(
@@ -157,7 +157,7 @@ def test_concurrent_writers_on_every_machine_end_with_the_same_memories(machines
         except BaseException as exc:  # reported below, with the thread's own traceback lost
             errors.append(exc)
 
-    threads = [threading.Thread(target=write, args=(m, m.svc.person())) for m in trio]
+    threads = [threading.Thread(target=write, args=(m, m.svc.settings.person())) for m in trio]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -183,14 +183,14 @@ def test_skewed_clocks_still_converge(machines: MakeMachine) -> None:
 
 
 def test_a_profile_that_never_connects_queues_nothing(orcmem_home, project_dir) -> None:
+    from orcmem.host.workspace import locate
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
 
     svc = MemoryService.open(orcmem_home)
-    svc.set_enabled(True)
+    svc.settings.set_enabled(True)
     project = svc.project(locate(project_dir))
     svc.record(project, user_memory())
-    assert svc.team_pending() == 0 and svc.team_link() is None and svc.team_shared() == []
+    assert svc.team.pending() == 0 and svc.team.link() is None and svc.team.shared() == []
     svc.close()
 
 
@@ -211,7 +211,7 @@ def test_a_read_only_profile_receives_everything_and_queues_nothing(
 ) -> None:
     from urllib.parse import urlsplit
 
-    from orcmem.store.team_server import TeamServer
+    from orcmem.store.team_pool.server import TeamServer
 
     alice = machines("alice@acme.dev")
     with connect(team_url) as conn:
@@ -235,10 +235,10 @@ def test_another_key_starts_the_pool_over(machines: MakeMachine, team_url: str) 
     alice = machines("alice@acme.dev")
     alice.svc.record(alice.project, user_memory("Old pool", "kept under the first key"))
     sync_now(alice.svc)
-    assert alice.svc.team_shared()[0].pulled_through > 0 and alice.svc.team_pending() == 0
-    alice.svc.team_share(alice.project, "id/new-key")  # the repository got another remote, or an id file
-    shared = alice.svc.team_shared()[0]
-    assert (shared.team_key, shared.pulled_through) == ("id/new-key", 0) and alice.svc.team_pending() == 1
+    assert alice.svc.team.shared()[0].pulled_through > 0 and alice.svc.team.pending() == 0
+    alice.svc.team.share(alice.project, "id/new-key")  # the repository got another remote, or an id file
+    shared = alice.svc.team.shared()[0]
+    assert (shared.team_key, shared.pulled_through) == ("id/new-key", 0) and alice.svc.team.pending() == 1
     sync_now(alice.svc)
     with connect(team_url) as conn:
         keys = {row[0] for row in conn.execute("SELECT project_key FROM orcmem.memories").fetchall()}

@@ -43,7 +43,7 @@ def live_server(service: MemoryService, fake_keyring: FakeKeyring) -> Iterator[L
     """Serve the app with uvicorn on 127.0.0.1 (a free port) in a thread; stopped at teardown."""
     import uvicorn
 
-    from orcmem.loopback import bind_loopback
+    from orcmem.host.loopback import bind_loopback
     from orcmem.web.server import server_config
 
     sock = bind_loopback(0)

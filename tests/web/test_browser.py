@@ -161,13 +161,15 @@ def test_change_provider(page: Any, live_server: LiveServer, service: MemoryServ
     expect(page.locator("#notices")).to_contain_text("Saved.")
     expect(page.get_by_label("Claude Code · your Claude Code subscription")).to_be_checked()
     expect(page.get_by_label("Model")).to_have_value("claude-opus-4-1")
-    assert service.settings().provider == "claude" and service.settings().models == {"claude": "claude-opus-4-1"}
+    assert service.settings.current().provider == "claude" and service.settings.current().models == {
+        "claude": "claude-opus-4-1"
+    }
     page.get_by_label("Off · no background learning; agents can still save memories").check()
     page.get_by_role("button", name="Save provider").click()
     expect(page.locator("#extraction-sentence")).to_have_text(
         "Finished runs are not summarized. Agents can still save memories."
     )
-    assert service.settings().provider == "off"
+    assert service.settings.current().provider == "off"
     no_script_errors(page)
 
 

@@ -121,7 +121,7 @@ def test_every_change_needs_the_token(
     token: str | None,
 ) -> None:
     before = service.get(project, memory_id)
-    settings_before = service.settings()
+    settings_before = service.settings.current()
     data = {"project": project.id, **fields}
     if token is not None:
         data["token"] = token
@@ -129,7 +129,7 @@ def test_every_change_needs_the_token(
     assert response.status_code == 403
     assert "did not carry the key of this page" in response.text
     assert service.get(project, memory_id) == before
-    assert service.settings() == settings_before
+    assert service.settings.current() == settings_before
     assert fake_keyring.secrets == {}
     assert not (Path(project.root_path) / "CLAUDE.md").exists()
 

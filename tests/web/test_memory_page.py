@@ -46,7 +46,7 @@ def test_an_empty_project_says_what_to_expect(client: TestClient, project: Proje
 def test_an_empty_project_while_memory_is_off_says_how_to_turn_it_on(
     client: TestClient, service: MemoryService, project: Project
 ) -> None:
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     text = client.get("/").text
     assert "Memory is off: agents don’t save new memories" in text
     assert 'href="/settings#memory"' in text and "Turn memory on" in text
@@ -119,7 +119,7 @@ def test_inactive_memories_wear_a_badge_and_lose_the_actions_that_no_longer_appl
 def test_project_selector_defaults_to_the_most_recent_and_switches(
     client: TestClient, service: MemoryService, project: Project, tmp_path: Path, clock: Any
 ) -> None:
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     seed(service, project, 2)
     other_dir = tmp_path / "other"
@@ -172,15 +172,15 @@ def test_search_uses_meaning_only_while_memory_is_on(
     client: TestClient, service: MemoryService, project: Project, monkeypatch: pytest.MonkeyPatch, enabled: bool
 ) -> None:
     seed(service, project, 3)
-    service.set_enabled(enabled)
+    service.settings.set_enabled(enabled)
     seen: list[Any] = []
-    real = service.search
+    real = service.search.hits
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(kwargs.get("semantic"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(service, "search", spy)
+    monkeypatch.setattr(service.search, "hits", spy)
     text = client.get(f"/?project={project.id}&q=deploys").text
     assert seen == [enabled]
     assert ("words only while memory is off" in text) is (not enabled)
@@ -202,7 +202,7 @@ def test_an_unknown_filter_is_an_error_that_says_what_to_do(client: TestClient, 
 def test_a_failing_database_shows_an_error_state(
     client: TestClient, service: MemoryService, project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.errors import StoreError
+    from orcmem.models.errors import StoreError
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise StoreError("The orcmem database stayed busy for over 5000 ms.")

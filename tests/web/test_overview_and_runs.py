@@ -21,7 +21,7 @@ from tests.web.support import seed
 
 
 def test_breakdown_counts_what_the_project_sees(service: MemoryService, project: Project, tmp_path: Any) -> None:
-    from orcmem.workspace import locate
+    from orcmem.host.workspace import locate
 
     ids = seed(service, project, 6)
     service.feedback(project, ids[0], "wrong")

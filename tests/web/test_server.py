@@ -73,8 +73,8 @@ def test_the_folder_it_runs_in_picks_the_first_project(
 ) -> None:
     import uvicorn
 
+    from orcmem.host.workspace import locate
     from orcmem.service.memory_service import MemoryService
-    from orcmem.workspace import locate
 
     with_project = MemoryService.open(orcmem_home)
     known = with_project.project(locate(project_dir))

@@ -8,7 +8,7 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
-from orcmem.keystore import ACCOUNT, SERVICE, STORAGE_ERROR
+from orcmem.host.keystore import ACCOUNT, SERVICE, STORAGE_ERROR
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import FakeKeyring
 from tests.web.support import TOKEN, form
@@ -29,7 +29,7 @@ def test_settings_page_shows_the_stored_state(client: TestClient, service: Memor
     assert '<h2 id="memory-heading">Memory is on</h2>' in text and "Turn memory off" in text
     assert 'id="provider-auto" name="provider" value="auto" checked' in text
     assert 'id="extraction-sentence"' in text
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     text = client.get("/settings").text
     assert "Memory is off</h2>" in text and "Turn memory on" in text
     assert "Learning is paused while orcmem memory is off" in text
@@ -53,12 +53,12 @@ def test_a_malformed_switch_changes_nothing(client: TestClient, service: MemoryS
 def test_a_failed_switch_keeps_the_previous_state(
     client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.errors import StoreError
+    from orcmem.models.errors import StoreError
 
     def locked(enabled: bool) -> None:
         raise StoreError("The orcmem database stayed locked by another process for over 5000 ms.")
 
-    monkeypatch.setattr(service, "set_enabled", locked)
+    monkeypatch.setattr(service.settings, "set_enabled", locked)
     answer = client.post("/settings/memory", data=form(enabled="false"), headers={"accept": "application/json"})
     assert answer.status_code == 400
     assert answer.json()["error"].startswith("Could not change memory. Your previous setting is still active.")
@@ -78,12 +78,12 @@ def test_choose_a_provider_and_model(client: TestClient, service: MemoryService)
         "/settings/provider", data=form(provider="claude", model="claude-opus-4-1"), follow_redirects=False
     )
     assert notice(client, response).startswith("ok: Saved.")
-    settings = service.settings()
+    settings = service.settings.current()
     assert settings.provider == "claude" and settings.models == {"claude": "claude-opus-4-1"}
     text = client.get("/settings").text
     assert 'value="claude" checked' in text and 'value="claude-opus-4-1"' in text
     client.post("/settings/provider", data=form(provider="claude", model=""))
-    assert service.settings().models == {}  # an empty model restores the default
+    assert service.settings.current().models == {}  # an empty model restores the default
 
 
 def test_auto_and_off_ignore_the_model_field(client: TestClient, service: MemoryService) -> None:
@@ -92,14 +92,14 @@ def test_auto_and_off_ignore_the_model_field(client: TestClient, service: Memory
             "/settings/provider", data=form(provider=provider, model="anything"), follow_redirects=False
         )
         assert notice(client, response).startswith("ok: Saved.")
-        assert service.settings().provider == provider and service.settings().models == {}
+        assert service.settings.current().provider == provider and service.settings.current().models == {}
     assert "Finished runs are not summarized. Agents can still save memories." in client.get("/settings").text
 
 
 def test_an_unknown_provider_changes_nothing(client: TestClient, service: MemoryService) -> None:
     response = client.post("/settings/provider", data=form(provider="opencode"), follow_redirects=False)
     assert notice(client, response).startswith("error: Could not change the provider")
-    assert service.settings().provider == "auto"
+    assert service.settings.current().provider == "auto"
 
 
 def test_the_sentence_names_the_api_key_route(
@@ -141,13 +141,13 @@ def test_a_locked_keyring_shows_the_storage_error_and_changes_nothing(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     fake_keyring.broken = True
-    before = service.settings()
+    before = service.settings.current()
     answer = client.post("/settings/api-key", data=form(api_key=SECRET), follow_redirects=False)
     shown = client.get(answer.headers["location"]).text
     assert f'<p class="flash flash-error">{STORAGE_ERROR}</p>' in shown
     assert f'{STORAGE_ERROR} <a href="/settings#api-key">Retry</a>' in shown  # the load fails too
     assert SECRET not in shown and SECRET not in caplog.text
-    assert service.settings() == before
+    assert service.settings.current() == before
     json_answer = client.post("/settings/api-key", data=form(api_key=SECRET), headers={"accept": "application/json"})
     assert json_answer.status_code == 400 and json_answer.json() == {"ok": False, "error": STORAGE_ERROR}
 
@@ -166,13 +166,13 @@ def test_search_section_says_why_meaning_is_missing(client: TestClient, service:
     text = client.get("/settings").text
     assert "Search by meaning" in text
     assert "orcmem model install" in text or "vector extension is not available" in text
-    service.set_enabled(False)
+    service.settings.set_enabled(False)
     assert "Paused while memory is off" in client.get("/settings").text
 
 
 def test_grants_are_shown_and_revoked_on_the_settings_page(client: TestClient, service: MemoryService) -> None:
+    from orcmem.host.workspace import locate
     from orcmem.service.agent_tools import AgentTools
-    from orcmem.workspace import locate
 
     project = service.project(locate("/tmp"))
     tools = AgentTools(service, project, mode="review", headless=False, auto_approve=False, session_id="s")

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from orcmem.errors import ModelError
 from orcmem.models.constants import (
     MODEL_ARCHIVE_MAX_ENTRIES,
     MODEL_ARCHIVE_MAX_ENTRY_BYTES,
     MODEL_ARCHIVE_MAX_TOTAL_BYTES,
 )
+from orcmem.models.errors import ModelError
 
 if TYPE_CHECKING:
     import tarfile

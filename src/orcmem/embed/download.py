@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from orcmem.errors import ModelError, ModelHostUnreachable
+from orcmem.models.errors import ModelError, ModelHostUnreachable
 
 #: Called with (bytes done, bytes expected) as a download or copy advances.
 Progress = Callable[[int, int], None]

@@ -11,9 +11,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from orcmem.embed.download import Progress
 from orcmem.embed.model_files import MINILM_ARCHIVE, ModelPins, ModelSource, ensure_model, model_dir, model_dir_problem
-from orcmem.errors import ModelError
 from orcmem.models.constants import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS
 from orcmem.models.constants import EMBED_MAX_TOKENS as MAX_TOKENS
+from orcmem.models.errors import ModelError
 
 # The fastembed registry entry whose file layout (model.onnx at the folder root) and pooling both pinned folders use.
 _FASTEMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

@@ -19,7 +19,7 @@ from typing import Protocol
 from orcmem.embed.archive import safe_extract
 from orcmem.embed.download import Progress, download_archive
 from orcmem.embed.staging import commit_dir, discard_dir, install_lock, remove_leftovers, staging_dir
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from orcmem.embed.download import Progress
 from orcmem.embed.model_files import ModelPins
-from orcmem.errors import ModelError
+from orcmem.models.errors import ModelError
 
 
 @dataclass(frozen=True)

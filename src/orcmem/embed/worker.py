@@ -17,8 +17,8 @@ from typing import Any
 from orcmem.embed.download import Progress
 from orcmem.embed.embedder import Embedder, load_embedder
 from orcmem.embed.model_files import MINILM_ARCHIVE, ModelSource
-from orcmem.errors import ModelError, OrcmemError
 from orcmem.models.constants import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS, QUERY_EMBED_TIMEOUT_S
+from orcmem.models.errors import ModelError, OrcmemError
 
 CLOSE_TIMEOUT_S = 5.0
 

@@ -17,7 +17,7 @@ from orcmem.models.constants import (
     TOOL_OUTPUT_MAX_CHARS,
 )
 from orcmem.models.ledger import EventKind, LedgerEvent
-from orcmem.textsafe import neutralize
+from orcmem.text.textsafe import neutralize
 
 # JavaScript's \s (the whitespace the digest format in docs/learning.md collapses) also matches U+FEFF; Python's
 # does not.

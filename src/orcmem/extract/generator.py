@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from orcmem.extract.constants import GENERATOR_ERROR_MAX_CHARS
-from orcmem.redact import redact
+from orcmem.text.redact import redact
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from orcmem.models.constants import (
     EXTRACTION_TYPES,
     TITLE_MAX_CHARS,
 )
-from orcmem.redact import redact
+from orcmem.text.redact import redact
 
 _FENCE = re.compile(r"```json\s*|```")
 _MAX_UNWRAP = 2  # how many layers of "a JSON string holding the JSON" are peeled off

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from orcmem.models.constants import CONTEXT_TAG, MAX_EVENT_TEXT
 from orcmem.models.ledger import NO_PENDING_TURN, EventKind, LedgerEvent, TranscriptChunk, TurnState
 from orcmem.models.vocabulary import Agent
-from orcmem.redact import redact
+from orcmem.text.redact import redact
 
 # Exceptions a record handler may raise on a shape nobody foresaw; the line is then counted as skipped.
 # Tests set this to () so that a handler bug surfaces instead of hiding among skipped lines.

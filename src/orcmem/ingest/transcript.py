@@ -9,9 +9,9 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from orcmem.errors import NotFoundError
 from orcmem.ingest import claude, codex
 from orcmem.ingest.common import complete_lines, load_record
+from orcmem.models.errors import NotFoundError
 from orcmem.models.ledger import TranscriptChunk
 from orcmem.models.vocabulary import Agent
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from orcmem.mcp_server import main
+from orcmem.mcp_server.root import main
 
 sys.exit(main())

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from orcmem.loopback import HOST, OwnOrigin, bind_loopback
+from orcmem.host.loopback import HOST, OwnOrigin, bind_loopback
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -114,8 +114,8 @@ def serve_http(
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from orcmem.serving import StoppableServer
-    from orcmem.stopping import stop_on_signals
+    from orcmem.host.serving import StoppableServer
+    from orcmem.host.stopping import stop_on_signals
 
     sock = bind_loopback(port)
     bound = int(sock.getsockname()[1])

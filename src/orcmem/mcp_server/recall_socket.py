@@ -25,10 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orcmem.hooks import hook_context
-from orcmem.models.constants import RECALL_CANDIDATES
-from orcmem.session_recall import choose_for_session, log_recall
-from orcmem.warm import (
+from orcmem.agent_context.session_recall import choose_for_session, log_recall
+from orcmem.hooks.handlers import hook_context
+from orcmem.host.warm import (
     ANSWER_MAX_BYTES,
     HOOK_MODE,
     JSON_MODE,
@@ -42,7 +41,8 @@ from orcmem.warm import (
     run_dir,
     short_run_root,
 )
-from orcmem.workspace import locate
+from orcmem.host.workspace import locate
+from orcmem.models.constants import RECALL_CANDIDATES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
             log_recall(str(home), WARM_PATH, (time.perf_counter() - started) * 1000, session_id, None)
             return {"text": "", "path": WARM_PATH, "off": True}
         path = WARM_PATH if service.model_ready() else WARM_WORDS_PATH
-        rows = service.recall_rows(root_of(cwd), prompt, meaning=True, limit=RECALL_CANDIDATES)
+        rows = service.context.recall_rows(root_of(cwd), prompt, meaning=True, limit=RECALL_CANDIDATES)
         selection, remember = choose_for_session(str(home), session_id, rows, service.clock())
         ms = (time.perf_counter() - started) * 1000
         log_recall(str(home), path, ms, session_id, selection)

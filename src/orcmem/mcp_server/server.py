@@ -16,9 +16,9 @@ from mcp.types import Tool, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from orcmem import __version__
-from orcmem.errors import OrcmemError
-from orcmem.mcp_server import ALWAYS_LISTED, INSTRUCTIONS, SERVER_NAME
+from orcmem.mcp_server.root import ALWAYS_LISTED, INSTRUCTIONS, SERVER_NAME
 from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS, TOPIC_KEY_MAX_CHARS
+from orcmem.models.errors import OrcmemError
 from orcmem.service.agent_tools import SEARCH_LIMIT_MAX, AgentTools
 from orcmem.service.approvals import Ask
 from orcmem.service.core import MEMORY_OFF_MESSAGE

@@ -277,7 +277,7 @@ class StdioWire:
         import anyio.to_thread
         from mcp.server.stdio import stdio_server
 
-        from orcmem.stopping import stop_on_signals
+        from orcmem.host.stopping import stop_on_signals
 
         wire = self
 

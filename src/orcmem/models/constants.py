@@ -154,7 +154,7 @@ RECALL_MIN_SIMILARITY: Final = 0.38
 WARM_RECALL_MIN_TERM_SHARE: Final = 2 / 3
 RECALL_RRF_K: Final = 20  # fusing recall's two lists: from 15 on it answered as well, 10 one request in 300 fewer
 # A new memory whose title and body are this close in meaning (cosine) to an active memory of the same project, with
-# no differing fact (orcmem/repeats.py), is the same lesson: it confirms that one. The lowest threshold whose
+# no differing fact (orcmem/text/duplicates.py), is the same lesson: it confirms that one. The lowest threshold whose
 # false-merge rate stays within 2 % on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicates.py).
 DUPLICATE_MIN_SIMILARITY: Final = 0.76
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context

@@ -7,18 +7,21 @@ Ownership rules hold in every mode: an agent never changes what the user wrote.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from orcmem.errors import ValidationError
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
-from orcmem.models.types import Memory, SearchHit, Source
-from orcmem.service.approvals import Ask
+from orcmem.models.errors import ValidationError
+from orcmem.models.types import Memory, Project, SearchHit, Source
+from orcmem.models.vocabulary import Mode
+from orcmem.service.approvals import Approvals, Ask
+from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.service.write_plans import (
     WritePlans,
     scope_name,
 )
+from orcmem.store.grants import GrantRepository
 
 SEARCH_LIMIT_MAX = 20
 SUMMARY_MAX_CHARS = 200
@@ -29,22 +32,67 @@ def summarize(body: str) -> str:
     return body if len(body) <= SUMMARY_MAX_CHARS else body[:SUMMARY_MAX_CHARS] + "…"
 
 
-class AgentTools(WritePlans):
-    """The memory tools of one agent session in one project, with its mode and its way of asking the user."""
+class AgentTools:
+    """The memory tools of one agent session in one project; it holds the session's permission flow
+    (`approvals`: its mode and its way of asking the user) and the plans that check a write before it is asked."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        project: Project,
+        *,
+        mode: Mode | str,
+        headless: bool,
+        auto_approve: bool,
+        session_id: str,
+        ask: Ask | None = None,
+        grants: GrantRepository | None = None,
+        answers_from_person: bool = True,
+    ) -> None:
+        """Bind the tools to a service and the project derived from the host's working folder (the arguments are
+        `Approvals`'s)."""
+        self.memory = memory
+        self.project = project
+        self.approvals = Approvals(
+            memory,
+            project,
+            mode=mode,
+            headless=headless,
+            auto_approve=auto_approve,
+            session_id=session_id,
+            ask=ask,
+            grants=grants,
+            answers_from_person=answers_from_person,
+        )
+        self.plans = WritePlans(self.approvals)
 
     def asking(self, ask: Ask | None) -> AgentTools:
         """The same tools with another way of asking (a host that gets one answer per call)."""
+        flow = self.approvals
         return AgentTools(
             self.memory,
             self.project,
-            mode=self.mode,
-            headless=self.headless,
-            auto_approve=self.auto_approve,
-            session_id=self.session_id,
+            mode=flow.mode,
+            headless=flow.headless,
+            auto_approve=flow.auto_approve,
+            session_id=flow.session_id,
             ask=ask,
-            grants=self.grants,
-            answers_from_person=self.answers_from_person,
+            grants=flow.grants,
+            answers_from_person=flow.answers_from_person,
         )
+
+    @property
+    def headless(self) -> bool:
+        """Whether no one can be asked in this session."""
+        return self.approvals.headless
+
+    def is_enabled(self) -> bool:
+        """Whether memory is on now (it can be switched while a session runs)."""
+        return self.memory.is_enabled()
+
+    def question(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """The question the user must answer before `tool` may run with `arguments` (WritePlans.question)."""
+        return self.plans.question(tool, arguments)
 
     # --- reads -------------------------------------------------------------------------------------------------
     def search(
@@ -61,14 +109,14 @@ class AgentTools(WritePlans):
             MemoryOffError: memory is off.
             ValidationError: the query is empty or the limit is outside 1-20.
         """
-        self._require_enabled()
+        self.approvals.require_enabled()
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= SEARCH_LIMIT_MAX:
             raise ValidationError(f"The limit must be a whole number from 1 to {SEARCH_LIMIT_MAX}.")
         text = query.strip() if isinstance(query, str) else ""
         if not text:
             raise ValidationError("The query is empty; give a few words about what you are looking for.")
         now = self.memory.clock()
-        hits = searcher(text, limit) if searcher is not None else self.memory.search(self.project, text, limit)
+        hits = searcher(text, limit) if searcher is not None else self.memory.search.hits(self.project, text, limit)
         return [self._search_result(hit.memory, now) for hit in hits]
 
     @staticmethod
@@ -95,7 +143,7 @@ class AgentTools(WritePlans):
         """
         if not self.memory.is_enabled() or not isinstance(prompt, str):
             return ""
-        return self.memory.recall(self.project.canonical_root, prompt, meaning=True)
+        return self.memory.context.recall(self.project.canonical_root, prompt, meaning=True)
 
     def task_context(self) -> str:
         """The current task's brief: spec, earlier runs and relevant memories (only the task while memory is off)."""
@@ -110,8 +158,8 @@ class AgentTools(WritePlans):
         Raises:
             MemoryOffError, ValidationError, OwnershipError, PermissionDenied.
         """
-        write, new = self._plan_record(type, title, body, topic_key)
-        self._authorize(write)
+        write, new = self.plans.plan_record(type, title, body, topic_key)
+        self.approvals.authorize(write)
         result = self.memory.record(self.project, new)
         return {"id": result.memory.id, "recorded": True, "merged": result.merged}
 
@@ -121,8 +169,8 @@ class AgentTools(WritePlans):
         Raises:
             MemoryOffError, ValidationError, NotFoundError, OwnershipError, PermissionDenied.
         """
-        write, memory, checked = self._plan_feedback(id, verdict)
-        self._authorize(write)
+        write, memory, checked = self.plans.plan_feedback(id, verdict)
+        self.approvals.authorize(write)
         updated = self.memory.feedback(self.project, memory.id, checked, actor=Source.AGENT)
         return {"ok": True, "id": updated.id, "status": str(updated.status), "confidence": round(updated.confidence, 2)}
 
@@ -144,10 +192,10 @@ class AgentTools(WritePlans):
         Raises:
             MemoryOffError, ValidationError, NotFoundError, OwnershipError, PermissionDenied.
         """
-        plan = self._plan_manage(action, kind, scope, id, title, body, topic_key)
+        plan = self.plans.plan_manage(action, kind, scope, id, title, body, topic_key)
         if plan.action == "update" and not plan.predicted_changes:
             assert plan.memory is not None
             return {"action": "unchanged", "id": plan.memory.id, "scope": plan.scope, "changed": []}
         assert plan.write is not None
-        self._authorize(plan.write)
-        return plan.run(self)
+        self.approvals.authorize(plan.write)
+        return plan.run(self.plans)

@@ -11,11 +11,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from orcmem.errors import MemoryOffError, PermissionDenied
+from orcmem.models.errors import MemoryOffError, PermissionDenied
 from orcmem.models.types import Project
 from orcmem.models.vocabulary import Answer, Mode, values
-from orcmem.permissions import DECLINED, HEADLESS_REFUSAL, Decision, auto_review, decide
-from orcmem.permissions import Verdict as PolicyVerdict
+from orcmem.rules.permissions import DECLINED, HEADLESS_REFUSAL, Decision, PolicyVerdict, auto_review, decide
 from orcmem.service.core import MEMORY_OFF_MESSAGE
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.grants import GrantRepository
@@ -57,7 +56,8 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 class Approvals:
-    """One agent session in one project, with its mode and its way of asking the person; writes ask here first."""
+    """One agent session's permission flow in one project, with its mode and its way of asking the person; every
+    write asks here first (`AgentTools.approvals`)."""
 
     def __init__(
         self,
@@ -72,7 +72,7 @@ class Approvals:
         grants: GrantRepository | None = None,
         answers_from_person: bool = True,
     ) -> None:
-        """Bind the tools to a service and the project derived from the host's working folder.
+        """Bind the flow to a service and the project derived from the host's working folder.
 
         Args:
             memory: the memory service.
@@ -100,12 +100,14 @@ class Approvals:
         """Whether memory is on now (it can be switched while a session runs)."""
         return self.memory.is_enabled()
 
-    def _require_enabled(self) -> None:
+    def require_enabled(self) -> None:
+        """Raise MemoryOffError while memory is off."""
         if not self.memory.is_enabled():
             raise MemoryOffError(MEMORY_OFF_MESSAGE)
 
     # --- the permission flow -----------------------------------------------------------------------------------
-    def _verdict(self, write: PlannedWrite, *, can_ask: bool) -> PolicyVerdict:
+    def verdict(self, write: PlannedWrite, *, can_ask: bool) -> PolicyVerdict:
+        """What the one policy says of this write, asking no one."""
         review = None
         if self.mode is Mode.AUTO:
             duplicate = self._near_duplicate(write) if write.duplicate_of is not None else None
@@ -126,13 +128,13 @@ class Approvals:
             return False
         return self.grants.covers(WRITE_ACTION, self.project.id, self.session_id)
 
-    def _authorize(self, write: PlannedWrite) -> None:
+    def authorize(self, write: PlannedWrite) -> None:
         """Allow the write or raise PermissionDenied; the decision is audited either way."""
-        verdict = self._verdict(write, can_ask=self.ask is not None)
+        verdict = self.verdict(write, can_ask=self.ask is not None)
         answer: str | None = None
         if verdict.decision is Decision.ASK:
             assert self.ask is not None
-            raw = self.ask(self._question(write))
+            raw = self.ask(self.question(write))
             answer = raw if raw in ANSWERS else ("deny" if raw is not None else None)
             if answer is None:
                 verdict = PolicyVerdict(Decision.DENY, HEADLESS_REFUSAL, "headless")
@@ -167,7 +169,8 @@ class Approvals:
             raise PermissionDenied(verdict.reason)
 
     @staticmethod
-    def _question(write: PlannedWrite) -> str:
+    def question(write: PlannedWrite) -> str:
+        """What the person is asked about a write."""
         detail = f"\n\n{write.detail}" if write.detail else ""
         return f"An agent asks to change project memory.\n{write.reason}{detail}"
 
@@ -177,7 +180,7 @@ class Approvals:
         title, body = write.duplicate_of
         wanted_title = _normalized_title(title)
         wanted_words = _words(f"{title} {body}")
-        for hit in self.memory.search(self.project, f"{title} {body}", DUPLICATE_CANDIDATES):
+        for hit in self.memory.search.hits(self.project, f"{title} {body}", DUPLICATE_CANDIDATES):
             found = hit.memory
             if found.id == write.exclude_id:
                 continue

@@ -4,27 +4,24 @@ from __future__ import annotations
 
 import builtins
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem.errors import MemoryOffError
+from orcmem.host.workspace import Location
 from orcmem.models.constants import (
     SETTING_MEMORY_ENABLED,
 )
+from orcmem.models.errors import MemoryOffError
 from orcmem.models.types import (
     Project,
 )
 from orcmem.service.duplicates import Duplicates
 from orcmem.service.vectors import EmbeddingPump
 from orcmem.store.facade import Store
-from orcmem.workspace import Location
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
     from orcmem.embed.embedder import Embedder
 
 log = logging.getLogger("orcmem.service")
@@ -53,8 +50,6 @@ class ServiceCore:
         self._deferring = False
         self.embedding_deferred = False
         self.duplicates = Duplicates(store)
-        self._query_pool: ThreadPoolExecutor | None = None
-        self._query_pool_lock = threading.Lock()
         if embedder is not None:
             self.use_embedder(embedder)
 
@@ -70,8 +65,6 @@ class ServiceCore:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
         if self.pump is not None and embed_wait > 0:
             self.pump.wait(embed_wait)
-        if self._query_pool is not None:
-            self._query_pool.shutdown(wait=False, cancel_futures=True)
         if self.embedder is not None:
             self.embedder.close()
         self.store.close()

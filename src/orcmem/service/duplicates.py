@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from orcmem.models.constants import DUPLICATE_MIN_SIMILARITY, QUERY_EMBED_TIMEOUT_S
 from orcmem.models.types import Memory
-from orcmem.repeats import differing_facts
 from orcmem.store.facade import Store
+from orcmem.text.duplicates import differing_facts
 
 log = logging.getLogger("orcmem.duplicates")
 

@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orcmem import code_state
-from orcmem.freshness import (
+from orcmem.host import code_state
+from orcmem.models.types import Project
+from orcmem.rules.freshness import (
     Judgement,
     State,
     blob_id,
@@ -26,7 +27,6 @@ from orcmem.freshness import (
     named_symbols,
     symbols_held,
 )
-from orcmem.models.types import Project
 from orcmem.store.citations import Citation, SeenFile
 from orcmem.store.facade import Store
 

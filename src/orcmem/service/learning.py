@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem.errors import NotFoundError, OwnershipError, ValidationError
+from orcmem.host.workspace import Location
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS, MS_PER_MINUTE
+from orcmem.models.errors import NotFoundError, OwnershipError, ValidationError
 from orcmem.models.ledger import LedgerEvent, TurnState
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.models.vocabulary import Agent, JobState, TaskStatus
-from orcmem.redact import redact
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.jobs import Job
 from orcmem.store.runs import Run
 from orcmem.store.summaries import Summary
-from orcmem.workspace import Location
+from orcmem.text.redact import redact
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
     from orcmem.extract.parse import ExtractedSummary, Extraction
@@ -233,7 +233,7 @@ class Learning:
         """None when runs may be distilled now, else why not."""
         if not self.memory.is_enabled():
             return "memory is off"
-        if self.memory.settings().provider == "off":
+        if self.memory.settings.current().provider == "off":
             return "extraction is off"
         return None
 
@@ -251,7 +251,9 @@ class Learning:
         )
         if already_distilled:
             return False
-        return self.store.jobs.enqueue(run.id, policy_revision=self.memory.policy_revision(), now=self.memory.clock())
+        return self.store.jobs.enqueue(
+            run.id, policy_revision=self.memory.settings.policy_revision(), now=self.memory.clock()
+        )
 
     def jobs(self, project: Project | None, limit: int) -> list[tuple[Job, Run]]:
         """The project's extraction jobs with their runs, newest first."""
@@ -267,7 +269,7 @@ class Learning:
 
     def idle_ms(self) -> int:
         """How long a session must be idle before it is distilled, in milliseconds."""
-        return int(self.memory.idle_minutes() * MS_PER_MINUTE)
+        return int(self.memory.settings.idle_minutes() * MS_PER_MINUTE)
 
     def untaken_jobs(self) -> bool:
         """Whether queued jobs wait that no running worker will take next (fewer than the maximum run)."""
@@ -296,7 +298,7 @@ class Learning:
         reason = self.extraction_allowed()
         if reason is not None:
             raise ValidationError(f"Runs are not distilled while {reason}.")
-        self.store.jobs.enqueue(run.id, policy_revision=self.memory.policy_revision(), now=self.memory.clock())
+        self.store.jobs.enqueue(run.id, policy_revision=self.memory.settings.policy_revision(), now=self.memory.clock())
         return run
 
     def delete_run(self, run_id: str) -> Run:
@@ -347,7 +349,7 @@ class Learning:
         return outcome
 
     def _policy_changed(self, job: Job) -> bool:
-        return self.extraction_allowed() is not None or self.memory.policy_revision() != job.policy_revision
+        return self.extraction_allowed() is not None or self.memory.settings.policy_revision() != job.policy_revision
 
     def _distil(self, job: Job, generators: GeneratorFactory) -> JobOutcome:
         from orcmem.extract.digest import build_digest, is_empty, render_digest

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem import rules
-from orcmem.errors import NotFoundError, ValidationError
-from orcmem.export import bullet_for, export_bullet
-from orcmem.instructions import FLAG_VERSION, looks_like_instructions
+from orcmem.host.export import bullet_for, export_bullet
+from orcmem.host.workspace import Location
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_STEP,
     DB_FILENAME,
+    LIST_MAX_LIMIT,
     SETTING_FLAG_VERSION,
     TITLE_MAX_CHARS,
 )
+from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import (
     DEFAULT_PROVENANCE,
     Memory,
+    MemoryFilter,
     MemoryType,
     NewMemory,
     Project,
@@ -33,18 +35,24 @@ from orcmem.models.types import (
     least_trusted,
     new_memory_id,
 )
-from orcmem.permissions import may_change, require_may_change
-from orcmem.redact import redact
+from orcmem.rules import memory as rules
+from orcmem.rules.permissions import may_change, require_may_change
+from orcmem.service.context import AgentContext
+from orcmem.service.core import ServiceCore, now_ms
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
+from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
+from orcmem.service.search import Search
+from orcmem.service.settings import Settings
+from orcmem.service.team import Team
 from orcmem.store.facade import Store
 from orcmem.store.grants import Grant
-from orcmem.workspace import Location
+from orcmem.text.instructions import FLAG_VERSION, looks_like_instructions
+from orcmem.text.redact import redact
 
 if TYPE_CHECKING:
     from orcmem.embed.embedder import Embedder
 
-from orcmem.service.reading import Reading
 
 USER_TOPIC_MESSAGE = (
     "A memory the user wrote uses this topic key, and only the user can change it. "
@@ -71,8 +79,26 @@ def _provenance(source: Source, claimed: Provenance | str | None) -> Provenance:
     return provenance
 
 
-class MemoryService(Reading):
-    """Memory operations over one profile database: recording and changing here, the rest in its base classes."""
+class MemoryService(ServiceCore):
+    """Memory reads and writes over one profile database, on the ground `ServiceCore` gives (store, clock,
+    embedder, projects, on/off, audit); the rest are parts it holds over the same store and clock:
+    `settings`, `team`, `search`, `context` (the brief and recall)."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: Embedder | None = None) -> None:
+        """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own).
+
+        Without an embedder (or without sqlite-vec) search and recall work on words alone.
+        """
+        super().__init__(store, clock=clock, embedder=embedder)
+        self.settings = Settings(self)
+        self.team = Team(self, self.settings)
+        self.search = Search(self)
+        self.context = AgentContext(self, self.settings, self.search)
+
+    def close(self, *, embed_wait: float = 0.0) -> None:
+        """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
+        self.search.close()
+        super().close(embed_wait=embed_wait)
 
     @classmethod
     def open(cls, home: Path, *, vectors: bool = True, embedder: Embedder | None = None) -> MemoryService:
@@ -100,6 +126,42 @@ class MemoryService(Reading):
             self.store.memories.set_flags_unshared(changed)
             settings.set(SETTING_FLAG_VERSION, str(FLAG_VERSION))
         return len(changed)
+
+    # --- read --------------------------------------------------------------------------------------------------
+    def overview(self, project: Project, *, utc_offset_ms: int = 0) -> Overview:
+        """What the project remembers: counts by type, source and status, and how it grew."""
+        return build_overview(self.store, project, self.clock(), utc_offset_ms=utc_offset_ms)
+
+    def runs_overview(self, project: Project) -> RunsOverview:
+        """The project's run summaries and extraction jobs, newest first."""
+        return build_runs(self.store, project)
+
+    def memories_by_id(self, memory_ids: Sequence[str]) -> builtins.list[Memory]:
+        """The memories with these ids, in the order given (ids of memories since deleted are left out)."""
+        return self.store.memories.get_many(memory_ids)
+
+    def get(self, project: Project | None, memory_id: str) -> Memory:
+        """A memory visible to the project (its own or a global one).
+
+        Raises:
+            ValidationError: the id is not a public memory id.
+            NotFoundError: no such memory in this project.
+        """
+        checked = rules.check_memory_id(memory_id)
+        memory = self.store.memories.get(checked)
+        if memory is None or not _visible(memory, project):
+            raise NotFoundError(f"No memory {checked} in this project.")
+        return memory
+
+    def list(self, project: Project | None, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
+        """Memories visible to the project, newest update first."""
+        checked = _check_filter(flt or MemoryFilter())
+        return self.store.memories.list(project.id if project else None, checked)
+
+    def count(self, project: Project | None, flt: MemoryFilter | None = None) -> int:
+        """How many memories the filter matches, ignoring limit and offset."""
+        checked = _check_filter(flt or MemoryFilter())
+        return self.store.memories.count(project.id if project else None, checked)
 
     # --- record ------------------------------------------------------------------------------------------------
     def meanings(self, texts: Sequence[tuple[str, str]]) -> builtins.list[Sequence[float] | None]:
@@ -146,7 +208,7 @@ class MemoryService(Reading):
         project_id = project.id if scope is Scope.PROJECT and project is not None else None
         origin_root = project.root_path if project is not None else None
         may_repeat = source is not Source.USER
-        author, author_agent = self.person(), self._writing_agent(source, new.source_run_id)
+        author, author_agent = self.settings.person(), self._writing_agent(source, new.source_run_id)
         if may_repeat and meaning is None and look_up_meaning and self.model_ready():
             meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
         with self.store.db.transaction():
@@ -224,7 +286,7 @@ class MemoryService(Reading):
 
     def _require_owner(self, memory: Memory, actor: Source, refusal: str) -> None:
         """Raise OwnershipError unless `actor` may change `memory` (only you overrule you, across a team too)."""
-        require_may_change(memory.source, actor, refusal, author=memory.author, person=self.person())
+        require_may_change(memory.source, actor, refusal, author=memory.author, person=self.settings.person())
 
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
         """The agent a memory is written by on the person's behalf (its run's agent); None for the person's own, or
@@ -365,3 +427,22 @@ class MemoryService(Reading):
                 "user", "grant.revoke", None, found.project_id, metadata={"grant": found.pk, "scope": found.scope}
             )
         return found
+
+
+def _visible(memory: Memory, project: Project | None) -> bool:
+    return memory.scope is Scope.GLOBAL or (project is not None and memory.project_id == project.id)
+
+
+def _check_filter(flt: MemoryFilter) -> MemoryFilter:
+    if not 1 <= flt.limit <= LIST_MAX_LIMIT:
+        raise ValidationError(f"The limit must be between 1 and {LIST_MAX_LIMIT}.")
+    if flt.offset < 0:
+        raise ValidationError("The offset cannot be negative.")
+    return replace(
+        flt,
+        types=tuple(str(rules.check_type(t)) for t in flt.types),
+        sources=tuple(str(rules.check_source(s)) for s in flt.sources),
+        provenances=tuple(str(rules.check_provenance(p)) for p in flt.provenances),
+        statuses=tuple(str(rules.check_status(s)) for s in flt.statuses),
+        scopes=tuple(str(rules.check_scope(s)) for s in flt.scopes),
+    )

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from orcmem import rules
-from orcmem.errors import ValidationError
 from orcmem.models.constants import (
     EMBEDDING_MODEL_DEFAULT,
     EXTRACTION_PROVIDER_DEFAULT,
@@ -21,35 +18,37 @@ from orcmem.models.constants import (
     SETTING_PERSON,
     SETTING_POLICY_REVISION,
 )
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import (
     MemorySettings,
 )
-
-if TYPE_CHECKING:
-    pass
-
+from orcmem.rules import memory as rules
 from orcmem.service.core import ServiceCore
 
 
-class ServiceSettings(ServiceCore):
-    """Reading and changing the profile's settings; every change is audited."""
+class Settings:
+    """Reading and changing the profile's settings (`service.settings`); every change is audited."""
 
-    # --- settings ----------------------------------------------------------------------------------------------
-    def settings(self) -> MemorySettings:
+    def __init__(self, core: ServiceCore) -> None:
+        """Settings over the service's store, clock and audit log."""
+        self.core = core
+        self.store = core.store
+
+    def current(self) -> MemorySettings:
         """The stored memory settings; memory is off until turned on."""
         provider = self.store.settings.get(SETTING_EXTRACTION_PROVIDER) or EXTRACTION_PROVIDER_DEFAULT
         models = {
             key.removeprefix(SETTING_EXTRACTION_MODEL_PREFIX): value
             for key, value in self.store.settings.with_prefix(SETTING_EXTRACTION_MODEL_PREFIX).items()
         }
-        return MemorySettings(enabled=self.is_enabled(), provider=provider, models=models)
+        return MemorySettings(enabled=self.core.is_enabled(), provider=provider, models=models)
 
     def person(self) -> str:
         """The person id memories written here carry (set by `orcmem team connect --as`, else found once and kept)."""
         stored = self.store.settings.get(SETTING_PERSON)
         if stored:
             return stored
-        from orcmem.person import person_from_environment
+        from orcmem.host.person import person_from_environment
 
         found = person_from_environment()
         self.store.settings.set(SETTING_PERSON, found)
@@ -66,7 +65,7 @@ class ServiceSettings(ServiceCore):
             raise ValidationError("A person id is one word of at most 200 characters, such as an email address.")
         with self.store.db.transaction():
             self.store.settings.set(SETTING_PERSON, cleaned)
-            self.audit("user", "settings.person", metadata={"person": cleaned})
+            self.core.audit("user", "settings.person", metadata={"person": cleaned})
         return cleaned
 
     def policy_revision(self) -> int:
@@ -81,10 +80,10 @@ class ServiceSettings(ServiceCore):
         with self.store.db.transaction():
             if not enabled:
                 self._bump_policy()
-                self.store.jobs.skip_waiting("memory was turned off", self.clock())
+                self.store.jobs.skip_waiting("memory was turned off", self.core.clock())
             self.store.settings.set(SETTING_MEMORY_ENABLED, "true" if enabled else "false")
-            self.audit("user", "settings.memory", metadata={"enabled": enabled})
-        return self.settings()
+            self.core.audit("user", "settings.memory", metadata={"enabled": enabled})
+        return self.current()
 
     def set_provider(self, provider: str, model: str | None = None) -> MemorySettings:
         """Choose the extraction provider (and optionally its model); `off` stops extraction only."""
@@ -94,12 +93,12 @@ class ServiceSettings(ServiceCore):
         with self.store.db.transaction():
             if name == "off":
                 self._bump_policy()
-                self.store.jobs.skip_waiting("extraction was turned off", self.clock())
+                self.store.jobs.skip_waiting("extraction was turned off", self.core.clock())
             self.store.settings.set(SETTING_EXTRACTION_PROVIDER, name)
             if model is not None:
                 self._set_model(name, model)
-            self.audit("user", "settings.provider", metadata={"provider": name, "model": model and model.strip()})
-        return self.settings()
+            self.core.audit("user", "settings.provider", metadata={"provider": name, "model": model and model.strip()})
+        return self.current()
 
     def _set_model(self, provider: str, model: str) -> None:
         harness = MODEL_HARNESS.get(provider)
@@ -130,7 +129,7 @@ class ServiceSettings(ServiceCore):
         value = rules.check_idle_minutes(minutes)
         with self.store.db.transaction():
             self.store.settings.set(SETTING_IDLE_MINUTES, f"{value:g}")
-            self.audit("user", "settings.idle", metadata={"minutes": value})
+            self.core.audit("user", "settings.idle", metadata={"minutes": value})
         return value
 
     def embedding_model(self) -> str:
@@ -141,7 +140,7 @@ class ServiceSettings(ServiceCore):
         """Make `model_id` the model search uses; memories with vectors of another model get embedded again."""
         with self.store.db.transaction():
             self.store.settings.set(SETTING_EMBEDDING_MODEL, model_id)
-            self.audit("user", "settings.embedding_model", metadata={"model": model_id})
+            self.core.audit("user", "settings.embedding_model", metadata={"model": model_id})
 
     def vector_status(self) -> dict[str, object]:
         """How many vectors the active model has, and how many active memories still need one."""

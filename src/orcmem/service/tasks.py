@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from orcmem.errors import NotFoundError, ValidationError
+from orcmem.agent_context.recall import RECALL_HEADER, defang, fence, label, memory_line
+from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import Project
 from orcmem.models.vocabulary import TaskStatus
-from orcmem.recall import RECALL_HEADER, defang, fence, label, memory_line
-from orcmem.rules import check_body, check_title
+from orcmem.rules.memory import check_body, check_title
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.tasks import TASK_STATUSES, Task
 
@@ -79,7 +79,7 @@ class Tasks:
                     f"{defang(summary.work_done)}{defang(open_items)}"
                 )
             now = self.memory.clock()
-            for hit in self.memory.search(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES):
+            for hit in self.memory.search.hits(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES):
                 m = hit.memory
                 lines.append(
                     memory_line(

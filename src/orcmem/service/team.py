@@ -7,13 +7,14 @@ import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from orcmem.errors import ValidationError
-from orcmem.instructions import looks_like_instructions
 from orcmem.models.constants import SETTING_TEAM_NAME, SETTING_TEAM_URL
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import Project
-from orcmem.redact import redact
-from orcmem.service.settings import ServiceSettings
+from orcmem.service.core import ServiceCore
+from orcmem.service.settings import Settings
 from orcmem.store.team import Incoming, Outgoing, SharedProject
+from orcmem.text.instructions import looks_like_instructions
+from orcmem.text.redact import redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,83 +25,87 @@ class TeamLink:
     team: str
 
 
-class ServiceTeam(ServiceSettings):
-    """Team pool state kept in the profile."""
+class Team:
+    """Team pool state kept in the profile (`service.team`)."""
 
-    def team_link(self) -> TeamLink | None:
+    def __init__(self, core: ServiceCore, settings: Settings) -> None:
+        """The team's side of the profile over the service's store, clock and audit log."""
+        self.core = core
+        self.settings = settings
+        self.store = core.store
+
+    def link(self) -> TeamLink | None:
         """The team this profile is connected to, or None."""
         url, team = self.store.settings.get(SETTING_TEAM_URL), self.store.settings.get(SETTING_TEAM_NAME)
         return TeamLink(url, team) if url and team else None
 
-    def set_team_link(self, link: TeamLink) -> None:
+    def set_link(self, link: TeamLink) -> None:
         """Connect this profile to a team (the URL must hold no password)."""
         with self.store.db.transaction():
-            if self.team_link() not in (None, link):
+            if self.link() not in (None, link):
                 self.store.team.restart()  # another team or database: the cursors and revisions mean nothing there
             self.store.settings.set(SETTING_TEAM_URL, link.url)
             self.store.settings.set(SETTING_TEAM_NAME, link.team)
-            self.audit("user", "team.connect", metadata={"team": link.team})
+            self.core.audit("user", "team.connect", metadata={"team": link.team})
 
-    def clear_team_link(self) -> int:
+    def clear_link(self) -> int:
         """Disconnect: forget the link and stop sharing every project (local memories stay); how many stopped."""
         with self.store.db.transaction():
             stopped = self.store.team.unshare(None)
             self.store.settings.delete(SETTING_TEAM_URL)
             self.store.settings.delete(SETTING_TEAM_NAME)
-            self.audit("user", "team.disconnect", metadata={"projects": stopped})
+            self.core.audit("user", "team.disconnect", metadata={"projects": stopped})
         return stopped
 
-    def team_share(self, project: Project, team_key: str, *, confirmed: bool = False) -> None:
+    def share(self, project: Project, team_key: str, *, confirmed: bool = False) -> None:
         """Share a project's memories with the team under its team-wide key (`confirmed`: the person confirmed a key
         its `.orcmem-project` names, kept in the audit log)."""
-        if self.team_link() is None:
+        if self.link() is None:
             raise ValidationError("Connect to a team first: orcmem team connect <postgresql URL> --team <name>.")
         with self.store.db.transaction():
-            self.store.team.share(project.id, team_key, self.clock())
+            self.store.team.share(project.id, team_key, self.core.clock())
             metadata: dict[str, object] = {"key": team_key, "confirmed": True} if confirmed else {"key": team_key}
-            self.audit("user", "team.share", None, project.id, metadata=metadata)
+            self.core.audit("user", "team.share", None, project.id, metadata=metadata)
 
-    def team_unshare(self, project: Project) -> bool:
+    def unshare(self, project: Project) -> bool:
         """Stop sharing one project (its memories stay here and on the team); whether it was shared."""
         with self.store.db.transaction():
             stopped = self.store.team.unshare(project.id) > 0
             if stopped:
-                self.audit("user", "team.unshare", None, project.id)
+                self.core.audit("user", "team.unshare", None, project.id)
         return stopped
 
-    def team_shared(self) -> builtins.list[SharedProject]:
+    def shared(self) -> builtins.list[SharedProject]:
         """The projects shared with the team."""
         return self.store.team.shared()
 
-    def team_pending(self) -> int:
+    def pending(self) -> int:
         """How many local changes wait to be pushed."""
         return self.store.team.pending()
 
-    def team_outgoing(self, limit: int) -> builtins.list[Outgoing]:
+    def outgoing(self, limit: int) -> builtins.list[Outgoing]:
         """The oldest queued changes, as the memories are now, with their vectors."""
-        return self.store.team.outgoing(limit, self.embedding_model())
+        return self.store.team.outgoing(limit, self.settings.embedding_model())
 
-    def team_pushed(self, done: Sequence[tuple[str, int, int | None]]) -> None:
+    def pushed(self, done: Sequence[tuple[str, int, int | None]]) -> None:
         """Changes reached the team: (memory id, when it was queued, the server's revision or None)."""
         self.store.team.pushed(done)
 
-    def team_apply(
-        self, project: SharedProject, changes: Sequence[Incoming], *, advance: bool = True
-    ) -> tuple[int, int]:
+    def apply(self, project: SharedProject, changes: Sequence[Incoming], *, advance: bool = True) -> tuple[int, int]:
         """Apply the team's changes to a shared project: the change number pulled through, and how many changed
         something here."""
-        model = self.embedding_model() if self.store.vectors.available else None
+        model = self.settings.embedding_model() if self.store.vectors.available else None
         changes = [_flagged(_redacted(change)) for change in changes]
-        applied = self.store.team.apply(project, changes, model, self.clock(), advance=advance)
+        applied = self.store.team.apply(project, changes, model, self.core.clock(), advance=advance)
         if applied[1]:
             changed = [change.id for change in changes if not change.forgotten]
             self.store.citations.forget(changed)  # new text or files: fingerprinted again at the next check
-            self.vectors_changed(changed)
+            self.core.vectors_changed(changed)
             if any(change.forgotten for change in changes):
                 self.store.db.erase_old_pages()  # a forgotten memory's text leaves the WAL too
         return applied
 
-    def team_drop_outbox(self) -> int:
+    def drop_outbox(self) -> int:
         """Drop the queued changes (a read-only role never sends them); how many."""
         return self.store.team.clear_outbox()
 

@@ -6,15 +6,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem import rules
-from orcmem.errors import OrcmemError, ValidationError
 from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS
+from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.models.types import Memory, MemoryType, NewMemory, Scope, Source, Verdict
 from orcmem.models.vocabulary import ManageAction, ManageScope, Mode, values
-from orcmem.permissions import Decision, require_may_change
-from orcmem.redact import redact
+from orcmem.rules import memory as rules
+from orcmem.rules.permissions import Decision, require_may_change
 from orcmem.service.approvals import Approvals, PlannedWrite
 from orcmem.service.memory_service import USER_TOPIC_MESSAGE
+from orcmem.text.redact import redact
 
 # What an agent records on its own; preferences, facts and workflows the person states go through memory_manage.
 AGENT_RECORD_TYPES: tuple[str, ...] = tuple(
@@ -58,8 +58,15 @@ def _required_text(field: str, value: str | None, check: Callable[[str], str], a
     return check(value)
 
 
-class WritePlans(Approvals):
-    """Turns a write tool's arguments into a checked plan, and says what the person must be asked about it."""
+class WritePlans:
+    """Turns a write tool's arguments into a checked plan, and says what the person must be asked about it
+    (`AgentTools.plans`)."""
+
+    def __init__(self, approvals: Approvals) -> None:
+        """Plans for the session and project of `approvals`, whose policy says when to ask."""
+        self.approvals = approvals
+        self.memory = approvals.memory
+        self.project = approvals.project
 
     # --- asking before a call runs -----------------------------------------------------------------------------
     def question(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
@@ -68,24 +75,24 @@ class WritePlans(Approvals):
         A host that must ask before the call runs (MCP elicitation) calls this first, then calls the tool with an
         `ask` that returns the user's answer. Invalid arguments give None: the call itself reports the error.
         """
-        if self.mode is not Mode.REVIEW or self.headless or not self.is_enabled():
+        if self.approvals.mode is not Mode.REVIEW or self.approvals.headless or not self.approvals.is_enabled():
             return None
         try:
             write = self._plan(tool, arguments)
         except (OrcmemError, KeyError):
             return None
-        if write is None or self._verdict(write, can_ask=True).decision is not Decision.ASK:
+        if write is None or self.approvals.verdict(write, can_ask=True).decision is not Decision.ASK:
             return None
-        return self._question(write)
+        return self.approvals.question(write)
 
     def _plan(self, tool: str, arguments: Mapping[str, Any]) -> PlannedWrite | None:
         args = dict(arguments)
         if tool == "memory_record":
-            return self._plan_record(args["type"], args["title"], args["body"], args.get("topic_key"))[0]
+            return self.plan_record(args["type"], args["title"], args["body"], args.get("topic_key"))[0]
         if tool == "memory_feedback":
-            return self._plan_feedback(args["id"], args["verdict"])[0]
+            return self.plan_feedback(args["id"], args["verdict"])[0]
         if tool == "memory_manage":
-            plan = self._plan_manage(
+            plan = self.plan_manage(
                 args["action"],
                 args.get("kind"),
                 args.get("scope", "workspace"),
@@ -98,8 +105,9 @@ class WritePlans(Approvals):
         return None
 
     # --- plans: validate everything (ownership included) before anyone is asked ----------------------------------
-    def _plan_record(self, type: str, title: str, body: str, topic_key: str | None) -> tuple[PlannedWrite, NewMemory]:
-        self._require_enabled()
+    def plan_record(self, type: str, title: str, body: str, topic_key: str | None) -> tuple[PlannedWrite, NewMemory]:
+        """Check a memory_record call's arguments and ownership; what will be written."""
+        self.approvals.require_enabled()
         memory_type = self._agent_type(type)
         clean_title = rules.check_title(title)
         clean_body = rules.check_body(body)
@@ -115,8 +123,9 @@ class WritePlans(Approvals):
         new = NewMemory(type=memory_type, title=clean_title, body=clean_body, source=Source.AGENT, topic_key=key)
         return write, new
 
-    def _plan_feedback(self, id: str, verdict: str) -> tuple[PlannedWrite, Memory, str]:
-        self._require_enabled()
+    def plan_feedback(self, id: str, verdict: str) -> tuple[PlannedWrite, Memory, str]:
+        """Check a memory_feedback call's arguments and ownership; what will be written."""
+        self.approvals.require_enabled()
         checked = rules.check_verdict(verdict)
         memory = self.memory.get(self.project, id)
         if checked is not Verdict.HELPFUL:
@@ -128,7 +137,7 @@ class WritePlans(Approvals):
         )
         return write, memory, str(checked)
 
-    def _plan_manage(
+    def plan_manage(
         self,
         action: str,
         kind: str | None,
@@ -138,7 +147,8 @@ class WritePlans(Approvals):
         body: str | None,
         topic_key: str | None,
     ) -> _ManagePlan:
-        self._require_enabled()
+        """Check a memory_manage call's arguments and ownership; what will be written."""
+        self.approvals.require_enabled()
         act = _choice("action", action, MANAGE_ACTIONS)
         named_scope = _choice("scope", scope, MANAGE_SCOPES)
         if act == "create":
@@ -282,9 +292,9 @@ class _ManagePlan:
     edit: dict[str, str | None] | None = None
     predicted_changes: list[str] | None = None
 
-    def run(self, tools: WritePlans) -> dict[str, Any]:
+    def run(self, plans: WritePlans) -> dict[str, Any]:
         """Carry out the change and say what changed, and in which scope."""
-        service, project = tools.memory, tools.project
+        service, project = plans.memory, plans.project
         if self.action == "create":
             assert self.new is not None
             result = service.record(project, self.new)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from orcmem.errors import ValidationError
+from orcmem.models.errors import ValidationError
 from orcmem.setup_agents.entries import (
     PRE_TOOL_MATCHER,
     PROMPT_STATUS,

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orcmem.errors import OrcmemError
 from orcmem.models.env_names import HOME_ENV_VAR
+from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.entries import (
     CODEX_SESSION_END_TIMEOUT_SECONDS,
     MCP_STARTUP_TIMEOUT_SECONDS,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orcmem.errors import OrcmemError
+from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.entries import is_orcmem_hook
 
 APP_SERVER_TIMEOUT_S = 15.0  # the app server answers in about 0.4 s here; a slow first start of the native binary

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orcmem.errors import OrcmemError, ValidationError
+from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents.report import ItemChange
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orcmem.errors import OrcmemError
+from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.json_text import render_json
 from orcmem.setup_agents.report import FileAction, FileReport, ItemChange
 

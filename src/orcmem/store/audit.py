@@ -5,15 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 
 
-class AuditRepository:
+class AuditRepository(Repository):
     """Append-only audit rows."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def add(
         self,

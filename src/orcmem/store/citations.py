@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +44,8 @@ class CitableMemory:
     files: list[str]
 
 
-class CitationRepository:
+class CitationRepository(Repository):
     """Reads and writes citations, cited files and freshness."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def uncited(self, project_id: str, memory_ids: Sequence[str] | None = None) -> list[CitableMemory]:
         """Active memories of the project (of `memory_ids` when given) with files or of type command, and no

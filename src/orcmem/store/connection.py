@@ -14,8 +14,8 @@ from typing import Any
 
 import apsw
 
-from orcmem.errors import StoreError
 from orcmem.models.constants import BUSY_TIMEOUT_MS, EMBEDDING_DIMENSIONS
+from orcmem.models.errors import StoreError
 from orcmem.store.migrations import migrate
 
 VECTOR_DIMENSIONS = EMBEDDING_DIMENSIONS
@@ -282,3 +282,11 @@ class _Transaction:
                     db._rollback()
         finally:
             db._lock.release()
+
+
+class Repository:
+    """The queries of one concern (a table and its neighbours) over one open database."""
+
+    def __init__(self, db: Database) -> None:
+        """Wrap an open database."""
+        self.db = db

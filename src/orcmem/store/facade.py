@@ -24,7 +24,7 @@ class Store:
     """One open profile database and its repositories."""
 
     def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
+        """Every repository over an open database."""
         self.db = db
         self.memories = MemoryRepository(db)
         self.projects = ProjectRepository(db)

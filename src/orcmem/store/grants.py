@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.errors import ValidationError
+from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import Answer
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 
 GRANT_SCOPES = (Answer.SESSION.value, Answer.WORKSPACE.value)  # the answers that last beyond one call
 
@@ -32,12 +32,8 @@ def _to_grant(row: tuple[Any, ...]) -> Grant:
     return Grant(int(pk), str(project_id), session_id, str(action), str(scope), int(created_at))
 
 
-class GrantRepository:
+class GrantRepository(Repository):
     """Grants in the `grants` table; a workspace grant covers every session of its project."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def add(self, action: str, project_id: str, scope: str, session_id: str | None, now: int) -> Grant:
         """Store a grant (an identical one already stored is returned instead of a second row).

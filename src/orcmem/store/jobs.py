@@ -6,12 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.errors import ValidationError
 from orcmem.models.constants import GENERATOR_TIMEOUT_S
+from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import JobState, values
-from orcmem.redact import redact_text
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 from orcmem.store.runs import RUN_COLUMNS, Run
+from orcmem.text.redact import redact_text
 
 JOB_STATES = values(JobState)
 # A job makes one distillation call (bounded by GENERATOR_TIMEOUT_S) and one save: a claim older than four calls
@@ -41,12 +41,8 @@ _JOB_COLUMNS = (
 )
 
 
-class JobRepository:
+class JobRepository(Repository):
     """The durable extraction queue: one row per run."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def get(self, run_id: str) -> Job | None:
         """The job of a run, or None."""
@@ -99,15 +95,6 @@ class JobRepository:
                 (worker_pid, now, now, row[0]),
             )
         return self.get(row[0])
-
-    def running_pids(self) -> list[int]:
-        """Worker pids of running jobs."""
-        return [
-            int(pid)
-            for (pid,) in self.db.query(
-                "SELECT DISTINCT worker_pid FROM extraction_jobs WHERE state = 'running' AND worker_pid IS NOT NULL"
-            )
-        ]
 
     def set_through(self, run_id: str, through_seq: int) -> None:
         """Record which events this job distils."""

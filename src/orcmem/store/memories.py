@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from orcmem.errors import ValidationError
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Provenance, Scope, Source, Status
-from orcmem.repeats import same_text_digest, same_text_key
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 from orcmem.store.visibility import VISIBLE
+from orcmem.text.duplicates import same_text_digest, same_text_key
 
 # How many BM25-best matches per wanted memory are read before every match is joined (see `search_words`).
 WORD_WINDOW_FACTOR = 8
@@ -77,12 +77,8 @@ class WordHit:
     rank: float
 
 
-class MemoryRepository:
+class MemoryRepository(Repository):
     """Reads and writes memories; callers pass validated, redacted values."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     # --- reads -------------------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory | None:
@@ -365,14 +361,3 @@ class MemoryRepository:
                 "INSERT INTO memory_files (memory_pk, position, path_glob) VALUES (?, ?, ?)",
                 (pk_row[0], position, path),
             )
-
-    def stats(self, project_id: str | None) -> dict[str, dict[str, int]]:
-        """Counts of memories visible to a project by type, source and status."""
-        result: dict[str, dict[str, int]] = {}
-        for column in ("type", "source", "provenance", "status"):
-            rows = self.db.query(
-                f"SELECT m.{column}, count(*) FROM memories m WHERE {VISIBLE} GROUP BY m.{column}",
-                {"project": project_id or ""},
-            )
-            result[column] = {str(name): int(count) for name, count in rows}
-        return result

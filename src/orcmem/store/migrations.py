@@ -6,9 +6,9 @@ from typing import Any
 
 import apsw
 
-from orcmem.errors import StoreError
 from orcmem.models.constants import SCHEMA_VERSION
-from orcmem.repeats import same_text_digest
+from orcmem.models.errors import StoreError
+from orcmem.text.duplicates import same_text_digest
 
 # Every table the design lists is created here, including those later capabilities fill, so the schema is
 # designed once. `pk` columns are INTEGER PRIMARY KEYs: stable rowids that full-text and vector tables point at

@@ -5,17 +5,13 @@ from __future__ import annotations
 import secrets
 
 from orcmem.models.types import Project
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 
 _COLUMNS = "id, canonical_root, root_path, name, created_at, last_seen_at"
 
 
-class ProjectRepository:
+class ProjectRepository(Repository):
     """Projects keyed by canonical root."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def by_root(self, canonical_root: str) -> Project | None:
         """The project with this canonical root, or None."""

@@ -9,8 +9,8 @@ from typing import Any
 
 from orcmem.models.constants import OPENING_REQUEST_SCAN
 from orcmem.models.ledger import NO_PENDING_TURN, EventKind, LedgerEvent, TurnState
-from orcmem.redact import redact_label, redact_text
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
+from orcmem.text.redact import redact_label, redact_text
 
 DIGEST_KINDS = (EventKind.MESSAGE, EventKind.TOOL_STARTED, EventKind.TOOL_COMPLETED, EventKind.FILE_CHANGED)
 
@@ -54,12 +54,8 @@ RUN_COLUMNS = (
 )
 
 
-class RunRepository:
+class RunRepository(Repository):
     """Runs and their events."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def get(self, run_id: str) -> Run | None:
         """The run with this id, or None."""

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 
 
-class SettingsRepository:
+class SettingsRepository(Repository):
     """Key/value settings stored in the database (never secrets: the API key lives in the OS keyring)."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def get(self, key: str) -> str | None:
         """The stored value, or None when unset."""

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from orcmem.models.constants import MS_PER_DAY
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
 from orcmem.store.visibility import VISIBLE
 
 
-class StatsRepository:
+class StatsRepository(Repository):
     """Counts over memories and extraction jobs; never writes."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def breakdown(self, project_id: str | None) -> list[tuple[str, str, str, int]]:
         """(type, source, status, count) for every combination present among the memories a project sees."""

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.redact import redact_text
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
+from orcmem.text.redact import redact_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +35,8 @@ def _summary(row: Sequence[Any]) -> Summary:
     return Summary(run_id, task_id, project_id, request, work_done, outcome, items, model, created_at)
 
 
-class SummaryRepository:
+class SummaryRepository(Repository):
     """Run summaries, one per run."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def upsert(self, summary: Summary) -> None:
         """Store a run's summary (redacted), replacing an earlier one of the same run (a later pass grows it)."""

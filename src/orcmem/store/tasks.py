@@ -7,10 +7,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from orcmem.errors import ValidationError
+from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import TaskStatus, values
-from orcmem.redact import redact_text
-from orcmem.store.connection import Database
+from orcmem.store.connection import Repository
+from orcmem.text.redact import redact_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +30,8 @@ TASK_STATUSES = values(TaskStatus)
 _TASK_COLUMNS = "id, project_id, title, spec, status, created_at, updated_at"
 
 
-class TaskRepository:
+class TaskRepository(Repository):
     """Tasks of a project."""
-
-    def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
 
     def add(self, project_id: str, title: str, spec: str | None, now: int) -> Task:
         """Create an open task (title and spec redacted)."""

@@ -9,10 +9,10 @@ from typing import Any
 
 from orcmem.models.constants import SETTING_PERSON
 from orcmem.models.types import provenance_seen_by
-from orcmem.repeats import same_text_digest
-from orcmem.store.connection import Database
+from orcmem.store.connection import Database, Repository
 from orcmem.store.memories import MemoryRepository
 from orcmem.store.vectors import VectorRepository
+from orcmem.text.duplicates import same_text_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ SHARED_COLUMNS = (
 )
 
 
-class TeamRepository:
+class TeamRepository(Repository):
     """Every SQL statement about the team pool's local state."""
 
     def __init__(self, db: Database, memories: MemoryRepository, vectors: VectorRepository) -> None:

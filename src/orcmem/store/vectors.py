@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from orcmem.errors import ValidationError
-from orcmem.store.connection import VECTOR_DIMENSIONS, Database
+from orcmem.models.errors import ValidationError
+from orcmem.store.connection import VECTOR_DIMENSIONS, Database, Repository
 from orcmem.store.visibility import VISIBLE, VISIBLE_UNINDEXED_AT
 
 if TYPE_CHECKING:
@@ -102,12 +102,12 @@ class _Snapshot:
         )
 
 
-class VectorRepository:
+class VectorRepository(Repository):
     """Stores vectors in `memory_vec` (tagged with their model) and finds nearest neighbours."""
 
     def __init__(self, db: Database) -> None:
-        """Wrap an open database."""
-        self.db = db
+        """Wrap an open database; the in-memory copy of the vectors is made on first use."""
+        super().__init__(db)
         self._snapshot: _Snapshot | None = None
         self._snapshot_lock = threading.Lock()  # held only to read or swap the arrays
         self._refresh_lock = threading.Lock()  # one refresh at a time
@@ -190,16 +190,6 @@ class VectorRepository:
         else:
             row = self.db.query_one("SELECT count(*) FROM memory_embeddings WHERE model = ?", (model,))
         return int(row[0]) if row else 0
-
-    def remove_orphans(self) -> int:
-        """Delete vectors whose memory is gone (left when a project was deleted, since vec0 has no keys)."""
-        if not self.available:
-            return 0
-        with self.db.transaction():
-            rows = self.db.query("SELECT memory_pk FROM memory_vec WHERE memory_pk NOT IN (SELECT pk FROM memories)")
-            for (pk,) in rows:
-                self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (pk,))
-        return len(rows)
 
     # --- nearest neighbours ------------------------------------------------------------------------------------
     def nearest_sqlite(self, query: Sequence[float], model: str, project_id: str | None, k: int) -> list[VectorHit]:

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orcmem.background import BackgroundLoop
-from orcmem.errors import OrcmemError
+from orcmem.host.background import BackgroundLoop
+from orcmem.models.errors import OrcmemError
 
 if TYPE_CHECKING:
     from orcmem.embed.embedder import Embedder
@@ -61,7 +61,7 @@ class TeamSyncer(BackgroundLoop):
         probe = MemoryService.open(self.home, vectors=False)
         try:
             while not self.stopping.is_set():
-                if probe.team_link() is not None and probe.team_shared():
+                if probe.team.link() is not None and probe.team.shared():
                     return True
                 self.stopping.wait(LINK_POLL_S)
             return False
@@ -73,8 +73,8 @@ class TeamSyncer(BackgroundLoop):
         retry = RETRY_MIN_S
         next_pull = 0.0
         while not self.stopping.is_set():
-            link = svc.team_link()
-            if link is None or not svc.team_shared() or not svc.is_enabled():  # off means off: no sync either
+            link = svc.team.link()
+            if link is None or not svc.team.shared() or not svc.is_enabled():  # off means off: no sync either
                 _close(listener)
                 listener = None
                 self.stopping.wait(LINK_POLL_S)
@@ -84,7 +84,7 @@ class TeamSyncer(BackgroundLoop):
                     listener = _listen(link.url, link.team)
                     next_pull = 0.0  # announcements before we listened are missed: pull once now
                 announced = _announced(listener, LOCAL_POLL_S)
-                if announced or svc.team_pending() or time.monotonic() >= next_pull:
+                if announced or svc.team.pending() or time.monotonic() >= next_pull:
                     self._sync(svc)
                     next_pull = time.monotonic() + PULL_INTERVAL_S
                 retry = RETRY_MIN_S
@@ -106,7 +106,7 @@ class TeamSyncer(BackgroundLoop):
 def _listen(url: str, team: str) -> Any:
     from psycopg import sql
 
-    from orcmem.store.team_server import channel, connect
+    from orcmem.store.team_pool.server import channel, connect
     from orcmem.team.credentials import load_password
 
     conn = connect(url, load_password(url))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit, urlunsplit
 
-from orcmem.errors import TeamError
-from orcmem.keystore import secret_store
+from orcmem.host.keystore import secret_store
+from orcmem.models.errors import TeamError
 
 SERVICE = "orcmem"  # the same service name as the API key, another account
 PASSWORD_ENV = "ORCMEM_TEAM_PASSWORD"

@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from orcmem.errors import TeamError
-from orcmem.git_process import run_git
+from orcmem.host.git_process import run_git
+from orcmem.models.errors import TeamError
 
 ID_FILE = ".orcmem-project"
 GIT_TIMEOUT_S = 5.0

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from orcmem.errors import TeamError
 from orcmem.models.constants import QUERY_EMBED_TIMEOUT_S, SEARCH_CANDIDATES
+from orcmem.models.errors import TeamError
 from orcmem.models.types import Memory, provenance_seen_by
-from orcmem.redact import redact
 from orcmem.retrieve.query import query_terms
 from orcmem.retrieve.scoring import rank_candidates
 from orcmem.team.sync import open_team
+from orcmem.text.redact import redact
 
 if TYPE_CHECKING:
     from orcmem.models.types import Memory, Project, SearchHit
@@ -25,7 +25,7 @@ def search_team(svc: MemoryService, project: Project, text: str, limit: int) -> 
     Raises:
         TeamError: the project is not shared, or the team's database cannot be reached.
     """
-    shared = next((p for p in svc.team_shared() if p.project_id == project.id), None)
+    shared = next((p for p in svc.team.shared() if p.project_id == project.id), None)
     if shared is None:
         raise TeamError("This project is not shared with a team (orcmem team share).")
     vector = None
@@ -36,11 +36,13 @@ def search_team(svc: MemoryService, project: Project, text: str, limit: int) -> 
         words = server.search_words(shared.team_key, project.id, query_terms(text), SEARCH_CANDIDATES)
         near = []
         if vector is not None:
-            near = server.search_meaning(shared.team_key, project.id, vector, svc.embedding_model(), SEARCH_CANDIDATES)
+            near = server.search_meaning(
+                shared.team_key, project.id, vector, svc.settings.embedding_model(), SEARCH_CANDIDATES
+            )
     finally:
         server.close()
     hits = rank_candidates(words, near, svc.clock(), limit)
-    person = svc.person()
+    person = svc.settings.person()
     return [replace(hit, memory=_as_seen(_redacted(hit.memory), person)) for hit in hits]
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orcmem.errors import TeamError
-from orcmem.store.team_server import PUSH_BATCH, TeamServer, connect
+from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.server import PUSH_BATCH, TeamServer, connect
 from orcmem.team.credentials import load_password
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def open_team(svc: MemoryService) -> TeamServer:
     Raises:
         TeamError: the profile is not connected to a team, or the database cannot be reached.
     """
-    link = svc.team_link()
+    link = svc.team.link()
     if link is None:
         raise TeamError("This profile is not connected to a team: orcmem team connect <postgresql URL> --team <name>.")
     return TeamServer(connect(link.url, load_password(link.url)), link.team)
@@ -77,22 +77,22 @@ def sync(svc: MemoryService, server: TeamServer) -> SyncReport:
     report = SyncReport(read_only=not server.can_write())
     if report.read_only:
         # Local changes can never be sent from here; kept queued, they would also hold back the team's versions.
-        svc.team_drop_outbox()
-    person = svc.person()
+        svc.team.drop_outbox()
+    person = svc.settings.person()
     for _ in range(ROUNDS):
         if not report.read_only:
             _push(svc, server, person, report)
-        stalled = any(_pull(svc, server, project, report) for project in svc.team_shared())
+        stalled = any(_pull(svc, server, project, report) for project in svc.team.shared())
         if not stalled:
             break
-    report.pending = svc.team_pending()
+    report.pending = svc.team.pending()
     return report
 
 
 def _push(svc: MemoryService, server: TeamServer, person: str, report: SyncReport) -> None:
-    shared = {project.project_id: project for project in svc.team_shared()}
+    shared = {project.project_id: project for project in svc.team.shared()}
     for _ in range(1000):  # bounded: writes that keep arriving while it pushes wait for the next sync
-        batch = svc.team_outgoing(PUSH_BATCH)
+        batch = svc.team.outgoing(PUSH_BATCH)
         if not batch:
             return
         for project_id in dict.fromkeys(change.project_id for change in batch):
@@ -101,10 +101,10 @@ def _push(svc: MemoryService, server: TeamServer, person: str, report: SyncRepor
             if project is None:  # no longer shared: the entries go with the share
                 continue
             results = server.push(project.team_key, changes, person)
-            svc.team_pushed([(result.memory_id, result.queued_at, result.revision) for result in results])
+            svc.team.pushed([(result.memory_id, result.queued_at, result.revision) for result in results])
             for result in results:
                 if result.instead is not None:
-                    svc.team_apply(project, [result.instead], advance=False)
+                    svc.team.apply(project, [result.instead], advance=False)
                 if result.refused:
                     report.refused.append(f"{result.memory_id}: {result.refused}")
                 report.pushed += result.refused is None
@@ -119,7 +119,7 @@ def _pull(svc: MemoryService, server: TeamServer, project: SharedProject, report
         changes = server.pull(project.team_key, cursor)
         if not changes:
             return False
-        applied, changed = svc.team_apply(project, changes)
+        applied, changed = svc.team.apply(project, changes)
         report.pulled += changed
         if applied < changes[-1].seq:
             return True

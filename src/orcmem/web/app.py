@@ -16,13 +16,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from orcmem.runtime import open_service
+from orcmem.app.runtime import open_service
 from orcmem.service.memory_service import MemoryService
+from orcmem.text.wording import plural
 from orcmem.web import routes, views
 from orcmem.web.chart import share_bar
 from orcmem.web.security import Guard
 from orcmem.web.state import WebState
-from orcmem.wording import plural
 
 HERE = Path(__file__).parent
 TEMPLATES_DIR = HERE / "templates"

@@ -16,14 +16,14 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from orcmem import keystore
-from orcmem.distilling import describe_extraction
-from orcmem.errors import KeyStoreError, OrcmemError, ValidationError
+from orcmem.app.distilling import describe_extraction
+from orcmem.app.runtime import make_embedder
 from orcmem.extract.resolve import agent_name
+from orcmem.host import keystore
 from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, MODEL_HARNESS, SEARCH_MAX_LIMIT
+from orcmem.models.errors import KeyStoreError, OrcmemError, ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status, Verdict
 from orcmem.models.vocabulary import values
-from orcmem.runtime import make_embedder
 from orcmem.service.memory_service import MemoryService
 from orcmem.web import views
 from orcmem.web.chart import growth_chart
@@ -74,7 +74,7 @@ def _render(request: Request, name: str, context: dict[str, Any], status: int = 
     full = {
         "token": state.token,
         "now": state.service.clock(),
-        "person": state.service.known_person(),
+        "person": state.service.settings.known_person(),
         "offset": state.utc_offset_ms(),
         "flash": flash,
         "page_name": name.removesuffix(".html"),
@@ -199,7 +199,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
         _check_choice(query.provenance, tuple(str(p) for p in Provenance), "provenance")
         _check_choice(query.status, tuple(str(s) for s in Status), "status")
         if query.q:
-            hits = service.search(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
+            hits = service.search.hits(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
             found = [
                 hit.memory
                 for hit in hits
@@ -313,7 +313,7 @@ def _card_html(request: Request, memory: Memory, project_id: str, next_url: str)
         next_url=next_url,
         token=state.token,
         now=state.service.clock(),
-        person=state.service.known_person(),
+        person=state.service.settings.known_person(),
         offset=state.utc_offset_ms(),
     )
 
@@ -392,13 +392,13 @@ async def runs_page(request: Request) -> Response:
 
 def _load_settings(state: WebState) -> dict[str, Any]:
     service = state.service
-    settings = service.settings()
+    settings = service.settings.current()
     key = keystore.load_api_key(state.environ)
     return {
         "settings": settings,
         "sentence": describe_extraction(service, state.environ),
         "key": key,
-        "vectors": service.vector_status(),
+        "vectors": service.settings.vector_status(),
         "semantic_ready": service.semantic_ready,
         "model_harness": MODEL_HARNESS,
         "model_defaults": views.MODEL_DEFAULT_LABELS,
@@ -422,7 +422,7 @@ def _settings_answer(request: Request, ok: bool, message: str, extra: dict[str, 
 
 def _turn_memory(state: WebState, enabled: bool) -> bool:
     service = state.service
-    settings = service.set_enabled(enabled)
+    settings = service.settings.set_enabled(enabled)
     if settings.enabled and service.embedder is None and state.home is not None:
         # Memory was off when the page started, so no search model was attached: attach it now if it is installed.
         embedder = make_embedder(state.home, service, allow_download=False)
@@ -462,7 +462,7 @@ async def set_provider(request: Request) -> Response:
     def apply() -> dict[str, Any]:
         # Only providers that run a model have a model setting; an empty field restores the default.
         chosen = model if provider in MODEL_HARNESS else None
-        settings = state.service.set_provider(provider, chosen)
+        settings = state.service.settings.set_provider(provider, chosen)
         return {
             "provider": settings.provider,
             "models": settings.models,

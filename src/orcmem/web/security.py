@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orcmem.loopback import LOOPBACK_NAMES, OwnOrigin
+from orcmem.host.loopback import LOOPBACK_NAMES, OwnOrigin
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 TOKEN_FIELD = "token"  # the hidden form field

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlencode
 
-from orcmem.loopback import HOST, bind_loopback
-from orcmem.workspace import Location
+from orcmem.host.loopback import HOST, bind_loopback
+from orcmem.host.workspace import Location
 
 BROWSER_WAIT_S = 10.0  # how long to wait for the server to start before opening the browser anyway
 
@@ -60,7 +60,7 @@ def serve(
         OrcmemError: the port cannot be used.
         StoreError: the profile database cannot be opened.
     """
-    from orcmem.serving import StoppableServer
+    from orcmem.host.serving import StoppableServer
     from orcmem.web.app import create_app
 
     sock = bind_loopback(port)

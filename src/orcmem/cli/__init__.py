@@ -1,0 +1,1 @@
+"""The `orcmem` command line, click commands by section."""

@@ -1,0 +1,87 @@
+"""How the commands show memories: one line each, ages, origins, search hits."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from orcmem.agent_context.recall import age_label, source_label
+from orcmem.models.types import Memory, Provenance, Scope, SearchHit, Status
+from orcmem.text.textsafe import printable
+
+SNIPPET_CHARS = 100  # a search result's body, on one line under its title
+
+SOURCE_LABELS = {
+    "user": "from you",
+    "agent": "saved by an agent",
+    "extraction": "from a run summary",
+    "tool": "saved by a tool",
+}  # the CLI speaks to the user ("from you"); recall and the brief speak to agents
+
+
+def age_text(ms: int, now: int) -> str:
+    """How long ago, in words."""
+    return age_label(ms, now)
+
+
+def memory_line(memory: Memory, now: int, person: str | None = None) -> str:
+    badge = "" if memory.status is Status.ACTIVE else f" [{memory.status}]"
+    if memory.stale_reason and memory.status is Status.ACTIVE:
+        badge = " [possibly stale]"
+    scope = " (global)" if memory.scope is Scope.GLOBAL else ""
+    return (
+        f"{memory.id}  {memory.type:<10} {memory.title}{badge}{scope}\n"
+        f"    {origin(memory, person)}, {PROVENANCE_LABELS[memory.provenance]}, "
+        f"updated {age_text(memory.updated_at, now)}, confidence {memory.confidence:.2f}"
+    )
+
+
+# Where a memory's words came from, as `list`, `show` and `search` say it (docs/security.md, Untrusted text).
+PROVENANCE_LABELS = {
+    Provenance.PERSON: "written by a person",
+    Provenance.USER_WORDS: "from the user's words",
+    Provenance.AGENT: "an agent's own words",
+    Provenance.TOOL_TEXT: "from tool output",
+    Provenance.TEAMMATE: "from a teammate",
+}
+
+
+def origin(memory: Memory, person: str | None) -> str:
+    """Who wrote it: "from you" for this profile's person, else their id (a teammate's, through the team pool)."""
+    if memory.author is None or memory.author == person:
+        return SOURCE_LABELS[str(memory.source)]
+    return source_label(str(memory.source), memory.author, memory.author_agent, person)
+
+
+def wanted(memory: Memory, provenances: tuple[str, ...]) -> bool:
+    """Whether a memory passes a --provenance filter (none given: every memory does)."""
+    return not provenances or str(memory.provenance) in provenances
+
+
+def snippet(body: str) -> str:
+    """The body on one line, cut to fit a terminal line."""
+    text = printable(" ".join(body.split()))
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
+
+
+def hit_dict(hit: SearchHit) -> dict[str, Any]:
+    parts = hit.parts
+    return {
+        **hit.memory.to_dict(),
+        "score": hit.score,
+        "explain": {
+            "word_rank": parts.word_rank,
+            "meaning_rank": parts.meaning_rank,
+            "fused": parts.fused,
+            "type_weight": parts.type_weight,
+            "confidence_factor": parts.confidence_factor,
+            "recency_factor": parts.recency_factor,
+            "word_score": parts.word_score,
+            "similarity": parts.similarity,
+        },
+    }
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A dataclass as a dict, for --json."""
+    return asdict(value)

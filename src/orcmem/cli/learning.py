@@ -1,0 +1,177 @@
+"""Learning from runs: `orcmem hook`, `worker`, `ingest`, `extract`, `jobs`, `summaries`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
+from orcmem.cli.formatting import age_text, as_dict, memory_line
+from orcmem.hooks import handlers as hooks
+from orcmem.host.profile import home_dir
+from orcmem.models.vocabulary import HookName, JobState, values
+from orcmem.service.memory_service import MemoryService
+from orcmem.text.wording import plural
+
+
+@click.command()
+@click.argument("name", type=click.Choice(values(HookName)))
+def hook(name: str) -> None:
+    """Run an agent hook (reads the hook's JSON on stdin; never fails the agent)."""
+    from orcmem.hooks import prompt_hook
+
+    sys.exit(prompt_hook.main([name]) if name == HookName.PROMPT else hooks.main([name]))
+
+
+@click.command()
+@click.option("--no-linger", is_flag=True, help="Exit once the queue is empty instead of waiting for idle sessions.")
+@click.option("--stop", is_flag=True, help="Stop this profile's running workers (their runs go back in the queue).")
+@pass_app
+def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
+    """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
+
+    from orcmem.service.learning import Learning
+    from orcmem.worker import loop as learning_worker
+    from orcmem.worker.control import stop_workers, worker_lock
+
+    home = home_dir()
+    if stop:
+        stopped = stop_workers(home)
+        echo(f"stopped {stopped} worker{'' if stopped == 1 else 's'}")
+        return
+    learning_worker.interrupt_on_sigterm()
+    with worker_lock(home):
+        service = app.service(embed_here=True)  # the background process that makes vectors
+        learning = Learning(service)
+        try:
+            outcomes = learning_worker.run(service, generator_factory(service), linger=not no_linger, learning=learning)
+        except KeyboardInterrupt:
+            learning_worker.stop(learning)
+            echo("orcmem: worker stopped; the runs it was distilling are back in the queue", err=True)
+            sys.exit(130)
+    for outcome in outcomes:
+        echo(_outcome_line(outcome))
+
+
+def _outcome_line(outcome: Any) -> str:
+    detail = f": {outcome.error}" if outcome.error else ""
+    return f"{outcome.run_id}: {outcome.state}, {plural(outcome.written, 'memory', 'memories')}{detail}"
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--ended", is_flag=True, help="The session is over: queue the run for distillation.")
+@pass_app
+def ingest(app: AppContext, path: Path, ended: bool) -> None:
+    """Read a Claude Code or Codex transcript into the run ledger (only what is new since the last time)."""
+
+    from orcmem.service.learning import Learning
+
+    service = app.service()
+    learning = Learning(service)
+    result = learning.ingest(app.location(), path.resolve(), ended=ended)
+    queued = learning.queue(result.run) if ended else False
+    echo(
+        f"{result.run.id}: {result.new_events} new events, {result.new_turns} new turns"
+        + (f", {result.skipped_lines} unreadable lines skipped" if result.skipped_lines else "")
+        + (", queued" if queued else "")
+    )
+
+
+@click.command()
+@click.argument("target")
+@pass_app
+def extract(app: AppContext, target: str) -> None:
+    """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
+
+    from orcmem.service.learning import Learning
+    from orcmem.worker import loop as learning_worker
+
+    service = app.service()
+    learning = Learning(service)
+    path = Path(target).expanduser()
+    run_id = learning.ingest(app.location(), path.resolve(), ended=True).run.id if path.is_file() else target
+    learning.retry(run_id)
+    learning_worker.interrupt_on_sigterm()
+    try:
+        outcomes = [o for o in learning_worker.drain(learning, generator_factory(service)) if o.run_id == run_id]
+    except KeyboardInterrupt:
+        learning_worker.stop(learning)
+        echo(f"orcmem: stopped; {run_id} is back in the queue for the next worker", err=True)
+        sys.exit(130)
+    if not outcomes:
+        raise click.ClickException(f"{run_id} is already being distilled by another worker")
+    outcome = outcomes[-1]
+    echo(_outcome_line(outcome))
+    summary = learning.summary(run_id)
+    if summary is not None and outcome.state == JobState.DONE:
+        echo(f"  asked: {summary.request}\n  done: {summary.work_done}\n  outcome: {summary.outcome}")
+        for item in summary.open_items:
+            echo(f"  open: {item}")
+    now = service.clock()
+    for memory in service.memories_by_id(outcome.memory_ids):
+        echo(memory_line(memory, now, service.settings.person()))
+    if outcome.state == JobState.FAILED:
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@json_option
+@pass_app
+def jobs(app: AppContext, limit: int, as_json: bool) -> None:
+    """List extraction jobs of this project, newest first, with their state and error."""
+    from orcmem.service.learning import Learning
+
+    service = app.service()
+    project = app.project()
+    rows = Learning(service).jobs(project, limit)
+    if as_json:
+        echo_json([{**as_dict(job), "agent": run.agent} for job, run in rows])
+        return
+    if not rows:
+        echo("No extraction jobs for this project yet.")
+        return
+    now = service.clock()
+    for job, run in rows:
+        error = f" - {job.error}" if job.error else ""
+        echo(
+            f"{job.run_id}  {job.state:<8} {plural(job.memories_written, 'memory', 'memories')}  {run.agent}, queued "
+            f"{age_text(job.queued_at, now)}{error}"
+        )
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
+@json_option
+@pass_app
+def summaries(app: AppContext, limit: int, as_json: bool) -> None:
+    """List run summaries of this project: what was asked, done, how it ended, what is left open."""
+    from orcmem.service.learning import Learning
+
+    service = app.service()
+    project = app.project()
+    rows = Learning(service).summaries(project, limit)
+    if as_json:
+        echo_json([{**as_dict(summary), "open_items": list(summary.open_items)} for summary in rows])
+        return
+    if not rows:
+        echo("No run summaries for this project yet.")
+        return
+    now = service.clock()
+    for summary in rows:
+        echo(f"{summary.run_id} ({age_text(summary.created_at, now)}): {summary.request}")
+        echo(f"    done: {summary.work_done}\n    outcome: {summary.outcome}")
+        for item in summary.open_items:
+            echo(f"    open: {item}")
+
+
+def generator_factory(service: MemoryService) -> Any:
+    """The extraction generator for each run, from the settings, the environment and the OS keyring."""
+
+    from orcmem.app.distilling import generator_factory as factory
+
+    return factory(service)

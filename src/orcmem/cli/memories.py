@@ -1,0 +1,278 @@
+"""`orcmem add`, `list`, `show`, `search`, `edit`, `feedback`, `forget`, `export`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
+from orcmem.cli.formatting import PROVENANCE_LABELS, age_text, hit_dict, memory_line, snippet, wanted
+from orcmem.models.constants import (
+    BODY_MAX_CHARS,
+    EXPORT_FILES,
+    LIST_MAX_LIMIT,
+    SEARCH_DEFAULT_LIMIT,
+    SEARCH_MAX_LIMIT,
+)
+from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance, Scope, Source, Status
+
+BODY_READ_MAX_BYTES = 64 * 1024  # far more than a body holds, so an over-long body is reported, not cut
+MODEL_LOAD_WAIT_S = 10.0
+PROVENANCE_OPTION = click.option(
+    "--provenance",
+    "provenances",
+    multiple=True,
+    type=click.Choice([p.value for p in Provenance]),
+    help="Only memories whose words came from there. Repeatable.",
+)
+
+
+@click.command()
+@click.option("--type", "type_", required=True, type=click.Choice([t.value for t in MemoryType]), help="Kind.")
+@click.option("--title", required=True, help="Short imperative title, 1-120 characters.")
+@click.option("--body", help="The memory itself, 1-800 characters; `-` reads it from standard input.")
+@click.option("--body-file", type=click.Path(dir_okay=False, path_type=Path), help="Read the body from this file.")
+@click.option("--topic", help="Topic key (up to 80 characters): a later write with it replaces this memory.")
+@click.option("--scope", type=click.Choice([s.value for s in Scope]), default="project", show_default=True)
+@click.option("--confidence", type=float, help="0.1 to 1 (default 0.6).")
+@click.option("--file", "files", multiple=True, metavar="PATH", help="A path or glob it concerns; repeatable.")
+@pass_app
+def add(
+    app: AppContext,
+    type_: str,
+    title: str,
+    body: str | None,
+    body_file: Path | None,
+    topic: str | None,
+    scope: str,
+    confidence: float | None,
+    files: tuple[str, ...],
+) -> None:
+    """Save a memory of your own and print its id."""
+    text = _body_text(body, body_file)
+    if text is None:
+        raise click.UsageError("give the body with --body TEXT, --body - (standard input) or --body-file PATH")
+    new = NewMemory(
+        type=type_,
+        title=title,
+        body=text,
+        source=Source.USER,
+        topic_key=topic,
+        scope=Scope(scope),
+        confidence=confidence,
+        files=files,
+    )
+    result = app.service().record_at(app.location(), new)
+    echo(result.memory.id)
+    if result.merged:
+        echo(f"merged into the memory with topic {result.memory.topic_key!r}", err=True)
+
+
+def _body_text(body: str | None, body_file: Path | None) -> str | None:
+    """The body from --body, standard input (`--body -`) or --body-file; None when none was given."""
+    if body is not None and body_file is not None:
+        raise click.UsageError("give the body one way: --body or --body-file")
+    if body_file is not None:
+        try:
+            with body_file.open("rb") as handle:
+                raw = handle.read(BODY_READ_MAX_BYTES + 1)
+        except OSError as exc:
+            message = f"cannot read {body_file}: {exc.strerror or exc}"
+            raise click.BadParameter(message, param_hint="--body-file") from None
+    elif body == "-":
+        raw = sys.stdin.buffer.read(BODY_READ_MAX_BYTES + 1)
+    else:
+        return body
+    if len(raw) > BODY_READ_MAX_BYTES:
+        raise click.UsageError(
+            f"the body is over {BODY_READ_MAX_BYTES:,} bytes; a memory holds {BODY_MAX_CHARS} characters"
+        )
+    return raw.decode("utf-8", errors="surrogateescape")  # bytes that are no UTF-8 are refused by the body's check
+
+
+@click.command(name="list")
+@click.option("--type", "types", multiple=True, type=click.Choice([t.value for t in MemoryType]), help="Repeatable.")
+@click.option("--source", "sources", multiple=True, type=click.Choice([s.value for s in Source]), help="Repeatable.")
+@PROVENANCE_OPTION
+@click.option("--status", "statuses", multiple=True, type=click.Choice([s.value for s in Status]), help="Repeatable.")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice([s.value for s in Scope]), help="Repeatable.")
+@click.option("--limit", type=click.IntRange(1, LIST_MAX_LIMIT), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@json_option
+@pass_app
+def list_memories(
+    app: AppContext,
+    types: tuple[str, ...],
+    sources: tuple[str, ...],
+    provenances: tuple[str, ...],
+    statuses: tuple[str, ...],
+    scopes: tuple[str, ...],
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
+    """List this project's memories and the global ones, newest first."""
+    service = app.service()
+    project = app.project()
+    flt = MemoryFilter(
+        types=types,
+        sources=sources,
+        provenances=provenances,
+        statuses=statuses,
+        scopes=scopes,
+        limit=limit,
+        offset=offset,
+    )
+    memories = service.list(project, flt)
+    if as_json:
+        echo_json([m.to_dict() for m in memories])
+        return
+    total = service.count(project, flt)
+    if not memories:
+        echo("No memories match." if total else "No memories saved for this project yet.")
+        return
+    now = service.clock()
+    for memory in memories:
+        echo(memory_line(memory, now, service.settings.person()))
+    echo(f"{offset + 1}-{offset + len(memories)} of {total}")
+
+
+@click.command()
+@click.argument("memory_id")
+@json_option
+@pass_app
+def show(app: AppContext, memory_id: str, as_json: bool) -> None:
+    """Show one memory in full."""
+    service = app.service()
+    memory = service.get(app.project(), memory_id)
+    if as_json:
+        echo_json(memory.to_dict())
+        return
+    now = service.clock()
+    echo(memory_line(memory, now, service.settings.person()))
+    echo("")
+    echo(memory.body)
+    echo("")
+    details = [
+        f"scope: {memory.scope}"
+        + (f" (saved from {memory.origin_root})" if memory.scope is Scope.GLOBAL and memory.origin_root else ""),
+        f"status: {memory.status}",
+        f"provenance: {memory.provenance} ({PROVENANCE_LABELS[memory.provenance]})",
+        f"created {age_text(memory.created_at, now)}, confirmed {age_text(memory.last_confirmed_at, now)}",
+        f"evidence: {memory.evidence_count}",
+    ]
+    if memory.stale_reason:
+        details.append(f"possibly stale: {memory.stale_reason} (orcmem check)")
+    if memory.author:
+        details.append(
+            f"author: {memory.author}" + (f" (written by {memory.author_agent})" if memory.author_agent else "")
+        )
+    if memory.topic_key:
+        details.append(f"topic: {memory.topic_key}")
+    if memory.files:
+        details.append("files: " + ", ".join(memory.files))
+    for detail in details:
+        echo(detail)
+
+
+@click.command()
+@click.argument("text")
+@click.option("--limit", type=click.IntRange(1, SEARCH_MAX_LIMIT), default=SEARCH_DEFAULT_LIMIT, show_default=True)
+@click.option("--explain", is_flag=True, help="Show each part of each score.")
+@click.option("--team", "on_team", is_flag=True, help="Search the team's database for this shared project instead.")
+@PROVENANCE_OPTION
+@json_option
+@pass_app
+def search(
+    app: AppContext, text: str, limit: int, explain: bool, on_team: bool, provenances: tuple[str, ...], as_json: bool
+) -> None:
+    """Search this project's active memories (and global ones) for TEXT."""
+    service = app.service()
+    if service.embedder is not None:
+        # A one-shot command pays the model's load once; the query itself still gets 500 ms.
+        service.embedder.wait_ready(MODEL_LOAD_WAIT_S)
+    if on_team:
+        from orcmem.team.search import search_team
+
+        project = app.project()
+        if project is None:
+            raise click.ClickException("This folder is not a project orcmem knows; nothing is shared from it.")
+        hits = [hit for hit in search_team(service, project, text, limit) if wanted(hit.memory, provenances)]
+    else:
+        hits = service.search.hits(app.project(), text, limit=limit, provenances=provenances)
+    if as_json:
+        echo_json([hit_dict(hit) for hit in hits])
+        return
+    if not hits:
+        echo("No matching memories.")
+        return
+    now = service.clock()
+    for hit in hits:
+        echo(memory_line(hit.memory, now, service.settings.person()))
+        echo(f"    {snippet(hit.memory.body)}")
+        if explain:
+            p = hit.parts
+            relevance = "relevance" if on_team else "BM25"
+            words = f"words #{p.word_rank} ({relevance} {p.word_score:.3g})" if p.word_score is not None else "words -"
+            meaning = (
+                f"meaning #{p.meaning_rank} (similarity {p.similarity:.2f})"
+                if p.similarity is not None
+                else "meaning -"
+            )
+            echo(
+                f"    score {hit.score:.6f} = fused {p.fused:.6f} ({words}, {meaning}) × type {p.type_weight:.2f} "
+                f"× confidence {p.confidence_factor:.3f} × recency {p.recency_factor:.3f}"
+            )
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--title", help="New title.")
+@click.option("--body", help="New body; `-` reads it from standard input.")
+@click.option("--body-file", type=click.Path(dir_okay=False, path_type=Path), help="Read the new body from this file.")
+@click.option("--type", "type_", type=click.Choice([t.value for t in MemoryType]), help="New type.")
+@pass_app
+def edit(
+    app: AppContext,
+    memory_id: str,
+    title: str | None,
+    body: str | None,
+    body_file: Path | None,
+    type_: str | None,
+) -> None:
+    """Change a memory's title, body or type."""
+    text = _body_text(body, body_file)
+    memory = app.service().edit(app.project(), memory_id, title=title, body=text, type=type_)
+    echo(f"updated {memory.id}")
+
+
+@click.command()
+@click.argument("memory_id")
+@click.argument("verdict", type=click.Choice(["helpful", "wrong", "stale"]))
+@pass_app
+def feedback(app: AppContext, memory_id: str, verdict: str) -> None:
+    """Judge a memory: helpful (more confidence), wrong (retracted) or stale."""
+    memory = app.service().feedback(app.project(), memory_id, verdict)
+    echo(f"{memory.id}: {memory.status}, confidence {memory.confidence:.2f}")
+
+
+@click.command()
+@click.argument("memory_id")
+@pass_app
+def forget(app: AppContext, memory_id: str) -> None:
+    """Delete a memory for good: its text, search entry, files and vector."""
+    memory = app.service().forget(app.project(), memory_id)
+    echo(f"deleted {memory.id}: {memory.title}")
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--to", "file_name", required=True, type=click.Choice(list(EXPORT_FILES)), help="Target file.")
+@pass_app
+def export(app: AppContext, memory_id: str, file_name: str) -> None:
+    """Add a memory to the project's CLAUDE.md or AGENTS.md."""
+    root = Path(app.location().worktree_root)
+    target, changed = app.service().export(app.project(), memory_id, file_name, root)
+    echo(f"added to {target}" if changed else f"already in {target}")

@@ -1,0 +1,131 @@
+"""`orcmem memory on|off|status|provider|idle`, `projects` and `grants`."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
+from orcmem.cli.formatting import age_text, as_dict
+from orcmem.models.constants import (
+    EXTRACTION_PROVIDERS,
+    IDLE_MINUTES_DEFAULT,
+)
+from orcmem.text.wording import plural
+
+
+# --- settings and projects -------------------------------------------------------------------------------------------
+@click.group()
+def memory() -> None:
+    """Turn memory on or off, and choose who distils finished runs."""
+
+
+def _echo_settings(app: AppContext, as_json: bool) -> None:
+
+    from orcmem.app.distilling import describe_extraction
+
+    service = app.service()
+    settings = service.settings.current()
+    sentence = describe_extraction(service)
+    if as_json:
+        echo_json({**settings.to_dict(), "extraction": sentence})
+        return
+    echo(f"memory: {'on' if settings.enabled else 'off'}")
+    echo(f"extraction provider: {settings.provider}")
+    for harness, model in sorted(settings.models.items()):
+        echo(f"extraction model for {harness}: {model}")
+    echo(sentence)
+
+
+@memory.command(name="on")
+@pass_app
+def memory_on(app: AppContext) -> None:
+    """Turn memory on for every project."""
+    app.service().settings.set_enabled(True)
+    echo("memory: on")
+
+
+@memory.command(name="off")
+@pass_app
+def memory_off(app: AppContext) -> None:
+    """Turn memory off: nothing is extracted, embedded, briefed or recalled; saved memories stay."""
+    app.service().settings.set_enabled(False)
+    echo("memory: off")
+
+
+@memory.command(name="status")
+@json_option
+@pass_app
+def memory_status(app: AppContext, as_json: bool) -> None:
+    """Show whether memory is on, and the extraction provider and model."""
+    _echo_settings(app, as_json)
+
+
+@memory.command(name="provider")
+@click.argument("provider", type=click.Choice(list(EXTRACTION_PROVIDERS)))
+@click.option("--model", help="The model that provider uses; an empty value restores its default.")
+@pass_app
+def memory_provider(app: AppContext, provider: str, model: str | None) -> None:
+    """Choose who distils finished runs: auto, claude, codex, apikey or off."""
+    app.service().settings.set_provider(provider, model)
+    _echo_settings(app, as_json=False)
+
+
+@click.command()
+@json_option
+@pass_app
+def projects(app: AppContext, as_json: bool) -> None:
+    """List the projects orcmem knows, with their memory counts."""
+    rows = app.service().projects()
+    if as_json:
+        echo_json([{**project.to_dict(), "memories": count} for project, count in rows])
+        return
+    if not rows:
+        echo("No projects yet: `orcmem add` in a project's folder creates one.")
+        return
+    for project, count in rows:
+        echo(f"{project.name}  {plural(count, 'memory', 'memories')}  {project.root_path}")
+
+
+# --- grants ----------------------------------------------------------------------------------------------------------
+@click.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def grants(ctx: click.Context, as_json: bool) -> None:
+    """List the "allow for this session / workspace" answers agents write under (revoke with `grants revoke ID`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    app: AppContext = ctx.obj
+    found = app.service().grants()
+    if as_json:
+        echo_json([{**as_dict(grant), "project": project.root_path if project else None} for grant, project in found])
+        return
+    if not found:
+        echo("No grants: every write an agent makes in review mode asks you first.")
+    now = int(time.time() * 1000)
+    for grant, project in found:
+        where = project.root_path if project else grant.project_id
+        session = f" (session {grant.session_id})" if grant.session_id else ""
+        echo(f"{grant.pk}  {grant.scope}{session}  {grant.action}  {where}  {age_text(grant.created_at, now)}")
+
+
+@grants.command(name="revoke")
+@click.argument("grant_id", type=int)
+@pass_app
+def grants_revoke(app: AppContext, grant_id: int) -> None:
+    """Delete one grant: the next write it covered asks you again."""
+    grant = app.service().revoke_grant(grant_id)
+    echo(f"revoked grant {grant.pk} ({grant.scope})")
+
+
+@memory.command(
+    name="idle",
+    help=f"Distil a session left open after MINUTES without a turn (0 to 1440; default {IDLE_MINUTES_DEFAULT}).",
+)
+@click.argument("minutes", type=click.FloatRange(0, 24 * 60))
+@pass_app
+def memory_idle(app: AppContext, minutes: float) -> None:
+    """Set the idle minutes (the help text above is the command's own)."""
+    minutes = app.service().settings.set_idle_minutes(minutes)
+    echo(f"sessions left open are distilled after {minutes:g} idle minutes")

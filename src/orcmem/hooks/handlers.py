@@ -1,0 +1,292 @@
+"""Agent hooks: read the hook's JSON on stdin, do the quick part, return at once. They fail open and silently.
+
+Kept free of click and of the embedding stack: a hook runs on every session end and every turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from orcmem.host.profile import home_dir_str
+from orcmem.models.constants import DB_FILENAME, HOOK_OUTPUT_MAX_CHARS
+from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR, MAX_STDIN_BYTES
+from orcmem.models.vocabulary import HookName
+
+TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TextIO
+
+LOG_NAME = "hooks.log"
+TASK_ENV_VAR = "ORCMEM_TASK"  # set by whatever starts an agent on a task: the run belongs to that task
+RUN_KIND_ENV_VAR = "ORCMEM_RUN_KIND"  # "discussion": the run only talks about the task and is never distilled
+
+
+def _read_payload(stream: TextIO) -> dict[str, Any]:
+    raw = stream.read(MAX_STDIN_BYTES)
+    payload = json.loads(raw) if raw.strip() else {}
+    if not isinstance(payload, dict):
+        raise ValueError("hook input is not a JSON object")
+    return payload
+
+
+def _log(home: str, event: str, message: str) -> None:
+    """One line per failure in $ORCMEM_HOME/logs/hooks.log; never raises."""
+    from orcmem.text.redact import redact
+
+    try:
+        logs = os.path.join(home, "logs")
+        os.makedirs(logs, mode=0o700, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        # Created 0600 whatever the umask: the log can name the person's paths and sessions.
+        descriptor = os.open(os.path.join(logs, LOG_NAME), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {event}: {redact(message)}\n")
+    except OSError:
+        pass
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _ingest(payload: dict[str, Any], home: str, *, ended: bool) -> None:
+    """Ingest the session's transcript (what is new), mark the turn or the end, queue and start a worker."""
+    from pathlib import Path
+
+    from orcmem.host.agent_process import agent_command
+    from orcmem.host.workspace import locate
+    from orcmem.models.errors import ValidationError
+    from orcmem.service.learning import Learning
+    from orcmem.service.memory_service import MemoryService
+
+    transcript = _text(payload, "transcript_path")
+    cwd = _text(payload, "cwd")
+    if transcript is None or cwd is None:
+        return
+    service = MemoryService.open(Path(home), vectors=False)
+    try:
+        learning = Learning(service)
+        if learning.extraction_allowed() is not None:
+            return  # memory or extraction is off: nothing is read or kept
+        path = Path(transcript).expanduser()
+        if not path.is_file():
+            _log(home, "ingest", f"no transcript at {path}")  # _log redacts
+            return
+        try:
+            result = learning.ingest(
+                locate(Path(cwd)),
+                path,
+                session_id=_text(payload, "session_id"),
+                cwd=cwd,
+                ended=ended,
+                # Claude Code runs Stop before it writes the turn's last answer; the payload already carries it.
+                answered=_text(payload, "last_assistant_message") is not None,
+                link=_task_link(),
+                agent_command=agent_command(),
+            )
+        except ValidationError as exc:
+            _log(home, "ingest", str(exc))
+            return
+        if ended:
+            learning.queue(result.run)
+        _ensure_worker(home)
+    finally:
+        service.close()
+
+
+def _task_link() -> Any:
+    """The task this agent was started for (`ORCMEM_TASK`; none: the one in progress), and whether it only
+    discusses it (`ORCMEM_RUN_KIND=discussion`)."""
+    from orcmem.service.learning import RUN_KIND_DISCUSSION, RUN_KIND_TASK, TaskLink
+
+    task_id = (os.environ.get(TASK_ENV_VAR) or "").strip()
+    discussion = (os.environ.get(RUN_KIND_ENV_VAR) or "").strip().lower() == RUN_KIND_DISCUSSION
+    if not task_id and not discussion:
+        return None
+    return TaskLink(task_id, RUN_KIND_DISCUSSION if discussion else RUN_KIND_TASK)
+
+
+def _ensure_worker(home: str) -> None:
+    from pathlib import Path
+
+    from orcmem.worker.control import spawn_worker, worker_running
+
+    if not worker_running(Path(home)):
+        spawn_worker(Path(home))
+
+
+def session_end(payload: dict[str, Any], home: str) -> str:
+    """SessionEnd: ingest the transcript and queue the run; never waits for a model."""
+    from orcmem.agent_context.session_recall import forget_session
+
+    forget_session(home, _text(payload, "session_id"))
+    _ingest(payload, home, ended=True)
+    return ""
+
+
+def stop(payload: dict[str, Any], home: str) -> str:
+    """Stop: ingest what the turn added and record it; the worker distils the session once it goes idle."""
+    _ingest(payload, home, ended=False)
+    # Codex requires JSON on stdout from a Stop hook; an empty object changes nothing for either agent.
+    return "{}"
+
+
+def hook_context(event: str, text: str) -> str:
+    """The JSON both Claude Code and Codex read as added context ("" adds nothing)."""
+    if not text:
+        return ""
+    text = text[:HOOK_OUTPUT_MAX_CHARS]
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+def session_start(payload: dict[str, Any], home: str) -> str:
+    """SessionStart: the project brief as added context (nothing when memory is off or empty)."""
+    from pathlib import Path
+
+    from orcmem.agent_context.brief import fenced_brief
+    from orcmem.agent_context.session_recall import forget_session, prune_sessions
+    from orcmem.host.workspace import locate
+    from orcmem.service.memory_service import MemoryService
+
+    cwd = _text(payload, "cwd")
+    if cwd is None or not os.path.exists(os.path.join(home, DB_FILENAME)):
+        return ""
+    # A new session, or a cleared or compacted one: the context no longer holds what recall gave before.
+    forget_session(home, _text(payload, "session_id"))
+    prune_sessions(home)
+    service = MemoryService.open(Path(home), vectors=False)
+    try:
+        project = service.project(locate(cwd), create=False)
+        return hook_context("SessionStart", fenced_brief(service.context.brief(project)))
+    finally:
+        service.close()
+
+
+def prompt(payload: dict[str, Any], home: str, warm_tried: str = "warm server not asked") -> str:
+    """UserPromptSubmit, the word path: the memories whose words match the prompt, as reference material; nothing
+    when none match, and nothing the session was already given unchanged.
+
+    `orcmem hook prompt` asks the session's warm server first (`prompt_hook`); this runs when it did not answer,
+    `warm_tried` saying why: one read-only query, no service, no model.
+    """
+    text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
+    if text is None or cwd is None:
+        return ""
+    session = _text(payload, "session_id")
+    started = time.perf_counter()
+    return hook_context("UserPromptSubmit", recall_by_words_here(home, text, cwd, session, started, warm_tried))
+
+
+def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, started: float, why: str) -> str:
+    """The word path in this process, for the session; logged with why the warm server did not answer."""
+    from orcmem.agent_context.recall import recall_by_words
+    from orcmem.agent_context.session_recall import log_recall, recall_for_session
+    from orcmem.host.workspace import locate
+
+    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, text)
+    selection = None if rows is None else recall_for_session(home, session, rows, int(time.time() * 1000))
+    log_recall(home, f"words ({why})", (time.perf_counter() - started) * 1000, session, selection)
+    return selection.text if selection is not None else ""
+
+
+WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})
+
+
+def pre_tool_use(payload: dict[str, Any], home: str) -> str:
+    """PreToolUse on orcmem's MCP tools: map the session's permission mode to orcmem's policy, and audit it."""
+    from orcmem.models.vocabulary import Mode
+    from orcmem.rules.permissions import CLAUDE_MODES, Decision, auto_review, decide
+
+    tool = (_text(payload, "tool_name") or "").rsplit("__", 1)[-1]
+    if tool not in WRITE_TOOLS:
+        return ""  # reads are always allowed; other tools are none of orcmem's business
+    mode = CLAUDE_MODES.get(_text(payload, "permission_mode") or "default", Mode.REVIEW)
+    given = payload.get("tool_input")
+    tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
+    review = None
+    if mode is Mode.AUTO:
+        words = " ".join(str(tool_input.get(key, "")) for key in ("title", "body"))
+        review = auto_review(words)
+    verdict = decide(mode, write=True, review=review)
+    _audit_decision(home, tool, mode, verdict, payload)
+    decision = {Decision.ALLOW: "allow", Decision.DENY: "deny", Decision.ASK: "ask"}[verdict.decision]
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": decision,
+                "permissionDecisionReason": verdict.reason,
+            }
+        }
+    )
+
+
+def _audit_decision(home: str, tool: str, mode: object, verdict: Any, payload: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from orcmem.service.memory_service import MemoryService
+
+    if not os.path.exists(os.path.join(home, DB_FILENAME)):
+        return
+    service = MemoryService.open(Path(home), vectors=False)
+    try:
+        service.audit(
+            "agent",
+            f"permission.{verdict.decision}",
+            metadata={
+                "tool": tool,
+                "mode": str(mode),
+                "policy": verdict.policy,
+                "via": "pre-tool-use hook",
+                "session": _text(payload, "session_id"),
+            },
+            decision=str(verdict.decision),
+        )
+    finally:
+        service.close()
+
+
+HOOKS: dict[str, Callable[[dict[str, Any], str], str]] = {
+    HookName.SESSION_START: session_start,
+    HookName.PROMPT: prompt,
+    HookName.PRE_TOOL_USE: pre_tool_use,
+    HookName.STOP: stop,
+    HookName.SESSION_END: session_end,
+}
+# Hooks that add context or tools, which --bare (ORCMEM_BARE=1) turns off; learning hooks still record.
+CONTEXT_HOOKS = frozenset({HookName.SESSION_START, HookName.PROMPT, HookName.PRE_TOOL_USE})
+
+
+def main(
+    argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None, *, warm_tried: str | None = None
+) -> int:
+    """Run one hook by name; any failure is logged and the hook exits 0 with nothing on stdout.
+
+    `warm_tried` says why the warm server did not answer the prompt hook already (`prompt_hook` asked it first)."""
+    if os.environ.get(DISTILLING_ENV_VAR):
+        return 0  # this agent was started by orcmem to distil a run: its hooks must not feed orcmem again
+    name = argv[0] if argv else ""
+    handler = HOOKS.get(name)
+    if handler is None:
+        # Exit 0 even here: a non-zero exit from a prompt or tool hook would block the agent.
+        print(f"orcmem: unknown hook {name!r}; hooks: {', '.join(HOOKS)}", file=sys.stderr)
+        return 0
+    if name in CONTEXT_HOOKS and (os.environ.get(BARE_ENV_VAR) or "--bare" in argv[1:]):
+        return 0
+    home = home_dir_str()
+    try:
+        payload = _read_payload(stdin or sys.stdin)
+        output = prompt(payload, home, warm_tried) if warm_tried else handler(payload, home)
+    except Exception as exc:  # a hook must never block or break the agent
+        import traceback
+
+        _log(home, name, f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=3)!r}")
+        return 0
+    if output:
+        (stdout or sys.stdout).write(output)
+    return 0

@@ -1,0 +1,130 @@
+"""What an agent is given: the brief at session start and recall before each prompt (one pipeline for the hook,
+the CLI and MCP)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from orcmem.agent_context.brief import build_brief
+from orcmem.agent_context.recall import format_recall, merge_recall, recall_by_words, recall_match
+from orcmem.models.constants import (
+    BRIEF_MEMORY_POOL,
+    BRIEF_SUMMARIES,
+    BRIEF_TASKS,
+    RECALL_CANDIDATES,
+    RECALL_MAX_MEMORIES,
+    RECALL_MIN_SIMILARITY,
+    RECALL_RRF_K,
+    WARM_RECALL_MIN_TERM_SHARE,
+)
+from orcmem.models.types import MemoryFilter, Project
+from orcmem.service.core import ServiceCore
+from orcmem.service.search import Search
+from orcmem.service.settings import Settings
+from orcmem.store.recall import RecallRow, word_candidates
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from orcmem.store.vectors import Scan
+
+
+class AgentContext:
+    """The brief and recall (`service.context`): what memory gives an agent, fenced as reference material."""
+
+    def __init__(self, core: ServiceCore, settings: Settings, search: Search) -> None:
+        """The brief and recall over the service's store, its settings (who is asking) and its search."""
+        self.core = core
+        self.store = core.store
+        self.settings = settings
+        self.search = search
+
+    def brief(self, project: Project | None) -> str:
+        """The project brief for a new session; "" when memory is off or nothing is stored."""
+        if project is None or not self.core.is_enabled():
+            return ""
+        memories = self.store.memories.list(project.id, MemoryFilter(statuses=("active",), limit=BRIEF_MEMORY_POOL))
+        tasks = self.store.tasks.open_titles(project.id, BRIEF_TASKS)
+        items = [
+            item for summary in self.store.summaries.recent(project.id, BRIEF_SUMMARIES) for item in summary.open_items
+        ]
+        return build_brief(memories, tasks, items, self.core.clock(), self.settings.known_person())
+
+    def recall(
+        self,
+        canonical_root: str,
+        prompt: str,
+        *,
+        meaning: bool = False,
+        min_similarity: float = RECALL_MIN_SIMILARITY,
+    ) -> str:
+        """The memories that match a prompt, fenced as reference material; "" when off or nothing matches.
+
+        With `meaning`, memories whose cosine similarity to the prompt reaches `min_similarity` join those the
+        words found, so a prompt that says the same thing in other words is answered too. Only a process whose
+        model has already loaded (the MCP server) uses it: recall never waits for a model.
+        """
+        rows = self.recall_rows(canonical_root, prompt, meaning=meaning, min_similarity=min_similarity)
+        return format_recall(rows, self.core.clock()) if rows else ""
+
+    def recall_rows(
+        self,
+        canonical_root: str,
+        prompt: str,
+        *,
+        meaning: bool = False,
+        min_similarity: float = RECALL_MIN_SIMILARITY,
+        limit: int = RECALL_MAX_MEMORIES,
+    ) -> list[RecallRow]:
+        """What `recall` frames, best first (`limit` of them: a session's recall reads more, to pass over those it
+        already gave).
+
+        Words alone: the matches that pass the relevance gate. With `meaning` (a process whose model has loaded):
+        the memories at least `min_similarity` close to the prompt, fused with the word matches, which count
+        ungated when meaning found something (the prompt is about the project) and must pass the stricter
+        WARM_RECALL_MIN_TERM_SHARE gate when it found nothing.
+        """
+        match = recall_match(prompt)
+        if match is None:
+            return []
+        project = self.store.projects.by_root(canonical_root) if meaning else None
+        pending = (
+            self.search.nearest_soon(project, prompt, RECALL_CANDIDATES)
+            if meaning and self.core.model_ready()
+            else None
+        )
+        if pending is None:
+            return recall_by_words(self.store.db.path, canonical_root, prompt, limit) or []
+        found = word_candidates(
+            self.store.db.path, canonical_root, match, RECALL_CANDIDATES, share=WARM_RECALL_MIN_TERM_SHARE
+        )
+        if found is None:  # memory is off, or the database is from another version
+            pending.cancel()
+            return []
+        by_words, relevant = found
+        by_meaning = self._close_in_meaning(project, pending, min_similarity, RECALL_CANDIDATES)
+        if not by_meaning and not relevant:
+            return []
+        return merge_recall(by_words, by_meaning, RECALL_RRF_K)[:limit]
+
+    def _close_in_meaning(
+        self, project: Project | None, pending: Future[Scan | None], min_similarity: float, limit: int
+    ) -> list[RecallRow]:
+        """The memories of a pending scan at least `min_similarity` close to the query, closest first (recall
+        answers from words alone when the scan is late or fails)."""
+        return [
+            RecallRow(
+                str(m.type),
+                m.title,
+                m.body,
+                str(m.source),
+                m.last_confirmed_at,
+                m.flagged,
+                m.id,
+                m.updated_at,
+                m.stale_reason,
+                str(m.provenance),
+            )
+            for m, similarity in self.search.meaning_hits(project, pending, limit)
+            if similarity >= min_similarity
+        ]

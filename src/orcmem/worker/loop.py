@@ -1,0 +1,156 @@
+"""`orcmem worker`: drain the extraction queue, distil idle sessions, embed what commands left, then exit.
+
+Whether one runs, and starting and stopping one, is worker_control's (light enough for hooks and commands)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from orcmem.extract.runner import stop_all_processes
+from orcmem.models.constants import MAX_CONCURRENT_EXTRACTIONS
+from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
+from orcmem.service.memory_service import MemoryService
+from orcmem.worker.control import is_alive
+
+log = logging.getLogger("orcmem.worker.loop")
+
+MAX_SLEEP_S = 60.0  # wake at least this often while waiting for idle sessions
+WAKE_POLL_S = 0.25  # while it waits, a run queued by another process (a session's end) is taken within this
+EMBED_WAIT_S = 120.0
+STOP_WAIT_S = 10.0  # after Ctrl-C, how long the job threads get to put their jobs back
+
+
+def drain(learning: Learning, generators: GeneratorFactory, *, pid: int | None = None) -> list[JobOutcome]:
+    """Run queued jobs, two at a time at most (across processes), until none is left to claim."""
+    me = pid or os.getpid()
+    outcomes: list[JobOutcome] = []
+    lock = threading.Lock()
+
+    def alive(other: int) -> bool:
+        return other == me or is_alive(other)
+
+    def slot() -> None:
+        while True:
+            job = learning.claim(me, alive)
+            if job is None:
+                return
+            outcome = learning.run_job(job, generators)
+            with lock:
+                outcomes.append(outcome)
+
+    threads = [threading.Thread(target=slot, name=f"orcmem-job-{i}") for i in range(MAX_CONCURRENT_EXTRACTIONS)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through interrupt_on_sigterm: no paid call outlives the worker
+        stop(learning)
+        for thread in threads:
+            if thread.ident is not None:
+                thread.join(timeout=STOP_WAIT_S)  # each puts its job back in the queue
+        raise
+    return outcomes
+
+
+def stop(learning: Learning) -> None:
+    """Claim nothing more and end every model call in flight (their jobs go back to the queue)."""
+    learning.cancelled.set()
+    stop_all_processes()
+
+
+def interrupt_on_sigterm() -> None:
+    """Make SIGTERM stop this process as Ctrl-C does, so the same clean-up runs (call from the main thread)."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def run(
+    service: MemoryService,
+    generators: GeneratorFactory,
+    *,
+    linger: bool = True,
+    clock_sleep: Callable[[float], None] = time.sleep,
+    learning: Learning | None = None,
+) -> list[JobOutcome]:
+    """Drain the queue; while `linger`, also wait for open sessions to go idle and distil them."""
+    learning = learning or Learning(service)
+    outcomes: list[JobOutcome] = []
+    service.vectors_changed()  # what commands wrote and left to a worker (embed_handoff), beside what it learns
+    missing_before = -1
+    while True:
+        wait = learning.idle_ms()
+        learning.sweep_idle(wait)
+        done = drain(learning, generators)
+        outcomes.extend(done)
+        if done:
+            continue
+        deadline = learning.next_idle_deadline(wait) if linger else None
+        if deadline is None or learning.extraction_allowed() is not None:
+            if service.pump is not None:
+                service.pump.wait(EMBED_WAIT_S)  # the vectors of what this worker saved, before it exits
+            if learning.untaken_jobs():
+                continue  # queued while this worker ran: their hooks saw it running and started no other worker
+            left = _still_missing(service)
+            if left and left != missing_before:
+                missing_before = left  # a command wrote while this worker embedded: it saw it running, started none
+                service.vectors_changed()
+                continue
+            _send_to_team(service)
+            _check_freshness(service)
+            break
+        _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
+    return outcomes
+
+
+def _check_freshness(service: MemoryService) -> None:
+    """Check the memories of projects used this week against their code before the worker exits (incremental)."""
+    week_ago = service.clock() - 7 * 24 * 3600 * 1000
+    for project, _count in service.projects():
+        if project.last_seen_at < week_ago:
+            continue
+        try:
+            service.check_freshness(project)
+        except Exception as exc:  # one project's check failing leaves the others, and the worker, alone
+            print(f"orcmem worker: freshness check of {project.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def _send_to_team(service: MemoryService) -> None:
+    """Push what this profile wrote to its team before the worker exits (a profile without a team: nothing)."""
+    if service.team.link() is None or not service.team.pending():
+        return
+    from orcmem.models.errors import OrcmemError
+    from orcmem.team.sync import sync_now
+
+    try:
+        sync_now(service, wait=False)  # an MCP server's syncer may be at it already
+    except OrcmemError as exc:  # the team database is away: the outbox keeps it for the next sync
+        print(f"orcmem worker: team sync: {exc}", file=sys.stderr)
+
+
+def _still_missing(service: MemoryService) -> int:
+    """How many memories lack a vector that this worker could make (0 without a model or with memory off)."""
+    pump = service.pump
+    if pump is None or not service.is_enabled():
+        return 0
+    return pump.pending()
+
+
+def _wait_for_work(learning: Learning, seconds: float, clock_sleep: Callable[[float], None]) -> None:
+    """Sleep up to `seconds`, waking as soon as another process queues a job (a session ended meanwhile)."""
+    waited = 0.0
+    while waited < seconds:
+        step = min(WAKE_POLL_S, seconds - waited)
+        clock_sleep(step)
+        waited += step
+        if learning.untaken_jobs():
+            return
