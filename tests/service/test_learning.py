@@ -236,6 +236,29 @@ def test_a_dead_workers_job_goes_back_to_the_queue(service, project, learning) -
     assert learning.claim(5000, lambda pid: pid != 4242).run_id == run.id  # 4242 died: its job is taken again
 
 
+def test_a_gone_workers_runs_are_put_back_without_a_claim(service, project, learning) -> None:
+    run = add_run(service, project)
+    learning.queue(run)
+    learning.claim(4242, lambda pid: True)
+    assert learning.requeue_orphans(lambda pid: True) == 0  # its worker lives: the run stays its own
+    assert learning.requeue_orphans(lambda pid: pid != 4242) == 1  # `orcmem worker --stop` after 4242 is gone
+    assert service.store.jobs.get(run.id).state == "queued"
+
+
+def test_an_exited_process_waiting_to_be_reaped_is_not_alive() -> None:
+    import subprocess
+    import time
+
+    from orcmem.worker.control import is_alive
+
+    child = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while is_alive(child.pid) and time.monotonic() < deadline:  # it exits at once, and is not reaped yet
+        time.sleep(0.02)
+    assert not is_alive(child.pid)
+    child.wait()
+
+
 def test_a_claim_past_its_lease_goes_back_to_the_queue_and_the_old_worker_saves_nothing(
     service, project, learning, clock
 ) -> None:

@@ -35,11 +35,14 @@ def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
 
     from orcmem.service.learning import Learning
     from orcmem.worker import loop as learning_worker
-    from orcmem.worker.control import stop_workers, worker_lock
+    from orcmem.worker.control import is_alive, stop_workers, worker_lock
 
     home = home_dir()
     if stop:
         stopped = stop_workers(home)
+        # A worker that could not put its runs back in time (a busy machine, a hung model call) leaves them marked
+        # running: they go back to the queue now, not when the next worker claims.
+        Learning(app.service()).requeue_orphans(is_alive)
         echo(f"stopped {stopped} worker{'' if stopped == 1 else 's'}")
         return
     learning_worker.interrupt_on_sigterm()

@@ -326,6 +326,11 @@ class Learning:
             max_running=MAX_CONCURRENT_EXTRACTIONS, worker_pid=worker_pid, now=self.memory.clock(), is_alive=is_alive
         )
 
+    def requeue_orphans(self, is_alive: Callable[[int], bool]) -> int:
+        """Put back in the queue the runs of workers that are gone (a stopped worker that had no time to, or a killed
+        one); how many."""
+        return self.store.jobs.requeue_orphans(now=self.memory.clock(), is_alive=is_alive)
+
     def run_job(self, job: Job, generators: GeneratorFactory) -> JobOutcome:
         """Distil a claimed job's run; every path ends the job as done, failed or skipped, never raising."""
         try:

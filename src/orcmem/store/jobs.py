@@ -72,15 +72,7 @@ class JobRepository(Repository):
         belongs to another process.
         """
         with self.db.transaction():
-            rows = self.db.query("SELECT run_id, worker_pid, heartbeat_at FROM extraction_jobs WHERE state = 'running'")
-            for run_id, pid, heartbeat in rows:
-                expired = heartbeat is None or int(heartbeat) < now - JOB_LEASE_MS
-                if pid is None or expired or not is_alive(int(pid)):
-                    self.db.query(
-                        "UPDATE extraction_jobs SET state = 'queued', worker_pid = NULL, started_at = NULL "
-                        "WHERE run_id = ?",
-                        (run_id,),
-                    )
+            self.requeue_orphans(now=now, is_alive=is_alive)
             running = self.db.query_one("SELECT count(*) FROM extraction_jobs WHERE state = 'running'")
             if running and int(running[0]) >= max_running:
                 return None
@@ -95,6 +87,23 @@ class JobRepository(Repository):
                 (worker_pid, now, now, row[0]),
             )
         return self.get(row[0])
+
+    def requeue_orphans(self, *, now: int, is_alive: Callable[[int], bool]) -> int:
+        """Put back in the queue the jobs marked running by a worker that no longer exists, or whose lease ran out
+        (its worker is hung, or its pid now belongs to another process); how many."""
+        requeued = 0
+        with self.db.transaction():
+            rows = self.db.query("SELECT run_id, worker_pid, heartbeat_at FROM extraction_jobs WHERE state = 'running'")
+            for run_id, pid, heartbeat in rows:
+                expired = heartbeat is None or int(heartbeat) < now - JOB_LEASE_MS
+                if pid is None or expired or not is_alive(int(pid)):
+                    self.db.query(
+                        "UPDATE extraction_jobs SET state = 'queued', worker_pid = NULL, started_at = NULL "
+                        "WHERE run_id = ?",
+                        (run_id,),
+                    )
+                    requeued += 1
+        return requeued
 
     def set_through(self, run_id: str, through_seq: int) -> None:
         """Record which events this job distils."""
