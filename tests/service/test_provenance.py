@@ -15,7 +15,7 @@ from orcmem.models.types import MemoryFilter, NewMemory, Project, Provenance, So
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
-from orcmem.store.migrations import MIGRATIONS, migrate
+from orcmem.store.migrations import LATEST_VERSION, MIGRATIONS, migrate
 from tests.helpers import user_memory
 from tests.service.test_learning import FakeGenerator
 
@@ -176,7 +176,7 @@ def test_an_old_database_gets_each_memorys_documented_provenance(tmp_path: Path)
     conn.execute("DELETE FROM team_outbox")
     conn.close()
     conn = apsw.Connection(str(path))
-    assert migrate(conn) == 7
+    assert migrate(conn) == LATEST_VERSION
     found = dict(conn.execute("SELECT id, provenance FROM memories").fetchall())
     assert found == {
         "mem_user": "person",

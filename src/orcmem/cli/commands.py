@@ -13,6 +13,7 @@ import click
 from orcmem import __version__
 from orcmem.cli.agents import brief, recall, task
 from orcmem.cli.context import AppContext, echo
+from orcmem.cli.importing import import_group
 from orcmem.cli.learning import extract, hook, ingest, jobs, summaries, worker
 from orcmem.cli.memories import add, edit, export, feedback, forget, list_memories, search, show
 from orcmem.cli.model import check, doctor, model, reindex
@@ -110,6 +111,7 @@ for command in (
     jobs,
     summaries,
     team,
+    import_group,
 ):
     cli.add_command(command)
 

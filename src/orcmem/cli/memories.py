@@ -17,6 +17,7 @@ from orcmem.models.constants import (
     SEARCH_MAX_LIMIT,
 )
 from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance, Scope, Source, Status
+from orcmem.service.memory_service import MemoryService
 
 BODY_READ_MAX_BYTES = 64 * 1024  # far more than a body holds, so an over-long body is reported, not cut
 MODEL_LOAD_WAIT_S = 10.0
@@ -147,8 +148,9 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
     """Show one memory in full."""
     service = app.service()
     memory = service.get(app.project(), memory_id)
+    origin = _imported_from(service, memory.source_run_id)
     if as_json:
-        echo_json(memory.to_dict())
+        echo_json({**memory.to_dict(), **({"imported_from": origin} if origin else {})})
         return
     now = service.clock()
     echo(memory_line(memory, now, service.settings.person()))
@@ -173,8 +175,18 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         details.append(f"topic: {memory.topic_key}")
     if memory.files:
         details.append("files: " + ", ".join(memory.files))
+    if origin:
+        details.append(f"imported from: {origin} (orcmem import sessions --undo erases it)")
     for detail in details:
         echo(detail)
+
+
+def _imported_from(service: MemoryService, run_id: str | None) -> str | None:
+    """The past session file a memory was distilled from by `orcmem import sessions`, or None."""
+    from orcmem.service.learning import Learning
+    from orcmem.service.session_import import SessionImports
+
+    return SessionImports(Learning(service)).origin(run_id) if run_id else None
 
 
 @click.command()

@@ -91,12 +91,14 @@ class Learning:
         answered: bool = False,
         link: TaskLink | None = None,
         agent_command: str | None = None,
+        link_task: bool = True,
     ) -> IngestResult:
         """Add what is new in a transcript to its run's ledger (redacted); create the project and run on first sight.
 
         `answered` says the agent reported the turn's final answer (Claude Code's `Stop` payload carries it before
         the transcript does), so the prompts still waiting count as answered turns. An ingest that is not the
-        session's end reopens a run that had ended: the session was resumed. `link` ties a new run to a task.
+        session's end reopens a run that had ended: the session was resumed. `link` ties a new run to a task;
+        without `link_task` a new run is tied to none (a past session imported has nothing to do with today's task).
 
         Raises:
             ValidationError: the file is missing or is not a transcript orcmem can read; nothing is registered.
@@ -117,7 +119,8 @@ class Learning:
                 cwd=cwd,
                 now=now,
             )
-            self._link(run, project, link)
+            if link_task:
+                self._link(run, project, link)
             if agent_command is not None and agent_command != run.agent_command:
                 self.store.runs.set_agent_command(run.id, agent_command)
         new_events, new_turns, skipped = self._catch_up(run.id, transcript, agent, answered=answered)
@@ -453,6 +456,7 @@ class Learning:
         outcome = JobOutcome(run.id, JobState.DONE)
         # Embedding waits for the model to load: done before the transaction, which hooks must never wait behind.
         meanings = self.memory.meanings([(item.title, item.body) for item in extraction.memories])
+        imported = self.store.runs.imported_at(run.id) is not None  # what it creates, undoing the import erases
         with self.store.db.transaction():
             if not self.store.jobs.holds(run.id, worker_pid):
                 return JobOutcome(run.id, JobState.SKIPPED, "another worker took this job over")
@@ -480,6 +484,8 @@ class Learning:
                     continue
                 outcome.written += 1
                 outcome.memory_ids.append(result.memory.id)
+                if imported and not result.merged:
+                    self.store.runs.note_imported_memory(result.memory.id, run.id)
             self.store.runs.mark_distilled(run.id, through)
         log.info(
             "extracted %d memory item(s) from run %s; left %d topic(s) the user wrote unchanged",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,8 +65,17 @@ class JobRepository(Repository):
             )
         return True
 
-    def claim(self, *, max_running: int, worker_pid: int, now: int, is_alive: Callable[[int], bool]) -> Job | None:
-        """Take the oldest queued job if fewer than `max_running` run, across every process.
+    def claim(
+        self,
+        *,
+        max_running: int,
+        worker_pid: int,
+        now: int,
+        is_alive: Callable[[int], bool],
+        run_id: str | None = None,
+    ) -> Job | None:
+        """Take the oldest queued job (or `run_id`'s, when it is queued) if fewer than `max_running` run, across
+        every process.
 
         Jobs marked running by a worker that no longer exists go back to the queue first, so a killed worker
         loses nothing; so do jobs claimed longer than `JOB_LEASE_MS` ago, whose worker is hung or whose pid now
@@ -76,8 +86,11 @@ class JobRepository(Repository):
             running = self.db.query_one("SELECT count(*) FROM extraction_jobs WHERE state = 'running'")
             if running and int(running[0]) >= max_running:
                 return None
+            only = "AND run_id = ?" if run_id is not None else ""
             row = self.db.query_one(
-                f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE state = 'queued' ORDER BY queued_at, run_id LIMIT 1"
+                f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE state = 'queued' {only} "
+                "ORDER BY queued_at, run_id LIMIT 1",
+                (run_id,) if run_id is not None else (),
             )
             if row is None:
                 return None
@@ -166,6 +179,15 @@ class JobRepository(Repository):
         )
         width = len(_JOB_COLUMNS.split(","))
         return [(Job(*row[:width]), Run(*row[width:])) for row in rows]
+
+    def durations_ms(self, limit: int) -> builtins.list[int]:
+        """How long the newest `limit` jobs that ended done took, claim to finish, in milliseconds."""
+        rows = self.db.query(
+            "SELECT finished_at - started_at FROM extraction_jobs WHERE state = 'done' AND started_at IS NOT NULL "
+            "AND finished_at >= started_at ORDER BY finished_at DESC LIMIT ?",
+            (limit,),
+        )
+        return [int(row[0]) for row in rows]
 
     def counts(self) -> dict[str, int]:
         """How many jobs are in each state."""

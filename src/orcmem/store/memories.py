@@ -106,6 +106,20 @@ class MemoryRepository(Repository):
         )
         return [str(row[0]) for row in rows]
 
+    def created_by_imports(self, project_id: str) -> dict[str, list[str]]:
+        """The ids of the memories each imported run of a project created, by run: not those it only confirmed
+        (they were there before), nor those a live run confirmed since (the live run holds them now)."""
+        rows = self.db.query(
+            "SELECT i.run_id, m.id FROM imported_memories i JOIN runs r ON r.id = i.run_id "
+            "JOIN memories m ON m.id = i.memory_id LEFT JOIN runs s ON s.id = m.source_run_id "
+            "WHERE r.project_id = ? AND (m.source_run_id IS NULL OR s.imported_at IS NOT NULL) ORDER BY m.pk",
+            (project_id,),
+        )
+        found: dict[str, list[str]] = {}
+        for run_id, memory_id in rows:
+            found.setdefault(str(run_id), []).append(str(memory_id))
+        return found
+
     def find_active_topic(self, project_id: str | None, topic_key: str) -> Memory | None:
         """The active memory holding `topic_key` in a project's pool (or the global pool when None)."""
         row = self.db.query_one(

@@ -340,6 +340,19 @@ WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applyi
 END;
 """
 
+# Past sessions brought in by `orcmem import sessions`: when each run was imported (NULL for a run the hooks saw
+# live), and the memories those runs created (not those they only confirmed), so the import can be listed and
+# undone without touching what was learned live.
+MIGRATION_8 = """
+ALTER TABLE runs ADD COLUMN imported_at INTEGER;
+CREATE INDEX runs_imported ON runs(project_id, imported_at) WHERE imported_at IS NOT NULL;
+CREATE TABLE imported_memories (
+  memory_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL
+);
+CREATE INDEX imported_memories_run ON imported_memories(run_id);
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -348,6 +361,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (5, MIGRATION_5),
     (6, MIGRATION_6),
     (7, MIGRATION_7),
+    (8, MIGRATION_8),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -231,10 +232,44 @@ class RunRepository(Repository):
             )
         return [Run(*row) for row in rows]
 
+    def find_session(self, agent: str, session_id: str) -> Run | None:
+        """The run of an agent's session, or None when orcmem never saw it."""
+        row = self.db.query_one(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE agent = ? AND session_id = ?", (agent, session_id)
+        )
+        return Run(*row) if row else None
+
+    def mark_imported(self, run_id: str, now: int) -> None:
+        """Record that a run came from an import of past sessions (kept from the first import on)."""
+        with self.db.transaction():
+            self.db.query("UPDATE runs SET imported_at = COALESCE(imported_at, ?) WHERE id = ?", (now, run_id))
+
+    def imported_at(self, run_id: str) -> int | None:
+        """When a run was imported, or None for a run the hooks saw live."""
+        row = self.db.query_one("SELECT imported_at FROM runs WHERE id = ?", (run_id,))
+        return int(row[0]) if row and row[0] is not None else None
+
+    def note_imported_memory(self, memory_id: str, run_id: str) -> None:
+        """Record that an imported run created this memory (undoing the import erases it)."""
+        with self.db.transaction():
+            self.db.query(
+                "INSERT OR IGNORE INTO imported_memories (memory_id, run_id) VALUES (?, ?)", (memory_id, run_id)
+            )
+
+    def imported(self, project_id: str) -> builtins.list[tuple[Run, int]]:
+        """A project's imported runs with when each was imported, oldest import first."""
+        rows = self.db.query(
+            f"SELECT {RUN_COLUMNS}, imported_at FROM runs WHERE project_id = ? AND imported_at IS NOT NULL "
+            "ORDER BY imported_at, started_at",
+            (project_id,),
+        )
+        return [(Run(*row[:-1]), int(row[-1])) for row in rows]
+
     def delete(self, run_id: str) -> None:
         """Delete a run and its events, job and summary (its memories stay, unlinked)."""
         with self.db.transaction():
             self.db.query("DELETE FROM runs WHERE id = ?", (run_id,))
+            self.db.query("DELETE FROM imported_memories WHERE run_id = ?", (run_id,))
 
 
 def _event_row(run_id: str, seq: int, event: LedgerEvent, now: int) -> tuple[Any, ...]:

@@ -4,3 +4,13 @@
 def plural(n: int, one: str, many: str | None = None) -> str:
     """`1 memory`, `3 memories` (`many` for words whose plural is not `one` + s)."""
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def duration(seconds: float) -> str:
+    """A rough length of time: `40 s`, `12 min`, `3 h 20 min`."""
+    if seconds < 90:
+        return f"{max(round(seconds), 0)} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
