@@ -18,6 +18,7 @@ from bench import (
     floor,
     freshness,
     fusion,
+    import_sessions,
     injection,
     learning,
     load,
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     started_up = onboarding.run()
     print("the plugin's hook command...", flush=True)
     plugged = plugin.run()
+    print("importing 1,000 past sessions...", flush=True)
+    imported = import_sessions.run()
     print("writes that do not wait for the model...", flush=True)
     written = writes.run()
     print("forget and server memory...", flush=True)
@@ -121,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(writes.render(written)),
         "\n".join(onboarding.render(started_up)),
         "\n".join(plugin.render(plugged)),
+        "\n".join(import_sessions.render(imported)),
         "\n".join(precision.render(precise)),
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
