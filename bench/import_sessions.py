@@ -156,7 +156,7 @@ def run(count: int = 1000, distil: int = 20, samples: int = 3, work: Path | None
         dry.append(took)
         estimate = json.loads(out)
     wall, out = _orcmem(env, project, "import", "sessions", "--yes", "--json", "--max-runs", str(distil))
-    planned = json.loads(out.split("\n}\n", 1)[0] + "\n}")
+    planned = json.loads(out)
     prompts = [p for p in Path(env["STANDIN_PROMPTS"]).read_text().split("\n\f\n") if p.strip()]
     floor = _standin_floor(env, prompts)
     shutil.rmtree(work, ignore_errors=True)

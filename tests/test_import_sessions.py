@@ -281,7 +281,29 @@ def test_ctrl_c_keeps_the_runs_done_and_a_rerun_resumes(env: dict[str, str], rep
     assert [("prompt 1" in p) for p in prompts_sent(env)] == [True]
     hang.unlink()
     resumed = orcmem(env, repo, "import", "sessions", "--yes", "--json")
-    estimate = json.loads(resumed.stdout.split("\n}\n", 1)[0] + "\n}")
-    assert (estimate["runs"], estimate["already_learned"], estimate["timed_here"]) == (2, 1, True)
+    report = json.loads(resumed.stdout)
+    assert (report["runs"], report["already_learned"], report["timed_here"]) == (2, 1, True)
+    assert (report["distilled"], report["new_memories"], report["failed"]) == (2, 2, 0)
     sent = prompts_sent(env)
     assert [n for n in (1, 2, 3) for p in sent if f"prompt {n}" in p] == [1, 2, 3]  # each session distilled once
+
+
+def test_a_project_whose_folder_name_is_cut_is_found_under_either_hash(env: dict[str, str], tmp_path: Path) -> None:
+    deep = tmp_path / ("long-folder-name-" * 8) / ("and-more-" * 8) / "project"
+    twin = deep.with_name("project-twin")  # the same first 200 characters of the folder name
+    projects = Path(env["HOME"]) / ".claude" / "projects"
+    for folder, sid in ((deep, "mine"), (twin, "theirs")):
+        folder.mkdir(parents=True)
+        # The stand-in writes under the uncut name, too long for a file name here: write it where Claude Code does.
+        session(env, tmp_path / "short", "claude", sid, "prompt 1")
+        [written] = projects.glob(f"*/{sid}.jsonl")
+        target = projects / claude_folder_name(str(folder)) / f"{sid}.jsonl"
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(written.read_text().replace(str(tmp_path / "short"), str(folder)))
+        written.unlink()
+    assert len(claude_folder_name(str(deep))) < len(str(deep))
+    assert [s.session_id for s in find_sessions(locate(deep), env)] == ["mine"]
+    # Another Claude Code version hashed the path differently: the cut name and the cwd still find it.
+    own = projects / claude_folder_name(str(deep))
+    own.rename(projects / (claude_folder_name(str(deep))[:200] + "-otherhash"))
+    assert [s.session_id for s in find_sessions(locate(deep), env)] == ["mine"]

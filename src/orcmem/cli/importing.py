@@ -117,14 +117,14 @@ def _import(
     chosen = importer.plan(
         candidates, order=order, max_runs=max_runs, max_tokens=max_tokens, run_ms=imports.typical_run_ms()
     )
-    if as_json:
-        echo_json(_plan_dict(found, chosen))
-        if dry_run or not chosen.chosen:
-            return
-    else:
-        _say_plan(found, chosen)
-    if dry_run or not chosen.chosen:
+    if dry_run or not chosen.chosen:  # with --json, the plan alone; after distilling, the plan and the result
+        if as_json:
+            echo_json(_plan_dict(found, chosen))
+        else:
+            _say_plan(found, chosen)
         return
+    if not as_json:
+        _say_plan(found, chosen)
     reason = imports.learning.extraction_allowed()
     if reason is not None:
         raise click.ClickException(f"nothing can be distilled while {reason} (orcmem memory on; orcmem init)")
@@ -133,7 +133,21 @@ def _import(
             raise click.ClickException("the import makes paid model calls: run it in a terminal, or pass --yes")
         if not click.confirm("Distil them now?", default=True):
             raise click.exceptions.Exit(1)
-    _distil(app, imports, chosen)
+    report = _distil(app, imports, chosen)
+    if as_json:
+        echo_json(
+            {
+                **_plan_dict(found, chosen),
+                "distilled": report.distilled,
+                "new_memories": report.memories,
+                "confirmed": report.confirmed,
+                "failed": report.failed,
+                "skipped": report.skipped,
+                "errors": report.errors,
+            }
+        )
+    else:
+        _say_report(report)
 
 
 def _plan_dict(found: list[Any], chosen: Any) -> dict[str, Any]:
@@ -176,7 +190,8 @@ def _say_plan(found: list[Any], chosen: Any) -> None:
     )
 
 
-def _distil(app: AppContext, imports: Any, chosen: Any) -> None:
+def _distil(app: AppContext, imports: Any, chosen: Any) -> Any:
+    """Distil the chosen runs behind a progress bar; on Ctrl-C, say how to resume and exit 130."""
     from orcmem.app import session_import as importer
     from orcmem.app.distilling import generator_factory
     from orcmem.worker.control import is_alive
@@ -209,6 +224,10 @@ def _distil(app: AppContext, imports: Any, chosen: Any) -> None:
                 err=True,
             )
             sys.exit(130)
+    return report
+
+
+def _say_report(report: Any) -> None:
     echo(
         f"Distilled {plural(report.distilled, 'run')} into {plural(report.memories, 'new memory', 'new memories')}"
         + (f" ({report.confirmed} more confirmed)" if report.confirmed else "")
