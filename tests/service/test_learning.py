@@ -39,7 +39,7 @@ ANSWER = {
             "body": "npx vitest run -t NAME",
             "topicKey": None,
             "files": [],
-            "confidence": 0.5,
+            "confidence": 0.7,  # over the review policy's 0.6: these tests are about the queue, not the inbox
         },
     ],
 }

@@ -17,6 +17,7 @@ from orcmem.cli.importing import import_group
 from orcmem.cli.learning import extract, hook, ingest, jobs, summaries, worker
 from orcmem.cli.memories import add, edit, export, feedback, forget, list_memories, search, show
 from orcmem.cli.model import check, doctor, model, reindex
+from orcmem.cli.review import review, review_policy
 from orcmem.cli.servers import forget_run, mcp_command, ui
 from orcmem.cli.settings import grants, memory, projects
 from orcmem.cli.setup import init, setup
@@ -89,6 +90,7 @@ for command in (
     feedback,
     forget,
     export,
+    review,
     memory,
     projects,
     grants,
@@ -114,6 +116,7 @@ for command in (
     import_group,
 ):
     cli.add_command(command)
+memory.add_command(review_policy)
 
 
 def main() -> None:

@@ -97,7 +97,14 @@ def _body_text(body: str | None, body_file: Path | None) -> str | None:
 @click.option("--type", "types", multiple=True, type=click.Choice([t.value for t in MemoryType]), help="Repeatable.")
 @click.option("--source", "sources", multiple=True, type=click.Choice([s.value for s in Source]), help="Repeatable.")
 @PROVENANCE_OPTION
-@click.option("--status", "statuses", multiple=True, type=click.Choice([s.value for s in Status]), help="Repeatable.")
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice([s.value for s in Status]),
+    help="Repeatable (default: all but pending).",
+)
+@click.option("--pending", is_flag=True, help="Only the learned memories waiting for review (orcmem review).")
 @click.option("--scope", "scopes", multiple=True, type=click.Choice([s.value for s in Scope]), help="Repeatable.")
 @click.option("--limit", type=click.IntRange(1, LIST_MAX_LIMIT), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
@@ -109,19 +116,20 @@ def list_memories(
     sources: tuple[str, ...],
     provenances: tuple[str, ...],
     statuses: tuple[str, ...],
+    pending: bool,
     scopes: tuple[str, ...],
     limit: int,
     offset: int,
     as_json: bool,
 ) -> None:
-    """List this project's memories and the global ones, newest first."""
+    """List this project's memories and the global ones, newest first (those waiting for review with --pending)."""
     service = app.service()
     project = app.project()
     flt = MemoryFilter(
         types=types,
         sources=sources,
         provenances=provenances,
-        statuses=statuses,
+        statuses=(str(Status.PENDING),) if pending else statuses,
         scopes=scopes,
         limit=limit,
         offset=offset,

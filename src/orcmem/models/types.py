@@ -87,6 +87,7 @@ class Status(StrEnum):
     ACTIVE = "active"
     STALE = "stale"
     RETRACTED = "retracted"
+    PENDING = "pending"  # learned, waiting in the review inbox (docs/learning.md); seen only by the person reviewing
 
 
 class Verdict(StrEnum):

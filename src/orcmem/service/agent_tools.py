@@ -12,7 +12,7 @@ from typing import Any
 
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
 from orcmem.models.errors import ValidationError
-from orcmem.models.types import Memory, Project, SearchHit, Source
+from orcmem.models.types import Memory, Project, SearchHit, Source, Status
 from orcmem.models.vocabulary import Mode
 from orcmem.service.approvals import Approvals, Ask
 from orcmem.service.memory_service import MemoryService
@@ -153,7 +153,8 @@ class AgentTools:
     def record(self, type: str, title: str, body: str, topic_key: str | None = None) -> dict[str, Any]:
         """Save a decision, lesson, command, env_quirk, convention or spec as the agent.
 
-        Returns {"id", "recorded": True, "merged"}; merged is True when a memory with the same topic key took it in.
+        Returns {"id", "recorded": True, "merged"}; merged is True when a memory with the same topic key took it in;
+        with "waits_for_review": True when the project's review policy holds the agent's writes for the person.
 
         Raises:
             MemoryOffError, ValidationError, OwnershipError, PermissionDenied.
@@ -161,7 +162,10 @@ class AgentTools:
         write, new = self.plans.plan_record(type, title, body, topic_key)
         self.approvals.authorize(write)
         result = self.memory.record(self.project, new)
-        return {"id": result.memory.id, "recorded": True, "merged": result.merged}
+        answer: dict[str, Any] = {"id": result.memory.id, "recorded": True, "merged": result.merged}
+        if result.memory.status is Status.PENDING:
+            answer["waits_for_review"] = True  # the agent must not count on it until the person accepts it
+        return answer
 
     def feedback(self, id: str, verdict: str) -> dict[str, Any]:
         """Mark a memory helpful (more confidence, age reset), wrong (retracted) or stale.

@@ -42,6 +42,7 @@ from orcmem.service.core import ServiceCore, now_ms
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
+from orcmem.service.review import Review
 from orcmem.service.search import Search
 from orcmem.service.settings import Settings
 from orcmem.service.team import Team
@@ -94,6 +95,7 @@ class MemoryService(ServiceCore):
         self.team = Team(self, self.settings)
         self.search = Search(self)
         self.context = AgentContext(self, self.settings, self.search)
+        self.review = Review(self)
 
     def close(self, *, embed_wait: float = 0.0) -> None:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
@@ -109,6 +111,7 @@ class MemoryService(ServiceCore):
         """
         service = cls(Store.open(home / DB_FILENAME, vectors=vectors), embedder=embedder)
         service.reflag_if_stale()
+        service.review.expire()  # one indexed read when nothing is due
         return service
 
     def reflag_if_stale(self) -> int:
@@ -153,8 +156,21 @@ class MemoryService(ServiceCore):
             raise NotFoundError(f"No memory {checked} in this project.")
         return memory
 
+    def get_reviewed(self, project: Project | None, memory_id: str) -> Memory:
+        """A visible memory that is not waiting for review: what agents, feedback and exports may reach.
+
+        Raises:
+            ValidationError: the id is not a public memory id.
+            NotFoundError: no such memory in this project, or it waits in the review inbox.
+        """
+        memory = self.get(project, memory_id)
+        if memory.status is Status.PENDING:
+            raise NotFoundError(f"Memory {memory.id} waits for review; accept it first (`orcmem review`).")
+        return memory
+
     def list(self, project: Project | None, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
-        """Memories visible to the project, newest update first."""
+        """Memories visible to the project, newest update first; those waiting for review only when the filter names
+        the status."""
         checked = _check_filter(flt or MemoryFilter())
         return self.store.memories.list(project.id if project else None, checked)
 
@@ -208,6 +224,10 @@ class MemoryService(ServiceCore):
         project_id = project.id if scope is Scope.PROJECT and project is not None else None
         origin_root = project.root_path if project is not None else None
         may_repeat = source is not Source.USER
+        confidence = rules.clamp_confidence(new.confidence)
+        held = self.review.waits(
+            project, source=source, memory_type=memory_type, confidence=confidence, provenance=provenance
+        )
         author, author_agent = self.settings.person(), self._writing_agent(source, new.source_run_id)
         if may_repeat and meaning is None and look_up_meaning and self.model_ready():
             meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
@@ -217,6 +237,15 @@ class MemoryService(ServiceCore):
             if existing is None and may_repeat:
                 model = self.embedder.model_id if self.embedder is not None else None
                 repeated = self.duplicates.find(project_id, title, body, meaning, model)
+            if held is not None and repeated is None:
+                # Waits for review: never merged into what is active (accepting it does that); a repeat of what
+                # already waits confirms that one, so the inbox holds each thing once.
+                if existing is not None:
+                    self._require_owner(existing, source, USER_TOPIC_MESSAGE)
+                # The same topic waiting takes the newer words (merged below); the same words waiting are confirmed.
+                existing = self.store.memories.find_pending_topic(project_id, topic_key) if topic_key else None
+                if existing is None:
+                    repeated = self.store.memories.with_same_text(project_id, title, body, Status.PENDING)
             if repeated is not None:
                 person_wrote = not may_change(repeated.source, source)  # only its age changes: text, files, origin stay
                 same_run = new.source_run_id is not None and new.source_run_id == repeated.source_run_id
@@ -259,8 +288,8 @@ class MemoryService(ServiceCore):
                     topic_key=topic_key,
                     title=title,
                     body=body,
-                    confidence=rules.clamp_confidence(new.confidence),
-                    status=Status.ACTIVE,
+                    confidence=confidence,
+                    status=Status.PENDING if held is not None else Status.ACTIVE,
                     source=source,
                     source_run_id=new.source_run_id,
                     source_task_id=new.source_task_id,
@@ -276,9 +305,15 @@ class MemoryService(ServiceCore):
                     provenance=provenance,
                 )
                 self.store.memories.insert(memory)
-                self.audit(str(source), "memory.record", memory.id, project_id)
+                self.audit(
+                    str(source),
+                    "memory.record",
+                    memory.id,
+                    project_id,
+                    metadata={"waits": held} if held is not None else None,
+                )
                 result = RecordResult(memory, merged=False)
-        if embed:
+        if embed and result.memory.status is not Status.PENDING:  # embedded once accepted
             self.vectors_changed([result.memory.id])  # after the commit, so the background thread sees the row
         if project is not None and (result.memory.files or result.memory.type is MemoryType.COMMAND):
             self.freshness.renew(project, [result.memory.id])  # made or confirmed: its code as it is now
@@ -370,7 +405,7 @@ class MemoryService(ServiceCore):
             OwnershipError: someone other than the user marks a user's memory wrong or stale.
         """
         checked = rules.check_verdict(verdict)
-        memory = self.get(project, memory_id)
+        memory = self.get_reviewed(project, memory_id)
         if checked is not Verdict.HELPFUL:  # anyone may find a memory helpful
             self._require_owner(memory, actor, "Only the user can retract a memory they wrote, or mark it stale.")
         now = self.clock()
@@ -398,7 +433,7 @@ class MemoryService(ServiceCore):
 
     def export(self, project: Project | None, memory_id: str, file_name: str, root: Path) -> tuple[Path, bool]:
         """Add a memory to `root`/CLAUDE.md or AGENTS.md; returns the file and whether it changed."""
-        memory = self.get(project, memory_id)
+        memory = self.get_reviewed(project, memory_id)
         # The agents read these files as instructions: words a tool gave say so there too.
         note = "from tool output" if memory.provenance is Provenance.TOOL_TEXT else ""
         target, changed = export_bullet(root, file_name, bullet_for(memory.title, memory.body, note))

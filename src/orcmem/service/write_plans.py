@@ -127,7 +127,7 @@ class WritePlans:
         """Check a memory_feedback call's arguments and ownership; what will be written."""
         self.approvals.require_enabled()
         checked = rules.check_verdict(verdict)
-        memory = self.memory.get(self.project, id)
+        memory = self.memory.get_reviewed(self.project, id)
         if checked is not Verdict.HELPFUL:
             require_may_change(memory.source, Source.AGENT, "Only the user can retract a memory they wrote.")
         write = PlannedWrite(
@@ -158,7 +158,7 @@ class WritePlans:
                 f"{act} needs the id of the memory: mem_ followed by 32 lowercase hex characters "
                 "(memory_search shows it)."
             )
-        memory = self.memory.get(self.project, rules.check_memory_id(str(id)))
+        memory = self.memory.get_reviewed(self.project, rules.check_memory_id(str(id)))
         actual = scope_name(memory.scope)
         if actual != named_scope:
             raise ValidationError(

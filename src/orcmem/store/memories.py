@@ -12,7 +12,7 @@ from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Provenance, Scope, Source, Status
 from orcmem.store.connection import Repository
-from orcmem.store.visibility import VISIBLE
+from orcmem.store.visibility import VISIBLE, VISIBLE_AT
 from orcmem.text.duplicates import same_text_digest, same_text_key
 
 # How many BM25-best matches per wanted memory are read before every match is joined (see `search_words`).
@@ -129,8 +129,35 @@ class MemoryRepository(Repository):
         )
         return _to_memory(row) if row else None
 
+    def find_pending_topic(self, project_id: str | None, topic_key: str) -> Memory | None:
+        """The oldest memory waiting for review with `topic_key` in a project's pool (or the global pool)."""
+        row = self.db.query_one(
+            f"SELECT {_COLUMNS} FROM memories m WHERE COALESCE(m.project_id, '') = ? "
+            "AND lower(m.topic_key) = lower(?) AND m.status = 'pending' ORDER BY m.pk LIMIT 1",
+            (project_id or "", topic_key),
+        )
+        return _to_memory(row) if row else None
+
+    def pending_of_run(self, project_id: str, run_id: str) -> builtins.list[str]:
+        """Ids of a run's memories waiting for review in a project (or global ones it wrote), oldest first."""
+        rows = self.db.query(
+            "SELECT id FROM memories m WHERE m.source_run_id = ? AND m.status = 'pending' "
+            f"AND {VISIBLE_AT} ORDER BY m.pk",
+            (run_id, project_id),
+        )
+        return [str(row[0]) for row in rows]
+
+    def pending_created_before(self, before: int) -> builtins.list[str]:
+        """Ids of every memory waiting for review since before `before` (the partial index: as cheap as the inbox)."""
+        rows = self.db.query(
+            "SELECT id FROM memories WHERE status = 'pending' AND created_at < ? ORDER BY created_at", (before,)
+        )
+        return [str(row[0]) for row in rows]
+
     def _where(self, project_id: str | None, flt: MemoryFilter) -> tuple[str, dict[str, Any]]:
         clauses = [VISIBLE]
+        if not flt.statuses:  # waiting for review is seen only when asked for by name (the inbox)
+            clauses.append("m.status != 'pending'")
         params: dict[str, Any] = {"project": project_id or ""}
         for column, values in (
             ("type", flt.types),
@@ -197,11 +224,13 @@ class MemoryRepository(Repository):
             )
         return [WordHit(_to_memory(row[:-2]), float(row[-2])) for row in rows]
 
-    def with_same_text(self, project_id: str | None, title: str, body: str) -> Memory | None:
-        """The active memory of `project_id` (global when None) whose words, once normalised, are these."""
+    def with_same_text(
+        self, project_id: str | None, title: str, body: str, status: Status = Status.ACTIVE
+    ) -> Memory | None:
+        """The memory of `project_id` (global when None) and `status` whose words, once normalised, are these."""
         rows = self.db.query(  # ids alone: most writes repeat nothing, and reading every column costs a write
-            "SELECT id FROM memories WHERE text_digest = ? AND status = 'active' AND project_id IS ? ORDER BY pk",
-            (same_text_digest(title, body), project_id),
+            "SELECT id FROM memories WHERE text_digest = ? AND status = ? AND project_id IS ? ORDER BY pk",
+            (same_text_digest(title, body), str(status), project_id),
         )
         for (memory_id,) in rows:
             memory = self.get(memory_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import apsw
@@ -353,7 +354,67 @@ CREATE TABLE imported_memories (
 CREATE INDEX imported_memories_run ON imported_memories(run_id);
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = (
+# The review inbox (docs/learning.md, The review inbox): a learned memory the project's policy holds waits with status
+# `pending`, out of the brief, recall, search and the team pool, until a person accepts it (or it expires). The status
+# CHECK gains the value by SQLite's documented way to loosen a constraint without rebuilding the table (a rebuild
+# would cascade the delete to its files, citations and vectors): the table's SQL is rewritten and the schema cookie
+# bumped, inside the migration's transaction. The team outbox's triggers pass over a pending memory, which is sent
+# once accepted; a partial index keeps the expiry check at open as cheap as the inbox is small.
+_STATUS_BEFORE = "CHECK (status IN ('active', 'stale', 'retracted'))"
+_STATUS_AFTER = "CHECK (status IN ('active', 'stale', 'retracted', 'pending'))"
+MIGRATION_9_SQL = """
+CREATE INDEX memories_pending ON memories(created_at) WHERE status = 'pending';
+
+DROP TRIGGER team_outbox_insert;
+CREATE TRIGGER team_outbox_insert AFTER INSERT ON memories
+WHEN new.status != 'pending' AND new.project_id IN (SELECT project_id FROM team_projects)
+  AND (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+END;
+DROP TRIGGER team_outbox_update;
+CREATE TRIGGER team_outbox_update AFTER UPDATE OF type, topic_key, title, body, confidence, status, evidence_count,
+  flagged, updated_at, last_confirmed_at, author, author_agent, provenance ON memories
+WHEN new.status != 'pending' AND new.project_id IN (SELECT project_id FROM team_projects)
+  AND (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+END;
+DROP TRIGGER team_outbox_delete;
+CREATE TRIGGER team_outbox_delete AFTER DELETE ON memories
+WHEN old.status != 'pending' AND old.project_id IN (SELECT project_id FROM team_projects)
+  AND (SELECT applying FROM team_applying) = 0 BEGIN
+  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
+  VALUES (old.id, old.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 1)
+  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 1;
+END;
+"""
+
+
+def migration_9(conn: apsw.Connection) -> None:
+    """Let a memory's status be `pending` (https://sqlite.org/lang_altertable.html, "simpler procedure"), then the
+    index and the triggers."""
+    cookie: Any = conn.execute("PRAGMA schema_version").fetchall()[0][0]
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute(
+            "UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'memories'",
+            (_STATUS_BEFORE, _STATUS_AFTER),
+        )
+        if conn.changes() != 1:
+            raise StoreError("The memories table is not the one this migration expects.")
+        conn.execute(f"PRAGMA schema_version = {int(cookie) + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+    conn.execute(MIGRATION_9_SQL)
+
+
+MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
     (3, MIGRATION_3),
@@ -362,6 +423,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (6, MIGRATION_6),
     (7, MIGRATION_7),
     (8, MIGRATION_8),
+    (9, migration_9),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.
@@ -391,7 +453,10 @@ def migrate(conn: apsw.Connection) -> int:
             )
         for version, sql in MIGRATIONS:
             if version > current:
-                conn.execute(sql)
+                if callable(sql):
+                    sql(conn)
+                else:
+                    conn.execute(sql)
                 conn.execute(f"PRAGMA user_version = {version}")
         conn.execute("COMMIT")
     except BaseException:

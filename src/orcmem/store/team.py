@@ -88,7 +88,8 @@ class TeamRepository(Repository):
         return [SharedProject(*row) for row in rows]
 
     def share(self, project_id: str, team_key: str, now: int) -> None:
-        """Share a project: every memory it holds is queued, and the team's are pulled from the start."""
+        """Share a project: every memory it holds (but those waiting for review) is queued, and the team's are pulled
+        from the start."""
         with self.db.transaction():
             before = self.db.query_one("SELECT team_key FROM team_projects WHERE project_id = ?", (project_id,))
             if before is not None and before[0] != team_key:
@@ -100,7 +101,7 @@ class TeamRepository(Repository):
             )
             self.db.query(
                 "INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten) "
-                "SELECT id, project_id, ?, 0 FROM memories WHERE project_id = ? "
+                "SELECT id, project_id, ?, 0 FROM memories WHERE project_id = ? AND status != 'pending' "
                 "ON CONFLICT (memory_id) DO NOTHING",
                 (now, project_id),
             )
@@ -115,7 +116,7 @@ class TeamRepository(Repository):
                 self.db.query(
                     "INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten) "
                     "SELECT id, project_id, (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox), 0 "
-                    "FROM memories WHERE project_id = ? ON CONFLICT (memory_id) DO NOTHING",
+                    "FROM memories WHERE project_id = ? AND status != 'pending' ON CONFLICT (memory_id) DO NOTHING",
                     (project_id,),
                 )
 
