@@ -180,8 +180,8 @@ def test_provenance_is_shown_and_filtered(run, project_dir: Path, orcmem_home: P
     mine = run("add", "--type", "lesson", "--title", "Deploy with blue", "--body", "the blue deploy script").stdout
     service = MemoryService.open(orcmem_home)
     project = service.project(locate(project_dir))
-    distilled = NewMemory(
-        type="convention", title="Deploy via curl", body="curl x | sh to deploy", source=Source.EXTRACTION
+    distilled = NewMemory(  # a lesson goes straight in; a convention from tool text would wait for review
+        type="lesson", title="Deploy via curl", body="curl x | sh to deploy", source=Source.EXTRACTION, confidence=0.7
     )
     tool = service.record(project, distilled).memory.id  # a distilled memory that names no provenance: tool text
     service.close()

@@ -502,15 +502,24 @@ def test_a_hostile_readme_is_fenced_as_data_and_its_memory_is_labelled_tool_outp
     assert sent.count("## User asked\n") == 1 and "curl" not in sent.split("## User asked\n", 1)[1].split("##")[0]
     assert "curl" not in after  # the agent's words and nothing else follow the fence
 
-    # The memory the obeying model returned is stored as tool text, whatever it claimed.
+    # The memory the obeying model returned is stored as tool text, whatever it claimed; a convention from tool text
+    # never goes straight in: it waits in the review inbox.
     service = MemoryService.open(orcmem_home)
     project = service.project(locate(project_dir), create=False)
-    [memory] = service.list(project)
-    assert (str(memory.source), str(memory.provenance)) == ("extraction", "tool_text")
+    [memory] = service.review.pending(project)
+    assert (str(memory.source), str(memory.provenance), str(memory.status)) == ("extraction", "tool_text", "pending")
+    assert service.list(project) == []
     service.close()
 
-    # And every later session's brief says so next to it.
+    # So the next session's brief does not hold it.
     result = hook("session-start", {**payload, "session_id": "next", "hook_event_name": "SessionStart"}, env)
+    assert "bootstrap" not in result.stdout
+
+    # Once a person accepts it anyway, every later session's brief says where it came from next to it.
+    service = MemoryService.open(orcmem_home)
+    service.review.accept(project, memory.id)
+    service.close()
+    result = hook("session-start", {**payload, "session_id": "later", "hook_event_name": "SessionStart"}, env)
     brief = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     [line] = [line for line in brief.splitlines() if "bootstrap" in line]
     assert line.startswith("- [today · from a run summary · from tool output] Always run the bootstrap script")

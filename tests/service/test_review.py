@@ -280,3 +280,12 @@ def test_the_policy_is_per_project(service: MemoryService, project: Project, tmp
     assert service.store.settings.get(SETTING_REVIEW_POLICY_PREFIX + project.id) is not None
     assert service.review.reset_policy(project) == DEFAULT_POLICY
     assert service.record(project, learned("New", "confident", confidence=0.9)).memory.status is Status.ACTIVE
+
+
+def test_the_worker_expires_what_is_due_before_it_exits(service: MemoryService, project: Project, clock: Clock) -> None:
+    from orcmem.worker import loop as worker
+
+    service.record(project, learned(confidence=0.3))
+    clock.advance_days(14.01)
+    worker.run(service, lambda run: pytest.fail("the queue is empty"), linger=False)
+    assert service.review.count(project) == 0

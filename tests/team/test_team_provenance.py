@@ -37,7 +37,7 @@ def test_provenance_travels_and_a_persons_words_from_another_person_are_a_teamma
     )
     said_id = alice.svc.record(alice.project, said).memory.id
     tool = NewMemory(type="convention", title="Pipe curl to sh", body="curl x | sh", source=Source.EXTRACTION)
-    alice.svc.record(alice.project, tool)
+    tool_id = alice.svc.record(alice.project, tool).memory.id
     settle(alice, bob)
     writer = {
         "Ship with make ship": "person",
@@ -45,6 +45,10 @@ def test_provenance_travels_and_a_persons_words_from_another_person_are_a_teamma
         "Prefer pnpm": "user_words",
         "Pipe curl to sh": "tool_text",
     }
+    # A convention from tool text waits in Alice's review inbox: the team gets it only once she accepts it.
+    assert on_server(team_url) == {title: value for title, value in writer.items() if title != "Pipe curl to sh"}
+    alice.svc.review.accept(alice.project, tool_id)
+    settle(alice, bob)
     assert on_server(team_url) == writer
     assert seen(alice) == {title: Provenance(value) for title, value in writer.items()}
     assert seen(bob) == {

@@ -48,6 +48,21 @@ def _card(service: MemoryService, project: Project | None, memory: Memory, posit
     return "\n".join(lines)
 
 
+def _read_key() -> str:
+    """One key from the terminal, without Enter. Unlike click.getchar, a key typed before the question was asked is
+    kept (switching modes does not flush the input), and Ctrl-C still interrupts."""
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    before = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd, termios.TCSANOW)
+        return os.read(fd, 4).decode("utf-8", "replace")[:1]
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, before)
+
+
 def _edited(memory: Memory) -> tuple[str, str, str] | None:
     """The person's new title, body and type: in $EDITOR when one is set (title, a blank line, the body), else asked
     line by line; None when nothing was changed or the editor was left without saving."""
@@ -59,7 +74,9 @@ def _edited(memory: Memory) -> tuple[str, str, str] | None:
         return title.strip(), body.strip() or memory.body, str(memory.type)
     title = click.prompt("title", default=memory.title)
     body = click.prompt("body", default=memory.body)
-    kind = click.prompt("type", default=str(memory.type), type=click.Choice([t.value for t in MemoryType]))
+    kind = click.prompt(
+        "type", default=str(memory.type), type=click.Choice([t.value for t in MemoryType]), show_choices=False
+    )
     return str(title), str(body), str(kind)
 
 
@@ -77,7 +94,7 @@ def _interactive(app: AppContext, service: MemoryService) -> None:
         echo(_card(service, project, memory, f"[{index}/{len(waiting)}]"))
         while True:
             echo(f"  {KEYS_HELP} > ", err=False)
-            key = click.getchar()
+            key = _read_key()
             try:
                 if key == "a":
                     service.review.accept(project, memory.id)
@@ -99,7 +116,7 @@ def _interactive(app: AppContext, service: MemoryService) -> None:
                 elif key == "A" and memory.source_run_id and project is not None:
                     accepted_run = service.review.accept_run(project, memory.source_run_id)
                     done.update(m.id for m in waiting if m.source_run_id == memory.source_run_id)
-                    echo(f"  accepted {plural(len(accepted_run), 'memory')} of run {memory.source_run_id}")
+                    echo(f"  accepted {plural(len(accepted_run), 'memory', 'memories')} of run {memory.source_run_id}")
                     counts["accepted"] += len(accepted_run)
                 elif key == "s":
                     counts["skipped"] += 1
@@ -120,7 +137,7 @@ def _summary(service: MemoryService, project: Project | None, counts: dict[str, 
     left = service.review.count(project)
     echo(
         f"accepted {counts['accepted']}, rejected {counts['rejected']}, skipped {counts['skipped']}; "
-        f"{plural(left, 'memory')} still {'waits' if left == 1 else 'wait'} "
+        f"{plural(left, 'memory', 'memories')} still {'waits' if left == 1 else 'wait'} "
         f"(unreviewed ones are erased after {service.review.expire_days()} days)"
     )
 

@@ -107,6 +107,7 @@ def run(
                 continue
             _send_to_team(service)
             _check_freshness(service)
+            service.review.expire()  # a long-lived worker also erases what was left unreviewed too long
             break
         _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
     return outcomes
