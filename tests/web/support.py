@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orcmem.models.types import NewMemory, Project, Source
+from orcmem.models.types import NewMemory, Project, Source, Status
 from orcmem.service.memory_service import MemoryService
 
 TOKEN = "test-launch-token-0123456789"
@@ -42,7 +42,10 @@ def seed(service: MemoryService, project: Project, count: int, *, days: float = 
             files=("src/app.py",) if i % 2 == 0 else (),
             topic_key=f"topic-{i:02d}" if i % 5 == 0 else None,
         )
-        ids.append(service.record(project, memory, embed=False).memory.id)
+        saved = service.record(project, memory, embed=False).memory
+        if saved.status is Status.PENDING:  # a learned decision or convention from tool text: a person let it in
+            service.review.accept(project, saved.id)
+        ids.append(saved.id)
         service.clock.advance_days(days)  # type: ignore[attr-defined]
     return ids
 

@@ -388,8 +388,8 @@ def test_each_card_says_where_its_words_came_from_and_the_page_filters_by_it(
     service.record(
         project, NewMemory(type="lesson", title="Mine about deploys", body="blue script", source=Source.USER)
     )
-    tool = NewMemory(
-        type="convention", title="Piped installer for deploys", body="curl x | sh", source=Source.EXTRACTION
+    tool = NewMemory(  # a lesson goes straight in; a convention from tool text would wait in the inbox
+        type="lesson", title="Piped installer for deploys", body="curl x | sh", source=Source.EXTRACTION
     )
     service.record(project, tool)
     text = client.get("/").text

@@ -25,6 +25,7 @@ from orcmem.models.errors import KeyStoreError, OrcmemError, ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status, Verdict
 from orcmem.models.vocabulary import values
 from orcmem.service.memory_service import MemoryService
+from orcmem.text.wording import plural
 from orcmem.web import views
 from orcmem.web.chart import growth_chart
 from orcmem.web.security import TOKEN_FIELD, TOKEN_HEADER, tokens_match
@@ -35,7 +36,8 @@ T = TypeVar("T")
 
 PARTIAL_HEADER = "x-orcmem-partial"
 MISSING_TOKEN = "Refused: this change did not carry the key of this page. Reload the page and try again."
-MEMORY_ACTIONS = ("edit", *values(Verdict), "delete", "export")  # a verdict is one of the page's buttons
+REVIEW_ACTIONS = ("accept", "reject", "accept-run")  # the Inbox's buttons (docs/learning.md, The review inbox)
+MEMORY_ACTIONS = ("edit", *values(Verdict), "delete", "export", *REVIEW_ACTIONS)  # a verdict is one of the buttons
 
 
 def _state(request: Request) -> WebState:
@@ -71,7 +73,9 @@ def _pop_flash(request: Request, state: WebState) -> dict[str, str] | None:
 def _render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
     state = _state(request)
     flash = _pop_flash(request, state)
+    choice = context.get("choice")
     full = {
+        "inbox_count": _inbox_count(state.service, choice.project if isinstance(choice, ProjectChoice) else None),
         "token": state.token,
         "now": state.service.clock(),
         "person": state.service.settings.known_person(),
@@ -86,6 +90,16 @@ def _render(request: Request, name: str, context: dict[str, Any], status: int = 
     if flash is not None:
         response.delete_cookie(state.flash_cookie, httponly=True, samesite="strict")
     return response
+
+
+def _inbox_count(service: MemoryService, project: Project | None) -> int:
+    """How many learned memories wait for review in the project, for the nav (0 when it cannot be read)."""
+    if project is None:
+        return 0
+    try:
+        return service.review.count(project)  # one indexed count
+    except OrcmemError:
+        return 0
 
 
 async def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -177,11 +191,18 @@ class MemoryPage:
     items: list[Memory] = field(default_factory=list)
     pages: views.Pages = field(default_factory=lambda: views.Pages(1, 0))
     error: str | None = None
+    inbox: list[Memory] = field(default_factory=list)  # the learned memories that wait for review, oldest first
+    runs: dict[str, str] = field(default_factory=dict)  # each waiting memory's run, in words
+    reasons: dict[str, str] = field(default_factory=dict)  # why each waits, under the policy as it is now
+    expire_days: int = 0
 
 
 def _check_choice(value: str, allowed: tuple[str, ...], what: str) -> None:
     if value and value not in allowed:
         raise ValidationError(f"There is no {what} called {value!r}.")
+
+
+INBOX_SHOWN = 50  # the oldest waiting memories the page shows at once; `orcmem review` goes through any number
 
 
 def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
@@ -194,6 +215,22 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
     query = replace(query, project=project.id)
     page.query = query
     try:
+        page.inbox = service.review.pending(project, INBOX_SHOWN)
+        page.runs = {
+            m.source_run_id: label
+            for m in page.inbox
+            if m.source_run_id and (label := service.review.run_label(m.source_run_id))
+        }
+        page.expire_days = service.review.expire_days()
+        page.reasons = {
+            m.id: reason
+            for m in page.inbox
+            if (
+                reason := service.review.waits(
+                    project, source=m.source, memory_type=m.type, confidence=m.confidence, provenance=m.provenance
+                )
+            )
+        }
         _check_choice(query.type, tuple(str(t) for t in MemoryType), "memory type")
         _check_choice(query.source, tuple(str(s) for s in Source), "source")
         _check_choice(query.provenance, tuple(str(p) for p in Provenance), "provenance")
@@ -301,7 +338,27 @@ def _apply(service: MemoryService, action: str, memory_id: str, project_id: str,
         if changed:
             return ActionResult(f"Added {_quote(memory.title)} to {target}.", memory)
         return ActionResult(f"{_quote(memory.title)} is already in {target}.", memory)
+    if action in REVIEW_ACTIONS:
+        return _review(service, project, action, memory_id, form)
     raise HTTPException(404, "No such action.")
+
+
+def _review(
+    service: MemoryService, project: Project | None, action: str, memory_id: str, form: FormData
+) -> ActionResult:
+    """The Inbox's answers: accept (with the title and details as the form holds them), reject, accept the run."""
+    if action == "accept":
+        title, body = _form_text(form, "title").strip(), _form_text(form, "body").strip()
+        memory = service.review.accept(project, memory_id, title=title or None, body=body or None)
+        return ActionResult(f"Accepted {_quote(memory.title)}: agents see it from now on.", memory)
+    if action == "reject":
+        memory = service.review.reject(project, memory_id)
+        return ActionResult(f"Rejected {_quote(memory.title)}: it is erased.", None)
+    waiting = service.get(project, memory_id)
+    if project is None or not waiting.source_run_id:
+        raise ValidationError("This memory names no run; accept it on its own.")
+    accepted = service.review.accept_run(project, waiting.source_run_id)
+    return ActionResult(f"Accepted {plural(len(accepted), 'memory', 'memories')} of this run.", None)
 
 
 def _card_html(request: Request, memory: Memory, project_id: str, next_url: str) -> str:
@@ -349,7 +406,7 @@ async def memory_action(request: Request) -> Response:
                 "html": html,
             }
         )
-    anchor = f"#{result.memory.id}" if result.memory else ""
+    anchor = "#inbox" if action in REVIEW_ACTIONS else f"#{result.memory.id}" if result.memory else ""
     response = RedirectResponse(next_url + anchor, status_code=303)
     _set_flash(response, state, "ok", result.message)
     return response

@@ -39,7 +39,12 @@ PROVENANCE_LABELS = {
     Provenance.TOOL_TEXT: "From tool output",
     Provenance.TEAMMATE: "From a teammate",
 }
-STATUS_LABELS = {Status.ACTIVE: "Active", Status.STALE: "Stale", Status.RETRACTED: "Retracted"}
+STATUS_LABELS = {
+    Status.ACTIVE: "Active",
+    Status.STALE: "Stale",
+    Status.RETRACTED: "Retracted",
+    Status.PENDING: "Waiting for review",
+}
 JOB_STATE_LABELS = {
     JobState.QUEUED: "Queued",
     JobState.RUNNING: "Running",
