@@ -28,6 +28,7 @@ from bench import (
     plugin,
     precision,
     redaction,
+    review,
     search,
     team,
     writes,
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     learned = learning.run()
     print("learning each thing once...", flush=True)
     once = duplicates.run()
+    print("the review inbox...", flush=True)
+    reviewed = review.run()
     print("redaction...", flush=True)
     redacted = redaction.run()
     print("the instruction flag...", flush=True)
@@ -116,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     sections = [
         render(command, results, rates, learned, served, quality),
         "\n".join(duplicates.render(once)),
+        "\n".join(review.render(reviewed)),
         "\n".join(redaction.render(redacted)),
         "\n".join(injection.render(flagged)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
