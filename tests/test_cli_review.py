@@ -190,3 +190,8 @@ def test_review_policy_shows_and_sets_this_projects_rules(
     assert "under confidence 0.60" in reset and "every learned memory waits: no" in reset
     bad = run("memory", "review-policy", "--min-confidence", "2", ok=False)
     assert bad.exit_code == 1 and "between 0 and 1" in bad.stderr
+
+
+def test_memory_status_counts_the_inbox(run, waiting: dict[str, str]) -> None:
+    assert "review inbox: 4 learned memories waiting here (orcmem review)" in run("memory", "status").output
+    assert json.loads(run("memory", "status", "--json").output)["waiting_for_review"] == 4

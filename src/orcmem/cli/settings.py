@@ -28,14 +28,17 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
     service = app.service()
     settings = service.settings.current()
     sentence = describe_extraction(service)
+    waiting = service.review.count(app.project())
     if as_json:
-        echo_json({**settings.to_dict(), "extraction": sentence})
+        echo_json({**settings.to_dict(), "extraction": sentence, "waiting_for_review": waiting})
         return
     echo(f"memory: {'on' if settings.enabled else 'off'}")
     echo(f"extraction provider: {settings.provider}")
     for harness, model in sorted(settings.models.items()):
         echo(f"extraction model for {harness}: {model}")
     echo(sentence)
+    if waiting:
+        echo(f"review inbox: {plural(waiting, 'learned memory', 'learned memories')} waiting here (orcmem review)")
 
 
 @memory.command(name="on")

@@ -99,9 +99,11 @@ class MemoryRepository(Repository):
         return [found[memory_id] for memory_id in memory_ids if memory_id in found]
 
     def titles_from_run(self, run_id: str, limit: int = 20) -> builtins.list[str]:
-        """Titles of the active memories a run wrote or last confirmed, oldest first."""
+        """Titles of the active memories a run wrote or last confirmed, and of those waiting for review (saved too:
+        a later pass need not say them again), oldest first."""
         rows = self.db.query(
-            "SELECT title FROM memories WHERE source_run_id = ? AND status = 'active' ORDER BY pk LIMIT ?",
+            "SELECT title FROM memories WHERE source_run_id = ? AND status IN ('active', 'pending') "
+            "ORDER BY pk LIMIT ?",
             (run_id, limit),
         )
         return [str(row[0]) for row in rows]
