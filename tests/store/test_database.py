@@ -219,3 +219,47 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     assert shared == [2 * count]  # every merge counted, none lost
     assert svc.count(project) == 2 * count + 1
     svc.close()
+
+
+def test_a_database_from_before_the_inbox_keeps_every_memory_and_accepts_pending(tmp_path: Path) -> None:
+    from orcmem.store.migrations import MIGRATIONS
+
+    path = tmp_path / "orcmem.db"
+    conn = apsw.Connection(str(path))
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.create_scalar_function("orcmem_text_digest", lambda title, body: 0, 2, deterministic=True)
+    for version, sql in MIGRATIONS:
+        if version <= 7:
+            assert isinstance(sql, str)
+            conn.execute(sql)
+            conn.execute(f"PRAGMA user_version = {version}")
+    conn.execute("INSERT INTO projects VALUES ('prj_1', '/p', '/p', 'p', 0, 0)")
+    conn.execute("INSERT INTO team_projects VALUES ('prj_1', 'key', 0, 0)")
+    conn.execute(
+        "INSERT INTO memories (id, scope, project_id, type, title, body, confidence, status, source, "
+        "created_at, updated_at, last_confirmed_at) VALUES ('mem_old', 'project', 'prj_1', 'lesson', "
+        "'Use the forks pool', 'threads crash', 0.6, 'active', 'agent', 0, 0, 0)"
+    )
+    conn.execute("INSERT INTO memory_files VALUES (1, 0, 'vitest.config.ts')")
+    with pytest.raises(apsw.ConstraintError):
+        conn.execute("UPDATE memories SET status = 'pending'")
+    conn.execute("DELETE FROM team_outbox")
+    conn.close()
+
+    conn = apsw.Connection(str(path))
+    conn.execute("PRAGMA foreign_keys = ON")
+    assert migrate(conn) == LATEST_VERSION
+    assert conn.execute("SELECT id, status FROM memories").fetchall() == [("mem_old", "active")]
+    assert conn.execute("SELECT path_glob FROM memory_files").fetchall() == [("vitest.config.ts",)]  # no cascade
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.execute(
+        "INSERT INTO memories (id, scope, project_id, type, title, body, confidence, status, source, "
+        "created_at, updated_at, last_confirmed_at) VALUES ('mem_new', 'project', 'prj_1', 'lesson', "
+        "'Waiting', 'for review', 0.3, 'pending', 'extraction', 0, 0, 0)"
+    )
+    assert conn.execute("SELECT count(*) FROM team_outbox").fetchall() == [(0,)]  # waiting: not shared
+    conn.execute("UPDATE memories SET status = 'active' WHERE id = 'mem_new'")
+    assert conn.execute("SELECT memory_id FROM team_outbox").fetchall() == [("mem_new",)]  # accepted: shared
+    with pytest.raises(apsw.ConstraintError):
+        conn.execute("UPDATE memories SET status = 'gossip'")
+    conn.close()

@@ -15,6 +15,8 @@ from orcmem.models.constants import REVIEW_MIN_CONFIDENCE_DEFAULT
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import MemoryType, Provenance, Source
 
+# Writers whose memories a policy may hold: distillation always, an agent's own writes when the policy says so.
+REVIEWED_SOURCES: frozenset[Source] = frozenset({Source.EXTRACTION, Source.AGENT})
 # Kinds that steer what an agent does next: from tool text, they always wait.
 STEERING_TYPES: frozenset[MemoryType] = frozenset({MemoryType.DECISION, MemoryType.CONVENTION})
 

@@ -16,7 +16,7 @@ from orcmem.models.constants import (
 )
 from orcmem.models.errors import NotFoundError, StoreError, ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status
-from orcmem.rules.review import ReviewPolicy, policy_from_json, waits
+from orcmem.rules.review import REVIEWED_SOURCES, ReviewPolicy, policy_from_json, waits
 from orcmem.text.instructions import looks_like_instructions
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ class Review:
         provenance: Provenance,
     ) -> str | None:
         """Why a new memory would wait for review in this project, or None when it goes straight in."""
+        if source not in REVIEWED_SOURCES:
+            return None  # a person's write: no settings read on that path
         return waits(
             self.policy(project),
             source=source,
@@ -209,16 +211,17 @@ class Review:
         ids = self.store.memories.pending_created_before(before)
         if not ids:
             return 0
+        erased = 0
         try:
             with self.store.db.transaction():
                 for memory_id in ids:
                     found = self.store.memories.get(memory_id)
                     if found is None or found.status is not Status.PENDING:
                         continue  # accepted meanwhile by another process
-                    self.store.memories.delete(memory_id)
+                    erased += self.store.memories.delete(memory_id)
                     self.memory.audit("review", "memory.review.expire", memory_id, found.project_id)
             self.store.db.erase_old_pages()
         except StoreError as exc:
             log.warning("expiring unreviewed memories failed: %s", exc)
             return 0
-        return len(ids)
+        return erased

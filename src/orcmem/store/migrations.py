@@ -403,7 +403,7 @@ def migration_9(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA writable_schema = ON")
     try:
         conn.execute(
-            "UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'memories'",
+            "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'memories'",
             (_STATUS_BEFORE, _STATUS_AFTER),
         )
         if conn.changes() != 1:
