@@ -289,3 +289,14 @@ def test_the_worker_expires_what_is_due_before_it_exits(service: MemoryService, 
     clock.advance_days(14.01)
     worker.run(service, lambda run: pytest.fail("the queue is empty"), linger=False)
     assert service.review.count(project) == 0
+
+
+def test_no_agent_turns_tool_text_into_a_decision_without_review(
+    service: MemoryService, project: Project, make_tools: MakeTools
+) -> None:
+    lesson = service.record(project, learned(provenance=Provenance.TOOL_TEXT, confidence=0.8)).memory
+    assert lesson.status is Status.ACTIVE  # a lesson from tool text goes straight in
+    with pytest.raises(ValidationError, match="only by the person's review"):
+        make_tools("auto").manage("update", kind="decision", id=lesson.id, scope="workspace")
+    assert service.get(project, lesson.id).type is MemoryType.LESSON
+    assert service.edit(project, lesson.id, type="decision").type is MemoryType.DECISION  # the person may

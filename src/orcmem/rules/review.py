@@ -112,13 +112,19 @@ def changed_policy(
     )
 
 
+def steers_from_tool_text(memory_type: MemoryType, provenance: Provenance) -> bool:
+    """Whether a memory is a decision or convention whose words came from a tool, a file or a web page: one only a
+    person may let in."""
+    return provenance is Provenance.TOOL_TEXT and memory_type in STEERING_TYPES
+
+
 def waits(
     policy: ReviewPolicy, *, source: Source, memory_type: MemoryType, confidence: float, provenance: Provenance
 ) -> str | None:
     """Why a new memory waits for review under `policy`, or None when it goes straight in."""
     if source is not Source.EXTRACTION and not (source is Source.AGENT and policy.agent_writes):
         return None  # a person's write is its own review; orcmem's own (`tool`: the recall probe) is no learning
-    if provenance is Provenance.TOOL_TEXT and memory_type in STEERING_TYPES:
+    if steers_from_tool_text(memory_type, provenance):
         return f"a {memory_type} taken from tool, file or web text"
     if policy.all_wait:
         return "every learned memory waits in this project"

@@ -37,6 +37,7 @@ from orcmem.models.types import (
 )
 from orcmem.rules import memory as rules
 from orcmem.rules.permissions import may_change, require_may_change
+from orcmem.rules.review import steers_from_tool_text
 from orcmem.service.context import AgentContext
 from orcmem.service.core import ServiceCore, now_ms
 from orcmem.service.duplicates import memory_text
@@ -388,6 +389,17 @@ class MemoryService(ServiceCore):
             edited = Provenance.PERSON if actor is Source.USER else least_trusted(memory.provenance, Provenance.AGENT)
             if edited is not memory.provenance:
                 changed["provenance"] = str(edited)
+        new_type = rules.check_type(str(changed.get("type", memory.type)))
+        new_provenance = Provenance(str(changed.get("provenance", memory.provenance)))
+        if (
+            actor is not Source.USER
+            and memory.status is Status.ACTIVE
+            and steers_from_tool_text(new_type, new_provenance)
+        ):
+            raise ValidationError(  # the review inbox's rule: no agent turns tool text into a standing order
+                f"A {new_type} whose words came from tool output goes in only by the person's review; "
+                "tell the user what you would change."
+            )
         with self.store.db.transaction():
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
             self.audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
