@@ -229,10 +229,10 @@ def test_a_database_from_before_the_inbox_keeps_every_memory_and_accepts_pending
     conn.execute("PRAGMA foreign_keys = ON")
     conn.create_scalar_function("orcmem_text_digest", lambda title, body: 0, 2, deterministic=True)
     for version, sql in MIGRATIONS:
-        if version <= 7:
-            assert isinstance(sql, str)
-            conn.execute(sql)
-            conn.execute(f"PRAGMA user_version = {version}")
+        if not isinstance(sql, str):
+            break  # the inbox's migration, the first one written in Python: stop before it
+        conn.execute(sql)
+        conn.execute(f"PRAGMA user_version = {version}")
     conn.execute("INSERT INTO projects VALUES ('prj_1', '/p', '/p', 'p', 0, 0)")
     conn.execute("INSERT INTO team_projects VALUES ('prj_1', 'key', 0, 0)")
     conn.execute(
