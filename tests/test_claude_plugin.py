@@ -6,15 +6,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from orcmem.host import plugin_install as plugin_install_module
+from orcmem.host.plugin_install import LOCK, READY
 from orcmem.setup_agents.claude import claude_hook_specs
+from tests.helpers import wait_for
 from tests.test_real_agent_clis import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,30 +85,144 @@ def test_the_plugin_hooks_are_the_ones_setup_writes() -> None:
         assert group.get("matcher") == expected
 
 
-def test_the_launcher_runs_orcmem_from_path(tmp_path: Path, project_dir: Path) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "orcmem").symlink_to(shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "")
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin"}
-    subprocess.run([bin_dir / "orcmem", "memory", "on"], env=env, check=True, capture_output=True)
+def _launch(args: list[str], env: dict[str, str], payload: str = "{}") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([LAUNCHER, *args], input=payload, env=env, capture_output=True, text=True, timeout=60)
+
+
+def _prompt_payload(project_dir: Path) -> str:
+    return json.dumps(
+        {"hook_event_name": "UserPromptSubmit", "cwd": str(project_dir), "prompt": "how do I run scripts/check?"}
+    )
+
+
+def _with_a_memory(env: dict[str, str], project_dir: Path) -> None:
+    orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or ""
+    subprocess.run([orcmem, "memory", "on"], env=env, check=True, capture_output=True)
     subprocess.run(
-        [bin_dir / "orcmem", "--project", str(project_dir), "add", "--type", "command", "--title", "Run scripts/check"]
+        [orcmem, "--project", str(project_dir), "add", "--type", "command", "--title", "Run scripts/check"]
         + ["--body", "It runs the linters and the tests."],
         env=env,
         check=True,
         capture_output=True,
     )
-    payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(project_dir), "prompt": "how do I run scripts/check?"}
-    result = subprocess.run(
-        [LAUNCHER, "hook", "prompt"], input=json.dumps(payload), env=env, capture_output=True, text=True, timeout=60
-    )
+
+
+def test_the_launcher_runs_orcmem_bin_when_set(tmp_path: Path, project_dir: Path) -> None:
+    env = {**os.environ, "ORCMEM_BIN": shutil.which("orcmem", path=str(Path(sys.executable).parent)) or ""}
+    env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "data")
+    _with_a_memory(env, project_dir)
+    result = _launch(["hook", "prompt"], env, _prompt_payload(project_dir))
+    assert result.returncode == 0 and "Run scripts/check" in result.stdout
+    assert not (tmp_path / "data").exists()  # nothing installed: ORCMEM_BIN is the user's own orcmem
+
+
+def test_the_launcher_runs_the_private_install_once_it_is_ready(tmp_path: Path, project_dir: Path) -> None:
+    """A venv marked ready under the plugin's data folder is what every command runs (no installer, no PATH)."""
+    data = tmp_path / "data"
+    venv_bin = data / f"venv-{_version()}" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "orcmem").symlink_to(shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "")
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "CLAUDE_PLUGIN_DATA": str(data)}
+    env.pop("ORCMEM_BIN", None)
+    _with_a_memory(env | {"PATH": os.environ["PATH"]}, project_dir)
+    (venv_bin.parent / READY).write_text(_version())
+    result = _launch(["hook", "prompt"], env, _prompt_payload(project_dir))
     assert result.returncode == 0 and "Run scripts/check" in result.stdout
 
 
-def test_without_orcmem_a_hook_does_nothing_and_the_server_says_how_to_install(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+def _plain_env(data: Path, wheels: Path) -> dict[str, str]:
+    """No ORCMEM_BIN, and pip pointed at a folder of wheels (empty: the install fails fast, offline)."""
+    env = {**os.environ, "CLAUDE_PLUGIN_DATA": str(data), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
     env.pop("ORCMEM_BIN", None)
-    hook = subprocess.run([LAUNCHER, "hook", "prompt"], input="{}", env=env, capture_output=True, text=True)
-    assert (hook.returncode, hook.stdout, hook.stderr) == (0, "", "")
-    server = subprocess.run([LAUNCHER, "mcp"], input="", env=env, capture_output=True, text=True)
-    assert server.returncode == 1 and "pipx install 'orcmem[model]'" in server.stderr
+    return env
+
+
+def _wait_unlocked(data: Path) -> None:
+    wait_for(lambda: not (data / LOCK).exists(), timeout=120)
+
+
+def test_the_first_hook_starts_one_install_says_so_once_and_fails_open(tmp_path: Path) -> None:
+    """The real installer against an empty wheel folder: hooks exit 0 with nothing for the agent, one install runs
+    (a lock), its failure is logged, said once, reported by doctor, and not tried again for 10 minutes."""
+    data, wheels = tmp_path / "data", tmp_path / "wheels"
+    wheels.mkdir()
+    env = _plain_env(data, wheels)
+    first = [_launch(["hook", "session-start"], env) for _ in range(3)]
+    assert [r.returncode for r in first] == [0, 0, 0]
+    said = [r.stdout for r in first if r.stdout]
+    assert len(said) == 1 and "being installed from this plugin's copy" in json.loads(said[0])["systemMessage"]
+    assert (data / LOCK).is_dir()
+    assert _launch(["hook", "stop"], env).stdout == ""  # hooks the user does not see never speak
+    server = _launch(["mcp"], env, "")
+    assert server.returncode == 1 and "being installed" in server.stderr and "install.log" in server.stderr
+    installing = _doctor(env)
+    assert installing["ok"] is False and installing["detail"].startswith("installing in the background")
+
+    _wait_unlocked(data)
+    log = (data / "install.log").read_text()
+    assert log.count("installing orcmem") == 1 and "the install failed" in log
+    assert not (data / f"venv-{_version()}" / READY).exists()
+    failed = [_launch(["hook", "prompt"], env) for _ in range(2)]
+    assert [r.returncode for r in failed] == [0, 0]
+    assert "did not install" in json.loads(failed[0].stdout)["systemMessage"] and failed[1].stdout == ""
+    assert not (data / LOCK).exists() and (data / "install.log").read_text() == log  # not retried yet
+    report = _doctor(env)
+    assert report["detail"].startswith("the install failed at") and str(data / "install.log") in report["detail"]
+
+    (data / "install-failed").write_text(str(time.time() - 601))  # ten minutes later
+    assert _launch(["hook", "session-end"], env).returncode == 0
+    _wait_unlocked(data)
+    assert (data / "install.log").read_text().count("installing orcmem") == 2
+
+
+def _doctor(env: dict[str, str]) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-m", "orcmem", "doctor", "--json"], env=env, capture_output=True, text=True, timeout=120
+    )
+    [check] = [item for item in json.loads(result.stdout) if item["check"] == "claude plugin"]
+    return dict(check)
+
+
+def test_the_installer_and_doctor_name_the_same_files() -> None:
+    script = runpy.run_path(str(PLUGIN / "bin" / "orcmem-install"), run_name="orcmem_install")
+    assert (script["LOCK"], script["LOG"], script["FAILED"], script["READY"], script["RETRY_AFTER_S"]) == (
+        LOCK,
+        plugin_install_module.LOG,
+        plugin_install_module.FAILED,
+        READY,
+        plugin_install_module.RETRY_AFTER_S,
+    )
+
+
+def test_the_plugin_carries_the_source_it_installs() -> None:
+    package = PLUGIN / "package"
+    for name in ("src", "pyproject.toml", "README.md", "LICENSE"):
+        assert (package / name).resolve() == (REPO / name).resolve()
+    assert (package / "src" / "orcmem" / "entry.py").is_file()
+
+
+def test_the_claude_cli_copies_the_linked_source_into_its_plugin_cache(claude_env: dict[str, str]) -> None:
+    """The plugin's installed copy holds the files its links point at (a marketplace cloned from git runs that copy)."""
+    assert _claude(claude_env, "plugin", "marketplace", "add", str(REPO)).returncode == 0
+    assert _claude(claude_env, "plugin", "install", "orcmem@orcmem").returncode == 0
+    cache = Path(claude_env["HOME"]) / ".claude" / "plugins" / "cache" / "orcmem" / "orcmem" / _version()
+    entry = cache / "package" / "src" / "orcmem" / "entry.py"
+    assert entry.is_file() and not (cache / "package" / "src").is_symlink()
+    assert entry.read_text() == (REPO / "src" / "orcmem" / "entry.py").read_text()
+    assert (cache / "package" / "pyproject.toml").read_text() == (REPO / "pyproject.toml").read_text()
+
+
+def test_the_launcher_and_the_manifest_name_the_same_version() -> None:
+    assert re.search(r"^version=(\S+)", LAUNCHER.read_text(), re.M)[1] == _version()  # type: ignore[index]
+
+
+def test_no_file_advises_installing_orcmem_from_a_package_index() -> None:
+    """orcmem is on no index: every install advice points at the checkout (or names a dependency itself)."""
+    advice = re.compile(r"(pip|pipx|uv tool|uv pip) install( +-\S+)* +['\"]?orcmem(\[[a-z,]+\])?['\"]?(?![\w/.-])")
+    found = []
+    for folder in ("src", "docs", "plugin", "scripts", "bench"):
+        for path in (REPO / folder).rglob("*"):
+            if path.is_file() and path.suffix in {".py", ".md", ".json", ""} and "package" not in path.parts:
+                found += [f"{path}: {m.group(0)}" for m in advice.finditer(path.read_text(errors="replace"))]
+    found += [f"README.md: {m.group(0)}" for m in advice.finditer((REPO / "README.md").read_text())]
+    assert found == []

@@ -198,3 +198,13 @@ def test_provenance_is_shown_and_filtered(run, project_dir: Path, orcmem_home: P
     assert bad.exit_code == 2 and "gossip" in bad.output + bad.stderr
     run("export", tool, "--to", "AGENTS.md")
     assert "- Deploy via curl: curl x | sh to deploy (from tool output)" in (project_dir / "AGENTS.md").read_text()
+
+
+def test_memory_on_if_unset_never_overrules_a_choice(run) -> None:
+    """The plugin's first install turns a new profile on, but not one the user turned off."""
+    assert run("memory", "on", "--if-unset").stdout == "memory: on\n"
+    run("memory", "off")
+    assert "it was turned off before" in run("memory", "on", "--if-unset").stdout
+    assert run("memory", "status").stdout.startswith("memory: off\n")
+    run("memory", "on")
+    assert run("memory", "on", "--if-unset").stdout == "memory: on\n"

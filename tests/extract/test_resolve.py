@@ -144,7 +144,8 @@ def test_apikey_without_the_anthropic_package_falls_back_to_claude_code(
 ) -> None:
     monkeypatch.setattr(resolve_module, "anthropic_available", lambda: False)
     assert resolve(provider="apikey", agent="claude", api_key="sk-ant-key").reason == (
-        "The Anthropic API key needs the anthropic package (pip install 'orcmem[api]') or Claude Code installed."
+        "The Anthropic API key needs the anthropic package (pip install anthropic, in orcmem's environment) "
+        "or Claude Code installed."
     )
     install(path_dir, "claude")
     choice = resolve(provider="apikey", agent="codex", api_key="sk-ant-key")

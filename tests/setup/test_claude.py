@@ -302,7 +302,7 @@ def test_the_default_command_is_this_orcmem_by_absolute_path():
     ],
 )
 def test_a_command_in_a_tools_run_cache_is_refused_unless_allowed(tmp_path: Path, program: str) -> None:
-    with pytest.raises(ValidationError, match="run cache.*uv tool install orcmem.*--allow-ephemeral"):
+    with pytest.raises(ValidationError, match="run cache.*scripts/install.*--allow-ephemeral"):
         setup_claude("user", home=tmp_path, project_dir=tmp_path, orcmem_command=[program], backup_dir=tmp_path / "b")
     assert list(tmp_path.iterdir()) == []  # nothing was written
     report = setup_claude(

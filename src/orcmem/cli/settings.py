@@ -42,10 +42,19 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
 
 
 @memory.command(name="on")
+@click.option(
+    "--if-unset",
+    is_flag=True,
+    help="Only if memory was never turned on or off in this profile (what the Claude Code plugin's install does).",
+)
 @pass_app
-def memory_on(app: AppContext) -> None:
+def memory_on(app: AppContext, if_unset: bool) -> None:
     """Turn memory on for every project."""
-    app.service().settings.set_enabled(True)
+    if if_unset and not app.service().settings.enable_unless_chosen():
+        echo("memory: off (it was turned off before: `orcmem memory on` turns it on)")
+        return
+    if not if_unset:
+        app.service().settings.set_enabled(True)
     echo("memory: on")
 
 

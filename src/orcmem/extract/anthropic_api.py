@@ -68,7 +68,9 @@ class AnthropicApiGenerator:
         try:
             import anthropic
         except ImportError:
-            return GeneratorResult.failure("the anthropic package is not installed (pip install 'orcmem[api]')")
+            return GeneratorResult.failure(
+                "the anthropic package is not installed (pip install anthropic, in orcmem's environment)"
+            )
         try:
             with anthropic.Anthropic(
                 api_key=self.api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0

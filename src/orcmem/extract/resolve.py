@@ -20,7 +20,8 @@ from orcmem.models.vocabulary import Agent, values
 DISTILLING_AGENTS = values(Agent)  # the agents whose CLI can summarize a run
 NO_API_KEY_REASON = "Add an Anthropic API key, or pick another provider."
 API_KEY_NEEDS_CLIENT_REASON = (
-    "The Anthropic API key needs the anthropic package (pip install 'orcmem[api]') or Claude Code installed."
+    "The Anthropic API key needs the anthropic package (pip install anthropic, in orcmem's environment) "
+    "or Claude Code installed."
 )
 CODEX_DEFAULT_MODEL_LABEL = "the account's default Codex model"
 OFF_SENTENCE = "Finished runs are not summarized. Agents can still save memories."

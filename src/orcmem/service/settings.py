@@ -85,6 +85,13 @@ class Settings:
             self.core.audit("user", "settings.memory", metadata={"enabled": enabled})
         return self.current()
 
+    def enable_unless_chosen(self) -> bool:
+        """Turn memory on unless this profile was already turned on or off (a first install's default); is it on."""
+        with self.store.db.transaction():
+            if self.store.settings.get(SETTING_MEMORY_ENABLED) is None:
+                self.set_enabled(True)
+        return self.core.is_enabled()
+
     def set_provider(self, provider: str, model: str | None = None) -> MemorySettings:
         """Choose the extraction provider (and optionally its model); `off` stops extraction only."""
         name = str(provider).strip().lower()

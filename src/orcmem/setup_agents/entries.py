@@ -91,7 +91,7 @@ def checked_command(orcmem_command: Sequence[str] | None, *, allow_ephemeral: bo
     if reason is not None and not allow_ephemeral:
         raise ValidationError(
             f"{reason}: the agent's hooks would break when it goes. Install orcmem to stay "
-            "(`uv tool install orcmem` or `pipx install orcmem`) and run this again from there, "
+            "(`scripts/install` from a checkout, or `uv tool install .` there) and run this again from there, "
             "or pass --allow-ephemeral to write it anyway."
         )
     if not _runs_orcmem(command):

@@ -52,7 +52,9 @@ def connect(url: str, password: str | None = None) -> Any:
     try:
         import psycopg
     except ImportError:
-        raise TeamError("The team pool needs psycopg: pip install 'orcmem[team]'.") from None
+        raise TeamError(
+            "The team pool needs psycopg: pip install 'psycopg[binary]' keyring, in orcmem's environment."
+        ) from None
     try:
         options: dict[str, Any] = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S}
         if password:
