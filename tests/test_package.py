@@ -20,7 +20,7 @@ import pytest
 
 from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 from orcmem.host.warm import ask
-from tests.helpers import wait_for
+from tests.helpers import WHEELHOUSE, checkout_wheelhouse, wait_for
 from tests.setup.support import CLAUDE_SETTINGS, CODEX_CONFIG, snapshot_tree
 
 pytestmark = [
@@ -172,9 +172,6 @@ def test_init_from_the_wheel_reaches_recall_by_words_and_meaning(clean_venv: Pat
     assert snapshot_tree(home) == before
 
 
-WHEELHOUSE = Path(os.environ.get("ORCMEM_WHEELHOUSE") or REPO / ".venv" / "wheelhouse")
-
-
 @pytest.fixture
 def wheelhouse() -> Path:
     """Wheels of orcmem's dependencies (scripts/check builds them from pip's cache), for offline tool installs."""
@@ -260,3 +257,27 @@ def test_setup_under_uvx_refuses_the_run_cache_path(dist: Path, wheelhouse: Path
     assert refused.returncode != 0
     assert "lives in a tool's run cache" in refused.stderr and "scripts/install" in refused.stderr
     assert not (tmp_path / "home" / ".claude" / "settings.json").exists()
+
+
+@pytest.mark.long
+def test_the_quick_start_installs_from_the_checkout_and_leaves_orcmem_on_path(tmp_path: Path) -> None:
+    """`scripts/install --yes` on a fresh HOME: a venv of its own, ~/.local/bin/orcmem, `orcmem init` run through it,
+    and a word that ~/.local/bin must be put on PATH when it is not."""
+    wheelhouse = checkout_wheelhouse()
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "ORCMEM_HOME": str(tmp_path / "orcmem-home"),
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheelhouse),
+    }
+    installed = _run(REPO / "scripts" / "install", "--yes", env=env, cwd=tmp_path)
+    link = home / ".local" / "bin" / "orcmem"
+    assert link.is_symlink() and Path(os.readlink(link)) == home / ".local" / "share" / "orcmem-venv" / "bin" / "orcmem"
+    assert f"{home}/.local/bin is not on your PATH" in installed.stdout
+    on_path = {**env, "PATH": f"{link.parent}:/usr/bin:/bin"}
+    assert _run("orcmem", "memory", "status", env=on_path).stdout.startswith("memory: on\n")  # init ran
+    assert "ok embedding model" in _run("orcmem", "doctor", env=on_path).stdout

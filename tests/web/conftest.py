@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -72,6 +73,8 @@ def live_server(service: MemoryService, fake_keyring: FakeKeyring) -> Iterator[L
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright, once per session; skipped when either is missing."""
+    if os.environ.get("ORCMEM_SKIP_BROWSER"):
+        pytest.skip("ORCMEM_SKIP_BROWSER is set")
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium)")
     try:
