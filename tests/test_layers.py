@@ -21,6 +21,7 @@ LAYERS = {
     "orcmem.ingest": 2,
     "orcmem.setup_agents": 2,
     "orcmem.agent_context": 2,
+    "orcmem.importing": 2,
     "orcmem.service": 3,
     "orcmem.team": 4,
     "orcmem.worker": 4,

@@ -13,7 +13,7 @@ import click
 from orcmem import __version__
 from orcmem.cli.agents import brief, recall, task
 from orcmem.cli.context import AppContext, echo
-from orcmem.cli.importing import import_group
+from orcmem.cli.importing import backup, import_group
 from orcmem.cli.learning import extract, hook, ingest, jobs, summaries, worker
 from orcmem.cli.memories import add, edit, export, feedback, forget, list_memories, search, show
 from orcmem.cli.model import check, doctor, model, reindex
@@ -114,6 +114,7 @@ for command in (
     summaries,
     team,
     import_group,
+    backup,
 ):
     cli.add_command(command)
 memory.add_command(review_policy)

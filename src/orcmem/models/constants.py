@@ -196,4 +196,15 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 9  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 10  # the newest migration (store/migrations.py); the prompt hook reads only this
+
+# --- Import (docs/importing.md) -----------------------------------------------------------------------------------
+INSTRUCTION_FILES: Final = (
+    "CLAUDE.md",
+    "AGENTS.md",
+    "GEMINI.md",
+)  # found in the project by `orcmem import instructions`
+IMPORT_FILE_MAX_BYTES: Final = 4 * 1024 * 1024  # one markdown file read by an import; a longer one is refused
+IMPORT_ITEMS_MAX: Final = 20_000  # memories one import may add (a backup of more is restored in several files)
+BACKUP_FORMAT: Final = "orcmem-backup"  # the first line of `orcmem backup`'s JSONL names it, with its version
+BACKUP_VERSION: Final = 1

@@ -90,6 +90,16 @@ class ManageScope(StrEnum):
     GLOBAL = "global"
 
 
+class ImportKind(StrEnum):
+    """What an `orcmem import` batch read (docs/importing.md); `orcmem import list` shows it."""
+
+    INSTRUCTIONS = "instructions"  # CLAUDE.md, AGENTS.md, GEMINI.md
+    CLAUDE_MEMORY = "claude-memory"  # Claude Code's auto memory folder
+    CODEX_MEMORY = "codex-memory"  # Codex's memories folder
+    CLAUDE_MEM = "claude-mem"  # a claude-mem database or its JSON export
+    JSONL = "jsonl"  # an orcmem backup
+
+
 def values(vocabulary: type[StrEnum]) -> tuple[str, ...]:
     """A vocabulary's words, in their order (for click choices and schemas)."""
     return tuple(member.value for member in vocabulary)

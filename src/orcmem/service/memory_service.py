@@ -62,7 +62,7 @@ USER_TOPIC_MESSAGE = (
 )
 
 
-def _clean(text: str, max_chars: int) -> str:
+def stored_text(text: str, max_chars: int) -> str:
     """Redact, then keep within the limit (a marker can be longer than the secret it replaced)."""
     return redact(text)[:max_chars]
 
@@ -216,8 +216,8 @@ class MemoryService(ServiceCore):
         scope = rules.check_scope(new.scope)
         source = rules.check_source(new.source)
         provenance = _provenance(source, new.provenance)
-        title = _clean(rules.check_title(new.title), TITLE_MAX_CHARS)
-        body = _clean(rules.check_body(new.body), BODY_MAX_CHARS)
+        title = stored_text(rules.check_title(new.title), TITLE_MAX_CHARS)
+        body = stored_text(rules.check_body(new.body), BODY_MAX_CHARS)
         topic_key = rules.check_topic_key(new.topic_key)
         files = rules.check_files(new.files)
         if scope is Scope.PROJECT and project is None:
@@ -372,9 +372,9 @@ class MemoryService(ServiceCore):
         self._require_owner(memory, actor, "Only the user can change a memory they wrote.")
         fields: dict[str, object] = {}
         if title is not None:
-            fields["title"] = _clean(rules.check_title(title), TITLE_MAX_CHARS)
+            fields["title"] = stored_text(rules.check_title(title), TITLE_MAX_CHARS)
         if body is not None:
-            fields["body"] = _clean(rules.check_body(body), BODY_MAX_CHARS)
+            fields["body"] = stored_text(rules.check_body(body), BODY_MAX_CHARS)
         if type is not None:
             fields["type"] = str(rules.check_type(type))
         if not fields:

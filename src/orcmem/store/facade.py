@@ -8,6 +8,7 @@ from orcmem.store.audit import AuditRepository
 from orcmem.store.citations import CitationRepository
 from orcmem.store.connection import Database
 from orcmem.store.grants import GrantRepository
+from orcmem.store.imports import ImportRepository
 from orcmem.store.jobs import JobRepository
 from orcmem.store.memories import MemoryRepository
 from orcmem.store.projects import ProjectRepository
@@ -39,6 +40,7 @@ class Store:
         self.stats = StatsRepository(db)
         self.team = TeamRepository(db, self.memories, self.vectors)
         self.citations = CitationRepository(db)
+        self.imports = ImportRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:

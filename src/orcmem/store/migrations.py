@@ -414,6 +414,30 @@ def migration_9(conn: apsw.Connection) -> None:
     conn.execute(MIGRATION_9_SQL)
 
 
+# What was imported from elsewhere (docs/importing.md): one batch per `orcmem import` command (what it read, when,
+# what it found and added), each memory it added linked to it, so `orcmem import undo` erases exactly those; `item_key`
+# names the item in its source, so importing the same thing again adds nothing. A link leaves with its memory.
+MIGRATION_10 = """
+CREATE TABLE import_batches (
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  source_path TEXT NOT NULL,
+  project_id TEXT REFERENCES projects(id) ON DELETE SET NULL,
+  at INTEGER NOT NULL,
+  found INTEGER NOT NULL DEFAULT 0,
+  added INTEGER NOT NULL DEFAULT 0,
+  skipped INTEGER NOT NULL DEFAULT 0,
+  undone_at INTEGER
+);
+CREATE TABLE import_batch_memories (
+  memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+  batch_id INTEGER NOT NULL REFERENCES import_batches(id) ON DELETE CASCADE,
+  item_key TEXT NOT NULL
+);
+CREATE INDEX import_batch_memories_batch ON import_batch_memories(batch_id);
+CREATE INDEX import_batch_memories_key ON import_batch_memories(item_key);
+"""
+
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -424,6 +448,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (7, MIGRATION_7),
     (8, MIGRATION_8),
     (9, migration_9),
+    (10, MIGRATION_10),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

@@ -36,6 +36,26 @@ class ProjectRepository(Repository):
         assert project is not None
         return project
 
+    def restore(self, project: Project) -> Project:
+        """The project as a backup holds it: kept with its id when neither its id nor its root is known here, else
+        the project already stored for its root (or its id)."""
+        with self.db.transaction():
+            self.db.query(
+                "INSERT OR IGNORE INTO projects (id, canonical_root, root_path, name, created_at, last_seen_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    project.id,
+                    project.canonical_root,
+                    project.root_path,
+                    project.name,
+                    project.created_at,
+                    project.last_seen_at,
+                ),
+            )
+            stored = self.by_root(project.canonical_root) or self.get(project.id)
+        assert stored is not None
+        return stored
+
     def all(self) -> list[tuple[Project, int]]:
         """Every project with its number of memories, most recently used first."""
         rows = self.db.query(
