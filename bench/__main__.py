@@ -19,6 +19,7 @@ from bench import (
     freshness,
     fusion,
     import_sessions,
+    importing,
     injection,
     learning,
     load,
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     imported = import_sessions.run()
     print("writes that do not wait for the model...", flush=True)
     written = writes.run()
+    print("backup and restore of 10,000 memories...", flush=True)
+    backed_up = importing.run()
     print("forget and server memory...", flush=True)
     spent = costs.run()
     print("recall precision...", flush=True)
@@ -126,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         *([] if fusions is None else ["\n".join(fusion.render(fusions))]),
         *([] if compared is None else ["\n".join(peers.render(compared))]),
         "\n".join(writes.render(written)),
+        "\n".join(importing.render(backed_up)),
         "\n".join(onboarding.render(started_up)),
         "\n".join(plugin.render(plugged)),
         "\n".join(import_sessions.render(imported)),

@@ -205,6 +205,5 @@ INSTRUCTION_FILES: Final = (
     "GEMINI.md",
 )  # found in the project by `orcmem import instructions`
 IMPORT_FILE_MAX_BYTES: Final = 4 * 1024 * 1024  # one markdown file read by an import; a longer one is refused
-IMPORT_ITEMS_MAX: Final = 20_000  # memories one import may add (a backup of more is restored in several files)
 BACKUP_FORMAT: Final = "orcmem-backup"  # the first line of `orcmem backup`'s JSONL names it, with its version
 BACKUP_VERSION: Final = 1
