@@ -36,9 +36,10 @@ from orcmem.importing.files import read_note
 from orcmem.importing.instructions import instruction_items
 from orcmem.importing.items import ImportItem
 from orcmem.models.constants import INSTRUCTION_FILES
-from orcmem.models.errors import ValidationError
+from orcmem.models.errors import MemoryOffError, ValidationError
 from orcmem.models.types import Scope
 from orcmem.models.vocabulary import ImportKind
+from orcmem.service.core import MEMORY_OFF_MESSAGE
 from orcmem.service.importing import Importing
 from orcmem.store.claude_mem import read_observations
 from orcmem.text.wording import duration, plural
@@ -61,6 +62,7 @@ def run_import(
 ) -> None:
     """Say what was found in `source`, ask, and import the new items as one batch (the steps every import shares)."""
     service = app.service()
+    _require_memory_on(app, dry_run)
     importing = Importing(service)
     project = app.project(create=not dry_run)
     plan = importing.plan(project, items)
@@ -86,6 +88,12 @@ def run_import(
         f"Imported {plural(batch.added, 'memory', 'memories')} as import {batch.id}; "
         f"`orcmem import undo {batch.id}` takes them out again."
     )
+
+
+def _require_memory_on(app: AppContext, dry_run: bool) -> None:
+    """Say at once that memory is off, before reading and counting anything to write."""
+    if not dry_run and not app.service().is_enabled():
+        raise MemoryOffError(MEMORY_OFF_MESSAGE)
 
 
 def _home() -> Path:
@@ -477,6 +485,7 @@ def import_jsonl(app: AppContext, file: Path, yes: bool, dry_run: bool) -> None:
         raise click.ClickException(f"Cannot read {file}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ValidationError(f"{file} is not UTF-8 text: no orcmem backup.") from None
+    _require_memory_on(app, dry_run)
     importing = Importing(app.service())
     plan = importing.plan_restore(backup)
     echo(

@@ -33,22 +33,13 @@ class Backup:
     """What a backup file holds."""
 
     schema: int
-    flag_version: int | None = None  # the instruction detector that made its flags (None: not said)
     projects: list[Project] = field(default_factory=list)
     memories: list[BackedUpMemory] = field(default_factory=list)
 
 
-def header_line(schema: int, flag_version: int, now: int) -> str:
-    """The first line: the format, its version, the schema and instruction detector it came from, and when."""
-    return json.dumps(
-        {
-            "format": BACKUP_FORMAT,
-            "version": BACKUP_VERSION,
-            "schema": schema,
-            "flag_version": flag_version,
-            "exported_at": now,
-        }
-    )
+def header_line(schema: int, now: int) -> str:
+    """The first line: the format, its version, the schema it came from and when."""
+    return json.dumps({"format": BACKUP_FORMAT, "version": BACKUP_VERSION, "schema": schema, "exported_at": now})
 
 
 def project_line(project: Project) -> str:
@@ -103,11 +94,7 @@ def read_backup(lines: Iterable[str]) -> Backup:
         raise ValidationError("This is no orcmem backup (its first line does not say `orcmem-backup`).")
     if header.get("version") != BACKUP_VERSION:
         raise ValidationError(f"This backup is version {header.get('version')}; this orcmem reads {BACKUP_VERSION}.")
-    flag_version = header.get("flag_version")
-    backup = Backup(
-        schema=_int(header, "schema", first[0]),
-        flag_version=flag_version if isinstance(flag_version, int) and not isinstance(flag_version, bool) else None,
-    )
+    backup = Backup(schema=_int(header, "schema", first[0]))
     for number, line in numbered:
         data = _object((number, line))
         try:

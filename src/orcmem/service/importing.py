@@ -21,7 +21,7 @@ from orcmem.service.memory_service import MemoryService, stored_text
 from orcmem.store.imports import ImportBatch
 from orcmem.store.migrations import LATEST_VERSION
 from orcmem.text.duplicates import same_text_key
-from orcmem.text.instructions import FLAG_VERSION, looks_like_instructions
+from orcmem.text.instructions import looks_like_instructions
 
 BACKUP_PAGE = 1000  # memories read at a time while writing a backup
 
@@ -159,7 +159,7 @@ class Importing:
     def backup_lines(self) -> Iterator[str]:
         """The whole store as JSON Lines: the header, every project, every memory (every status, every project,
         global ones) with its files, citations and freshness, oldest first."""
-        yield header_line(LATEST_VERSION, FLAG_VERSION, self.service.clock())
+        yield header_line(LATEST_VERSION, self.service.clock())
         for project, _count in sorted(self.service.projects(), key=lambda pair: pair[0].created_at):
             yield project_line(project)
         for memory_ids in self.store.imports.memory_pages(BACKUP_PAGE):
@@ -226,15 +226,10 @@ class Importing:
             tasks = {m.memory.source_task_id for m in plan.new if m.memory.source_task_id}
             known_runs = {run for run in runs if self.store.runs.get(run) is not None}
             known_tasks = {task for task in tasks if self.store.tasks.get(task) is not None}
-            # The detector is the slowest part of a write (docs/benchmarks.md, Backup and restore): a flag the same
-            # detector made for the same words is kept; words the redaction changed, or an older detector's flag, are
-            # judged again.
-            same_detector = plan.backup.flag_version == FLAG_VERSION
             for item in plan.new:
                 memory = item.memory
                 title = stored_text(memory.title, TITLE_MAX_CHARS)
                 body = stored_text(memory.body, BODY_MAX_CHARS)
-                unchanged = same_detector and (title, body) == (memory.title, memory.body)
                 restored = replace(
                     memory,
                     project_id=project_ids[memory.project_id] if memory.project_id else None,
@@ -244,7 +239,8 @@ class Importing:
                     # A run or task of another profile is not here: the link is dropped, the memory kept.
                     source_run_id=memory.source_run_id if memory.source_run_id in known_runs else None,
                     source_task_id=memory.source_task_id if memory.source_task_id in known_tasks else None,
-                    flagged=memory.flagged if unchanged else looks_like_instructions(f"{title}\n{body}"),
+                    # Judged here, never taken from the file: a backup is text from outside like any other.
+                    flagged=looks_like_instructions(f"{title}\n{body}"),
                     stale_reason=None,
                 )
                 self.store.memories.insert(restored)
