@@ -282,3 +282,26 @@ def test_an_import_says_memory_is_off_before_anything(run, project_dir: Path) ->
     assert "3 new" in run("import", "instructions", "--dry-run").stdout  # a dry run reads, even with memory off
     off = run("import", "instructions", "--yes", ok=False)
     assert off.exit_code == 1 and off.stdout == "" and "memory is off" in off.stderr
+
+
+def test_imported_memories_cite_the_code_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    repo = tmp_path / "billing"
+    (repo / "src" / "money").mkdir(parents=True)
+    (repo / "src" / "money" / "cents.ts").write_text("export const toCents = (x: number) => Math.round(x * 100);\n")
+    shutil.copy(FIXTURES / "project" / "AGENTS.md", repo / "AGENTS.md")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "first")
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(cli, ["--project", str(repo), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output + result.stderr
+        return result.stdout
+
+    run("memory", "on")
+    run("import", "instructions", "--yes")
+    git(repo, "rm", "-q", "src/money/cents.ts")
+    git(repo, "commit", "-qm", "cents go away")
+    stale = json.loads(run("check", "--json"))["stale"]
+    assert [(s["title"][:16], "src/money/cents.ts" in s["reason"]) for s in stale] == [("Money is always ", True)]

@@ -105,7 +105,7 @@ class Importing:
                     files=item.files,
                     provenance=item.provenance,
                 )
-                result = self.service.record(project, new, embed=False, look_up_meaning=False)
+                result = self.service.record(project, new, embed=False, look_up_meaning=False, fingerprint=False)
                 if not result.merged:
                     self.store.imports.link(batch_id, result.memory.id, item.key)
                     written.append(result.memory.id)
@@ -118,6 +118,8 @@ class Importing:
                 metadata={"batch": batch_id, "kind": kind.value, "added": len(written)},
             )
         self.service.vectors_changed(written)
+        if project is not None and written:
+            self.service.freshness.renew(project, written)  # what they cite, as the code is now, in one look
         return self.batch(batch_id)
 
     # --- batches -----------------------------------------------------------------------------------------------

@@ -196,6 +196,7 @@ class MemoryService(ServiceCore):
         embed: bool = True,
         meaning: Sequence[float] | None = None,
         look_up_meaning: bool = True,
+        fingerprint: bool = True,
     ) -> RecordResult:
         """Validate, redact and store a memory, merging into the active one with the same topic key, or else into
         the one of the same scope and project it repeats (the same words once normalised, or the same meaning).
@@ -204,7 +205,8 @@ class MemoryService(ServiceCore):
         before), so what the person wrote is never overwritten; the person's own writes are stored as asked.
         `meaning` is the new text's vector when the caller computed it already (it then passes
         `look_up_meaning=False`, inside its own transaction); else it is computed here when the model is loaded,
-        within the query time limit.
+        within the query time limit. A caller writing many (an import) passes `fingerprint=False` and fingerprints
+        them together afterwards (`freshness.renew`): one look at the code for all.
 
         Raises:
             MemoryOffError: memory is off.
@@ -316,7 +318,7 @@ class MemoryService(ServiceCore):
                 result = RecordResult(memory, merged=False)
         if embed and result.memory.status is not Status.PENDING:  # embedded once accepted
             self.vectors_changed([result.memory.id])  # after the commit, so the background thread sees the row
-        if project is not None and (result.memory.files or result.memory.type is MemoryType.COMMAND):
+        if fingerprint and project is not None and (result.memory.files or result.memory.type is MemoryType.COMMAND):
             self.freshness.renew(project, [result.memory.id])  # made or confirmed: its code as it is now
         return result
 
