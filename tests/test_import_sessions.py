@@ -14,12 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.app.session_import import (
-    CHARS_PER_TOKEN,
-    _java_hash,
-    claude_folder_name,
-    find_sessions,
-)
+from orcmem.app.session_import import CHARS_PER_TOKEN, find_sessions
+from orcmem.host.agent_homes import claude_folder_name, java_string_hash
 from orcmem.host.workspace import locate
 from orcmem.service.memory_service import MemoryService
 from tests.helpers import wait_for
@@ -144,12 +140,12 @@ def test_claude_config_dir_and_codex_home_are_where_the_sessions_are_looked_for(
 
 def test_a_long_folder_name_is_cut_and_hashed_as_claude_code_does() -> None:
     # Claude Code's hash is Java's String.hashCode: these two values are well known.
-    assert _java_hash("hello") == 99162322
-    assert _java_hash("polygenelubricants") == -(2**31)
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("polygenelubricants") == -(2**31)
     folder = "/home/u/" + "deep.folder/" * 30
     name = claude_folder_name(folder)
     assert name.startswith(("-home-u-" + "deep-folder-" * 30)[:200] + "-")
-    assert name.endswith("-" + _base36(abs(_java_hash(folder)))) and len(name) > 201
+    assert name.endswith("-" + _base36(abs(java_string_hash(folder)))) and len(name) > 201
     assert claude_folder_name("/home/u/my.app") == "-home-u-my-app"
 
 

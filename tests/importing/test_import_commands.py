@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from orcmem.cli.commands import cli
-from orcmem.host.agent_homes import claude_project_dir_name
+from orcmem.host.agent_homes import claude_folder_name
 from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Provenance, Scope, Source
 from orcmem.service.memory_service import MemoryService
@@ -100,7 +100,7 @@ def test_claude_code_auto_memory_where_claude_code_keeps_it(
 ) -> None:
     config = tmp_path / "claude-config"
     root = locate(project_dir).worktree_root
-    memory_dir = config / "projects" / claude_project_dir_name(root) / "memory"
+    memory_dir = config / "projects" / claude_folder_name(root) / "memory"
     shutil.copytree(FIXTURES / "claude-memory", memory_dir)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     run("memory", "on")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from orcmem.extract.digest import build_digest, is_empty, render_digest
 from orcmem.extract.prompt import build_prompt
+from orcmem.host.agent_homes import CLAUDE_PROJECT_NAME_MAX, claude_config_dir, claude_folder_name, codex_home
 from orcmem.host.git_process import run_git
 from orcmem.host.workspace import Location, locate
 from orcmem.ingest.common import count_turns, time_ms
@@ -25,9 +25,6 @@ from orcmem.models.vocabulary import Agent, JobState
 from orcmem.service.learning import GeneratorFactory, JobOutcome
 from orcmem.service.session_import import SessionImports, SessionStatus
 
-CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"  # moves Claude Code's ~/.claude
-CODEX_HOME_ENV = "CODEX_HOME"  # moves Codex's ~/.codex
-CLAUDE_NAME_MAX = 200  # Claude Code cuts a longer project folder name here and adds a hash of the whole path
 HEAD_BYTES = 64 * 1024  # a Claude session's cwd and first timestamp are in its first records
 CODEX_META_MAX = 1024 * 1024  # a Codex session_meta line carries the base instructions: tens of KiB
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English and code with Claude's and OpenAI's tokenizers
@@ -96,44 +93,12 @@ class ImportReport:
 # --- where the agents keep sessions ---------------------------------------------------------------------------------
 def claude_projects_dir(env: Mapping[str, str]) -> Path:
     """Claude Code's projects folder: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."""
-    configured = env.get(CLAUDE_CONFIG_ENV)
-    root = Path(configured).expanduser() if configured else Path(env.get("HOME") or Path.home()) / ".claude"
-    return root / "projects"
+    return claude_config_dir(env, Path(env.get("HOME") or Path.home())) / "projects"
 
 
 def codex_sessions_dir(env: Mapping[str, str]) -> Path:
     """Codex's sessions folder: $CODEX_HOME/sessions, else ~/.codex/sessions."""
-    configured = env.get(CODEX_HOME_ENV)
-    root = Path(configured).expanduser() if configured else Path(env.get("HOME") or Path.home()) / ".codex"
-    return root / "sessions"
-
-
-def _java_hash(text: str) -> int:
-    """Claude Code's string hash (31 * h + code unit, in 32-bit signed arithmetic, over UTF-16 code units)."""
-    value = 0
-    data = text.encode("utf-16-le")
-    for index in range(0, len(data), 2):
-        value = (value * 31 + int.from_bytes(data[index : index + 2], "little")) & 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _base36(number: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    text = ""
-    while True:
-        number, rest = divmod(number, 36)
-        text = digits[rest] + text
-        if number == 0:
-            return text
-
-
-def claude_folder_name(folder: str) -> str:
-    """The name Claude Code gives a project's folder under projects/: every character that is not an ASCII letter
-    or digit becomes `-`; a name over 200 characters is cut to 200 and `-` plus a hash of the whole path added."""
-    name = re.sub(r"[^a-zA-Z0-9]", "-", folder)
-    if len(name) <= CLAUDE_NAME_MAX:
-        return name
-    return f"{name[:CLAUDE_NAME_MAX]}-{_base36(abs(_java_hash(folder)))}"
+    return codex_home(env, Path(env.get("HOME") or Path.home())) / "sessions"
 
 
 def project_folders(location: Location) -> list[str]:
@@ -191,7 +156,7 @@ def _claude_sessions(projects: Path, folders: Sequence[str], belongs: Callable[[
     for name in sorted(names):
         exact = name in wanted
         # A subfolder's name, or a long name whose hash another Claude Code version computed differently.
-        near = any(name.startswith(own[:CLAUDE_NAME_MAX] + "-") for own in wanted)
+        near = any(name.startswith(own[:CLAUDE_PROJECT_NAME_MAX] + "-") for own in wanted)
         if not exact and not near:
             continue
         for path in sorted((projects / name).glob("*.jsonl")):

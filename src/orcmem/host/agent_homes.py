@@ -24,10 +24,34 @@ def codex_home(env: Mapping[str, str], home: Path) -> Path:
     return Path(configured).expanduser() if configured else home / ".codex"
 
 
-def claude_project_dir_name(folder: str) -> str:
-    """The name Claude Code gives a project's folder under `projects/`: every character that is not a letter or a
-    digit becomes `-` (`/home/u/my.app` -> `-home-u-my-app`)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", folder)
+def java_string_hash(text: str) -> int:
+    """Claude Code's string hash (31 * h + code unit, in 32-bit signed arithmetic, over UTF-16 code units)."""
+    value = 0
+    data = text.encode("utf-16-le")
+    for index in range(0, len(data), 2):
+        value = (value * 31 + int.from_bytes(data[index : index + 2], "little")) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def base36(number: int) -> str:
+    """A non-negative number in base 36, as JavaScript's `toString(36)` writes it."""
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        number, rest = divmod(number, 36)
+        text = digits[rest] + text
+        if number == 0:
+            return text
+
+
+def claude_folder_name(folder: str) -> str:
+    """The name Claude Code gives a project's folder under projects/: every character that is not an ASCII letter
+    or digit becomes `-` (`/home/u/my.app` -> `-home-u-my-app`); a name over 200 characters is cut to 200 and `-`
+    plus a hash of the whole path added."""
+    name = re.sub(r"[^a-zA-Z0-9]", "-", folder)
+    if len(name) <= CLAUDE_PROJECT_NAME_MAX:
+        return name
+    return f"{name[:CLAUDE_PROJECT_NAME_MAX]}-{base36(abs(java_string_hash(folder)))}"
 
 
 def project_roots(canonical_root: str, worktree_root: str) -> tuple[str, ...]:
@@ -38,14 +62,16 @@ def project_roots(canonical_root: str, worktree_root: str) -> tuple[str, ...]:
 
 
 def claude_project_dir(config_dir: Path, folder: str) -> Path | None:
-    """Claude Code's folder for the project at `folder`, if it has one (a name cut at 200 characters is found by
-    its first 200)."""
-    name = claude_project_dir_name(folder)
+    """Claude Code's folder for the project at `folder`, if it has one (a long name whose hash another Claude Code
+    version computed differently is found by its first 200 characters)."""
     projects = config_dir / "projects"
-    if len(name) <= CLAUDE_PROJECT_NAME_MAX:
-        return projects / name if (projects / name).is_dir() else None
-    prefix = name[:CLAUDE_PROJECT_NAME_MAX]
-    matches = sorted(p for p in projects.glob(f"{prefix}*") if p.is_dir()) if projects.is_dir() else []
+    name = claude_folder_name(folder)
+    if (projects / name).is_dir():
+        return projects / name
+    if len(name) <= CLAUDE_PROJECT_NAME_MAX or not projects.is_dir():
+        return None
+    prefix = name[: CLAUDE_PROJECT_NAME_MAX + 1]
+    matches = sorted(p for p in projects.iterdir() if p.is_dir() and p.name.startswith(prefix))
     return matches[0] if matches else None
 
 
