@@ -54,6 +54,10 @@ def test_instruction_files_once_redacted_and_undone(run, project_dir: Path) -> N
     cents = next(m for m in imported if m["title"].startswith("Money is always"))
     assert (cents["type"], cents["files"]) == ("convention", ["src/money/cents.ts"])  # in both files: once
     assert not any("forks pool" in m["title"] for m in imported)  # what orcmem exported there is orcmem's
+    shown = run("show", cents["id"]).stdout
+    assert "imported from: CLAUDE.md, AGENTS.md (orcmem import undo 1 erases it)" in shown
+    assert json.loads(run("show", cents["id"], "--json").stdout)["import_batch"] == 1
+    assert "imported from" not in run("show", mine[0]["id"]).stdout
 
     again = run("import", "instructions", "--yes").stdout
     assert "0 new, 17 already in orcmem" in again and "Nothing to import." in again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from orcmem.models.constants import (
 )
 from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance, Scope, Source, Status
 from orcmem.service.memory_service import MemoryService
+
+if TYPE_CHECKING:
+    from orcmem.store.imports import ImportBatch
 
 BODY_READ_MAX_BYTES = 64 * 1024  # far more than a body holds, so an over-long body is reported, not cut
 MODEL_LOAD_WAIT_S = 10.0
@@ -157,8 +161,13 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
     service = app.service()
     memory = service.get(app.project(), memory_id)
     origin = _imported_from(service, memory.source_run_id)
+    batch = _import_batch(service, memory.id)
+    undo = "orcmem import sessions --undo"
+    if batch is not None:
+        origin, undo = batch.source_path, f"orcmem import undo {batch.id}"
     if as_json:
-        echo_json({**memory.to_dict(), **({"imported_from": origin} if origin else {})})
+        extra = {"imported_from": origin} if origin else {}
+        echo_json({**memory.to_dict(), **extra, **({"import_batch": batch.id} if batch is not None else {})})
         return
     now = service.clock()
     echo(memory_line(memory, now, service.settings.person()))
@@ -184,7 +193,7 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
     if memory.files:
         details.append("files: " + ", ".join(memory.files))
     if origin:
-        details.append(f"imported from: {origin} (orcmem import sessions --undo erases it)")
+        details.append(f"imported from: {origin} ({undo} erases it)")
     for detail in details:
         echo(detail)
 
@@ -195,6 +204,13 @@ def _imported_from(service: MemoryService, run_id: str | None) -> str | None:
     from orcmem.service.session_import import SessionImports
 
     return SessionImports(Learning(service)).origin(run_id) if run_id else None
+
+
+def _import_batch(service: MemoryService, memory_id: str) -> ImportBatch | None:
+    """The `orcmem import` batch that added a memory, or None."""
+    from orcmem.service.importing import Importing
+
+    return Importing(service).batch_of(memory_id)
 
 
 @click.command()

@@ -144,6 +144,11 @@ class Importing:
             raise NotFoundError(f"No import {batch_id}; `orcmem import list` lists them.")
         return found
 
+    def batch_of(self, memory_id: str) -> ImportBatch | None:
+        """The batch that added a memory, or None (written some other way)."""
+        batch_id = self.store.imports.batch_of(memory_id)
+        return None if batch_id is None else self.batch(batch_id)
+
     def undo(self, batch_id: int | None = None) -> tuple[ImportBatch, int]:
         """Erase every memory an import added (its text, search entry, files and vector), in one transaction; returns
         the batch and how many memories were erased."""

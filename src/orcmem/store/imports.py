@@ -125,6 +125,14 @@ class ImportRepository(Repository):
         )
         return [str(row[0]) for row in rows]
 
+    def batch_of(self, memory_id: str) -> int | None:
+        """The id of the batch that added a memory, or None."""
+        row = self.db.query_one(
+            "SELECT l.batch_id FROM import_batch_memories l JOIN memories m ON m.pk = l.memory_pk WHERE m.id = ?",
+            (memory_id,),
+        )
+        return int(row[0]) if row else None
+
     def mark_undone(self, batch_id: int, now: int) -> None:
         """The batch's memories were erased."""
         self.db.query("UPDATE import_batches SET undone_at = ? WHERE id = ?", (now, batch_id))
