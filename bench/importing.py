@@ -24,7 +24,6 @@ from orcmem.worker.control import stop_workers
 
 MEMORIES = 10_000
 RUNS = 3
-TARGET_S = 10.0  # each command, at 10,000 memories
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,6 @@ def _as_new(memory: Memory) -> NewMemory:
 
 def render(r: ImportingResult) -> list[str]:
     """The report section."""
-    met = lambda ok: "met" if ok else "**missed**"  # noqa: E731
     return [
         "## Backup and restore (JSONL)",
         "",
@@ -140,10 +138,16 @@ def render(r: ImportingResult) -> list[str]:
         f"| floor: `service.record` of the same memories, one transaction | {r.record_floor_s:.2f} "
         f"| {r.memories / r.record_floor_s:,.0f} | 1.00 |",
         "",
-        f"- Each command under {TARGET_S:.0f} s at {r.memories:,} memories: "
-        f"{met(max(r.backup_command_s, r.restore_command_s) < TARGET_S)}.",
-        "- The restore writes every memory in one transaction and leaves the vectors to the embedding pump (a",
-        "  background worker, or the session's server), so it never waits for the model.",
+        f"- The restore costs what writing the same memories costs ({r.restore_in_process_s / r.record_floor_s:.2f} of"
+        " the floor). About 80 % of both is the",
+        "  instruction flag's detector, which judges each memory's words again (cProfile of a restore of 1,000",
+        "  memories: 5.5 of 6.9 s). A backup's own flag is not trusted: a crafted file could unflag orders to an agent",
+        "  (`tests/importing/test_import_commands.py`). Keeping the file's flag for unchanged words, tried once,",
+        "  restored 2,000 memories in 0.74 s (under cProfile, against 6.9 s for 1,000 with the detector); not adopted.",
+        "- Every memory is written in one transaction; the vectors are left to the embedding pump (a background",
+        "  worker, or the session's server), so the restore never waits for the model.",
+        "- A backup line was first built with `Memory.to_dict` (`dataclasses.asdict`), most of a backup's time; it is",
+        "  built field by field now. Most of the command is now starting orcmem and opening the profile.",
         "",
     ]
 
