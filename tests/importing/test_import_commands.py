@@ -309,3 +309,18 @@ def test_imported_memories_cite_the_code_as_it_was(tmp_path: Path, monkeypatch) 
     git(repo, "commit", "-qm", "cents go away")
     stale = json.loads(run("check", "--json"))["stale"]
     assert [(s["title"][:16], "src/money/cents.ts" in s["reason"]) for s in stale] == [("Money is always ", True)]
+
+
+def test_an_agents_memories_wait_when_the_policy_holds_agent_writes(
+    run, project_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    config = tmp_path / "claude-config"
+    memory_dir = config / "projects" / claude_folder_name(locate(project_dir).worktree_root) / "memory"
+    shutil.copytree(FIXTURES / "claude-memory", memory_dir)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    run("memory", "on")
+    run("memory", "review-policy", "--agent-writes", "--all-wait")
+    out = run("import", "claude-memory", "--yes").stdout
+    assert "Imported 7 memories as import 1" in out and "7 memories of them wait for your review" in out
+    assert listed(run) == []  # out of the list, the brief and recall until accepted
+    assert "Undid import 1: erased 7 memories." in run("import", "undo", "--yes").stdout

@@ -83,11 +83,13 @@ def run_import(
         return
     if not yes:
         click.confirm(f"Import {plural(len(plan.new), 'memory', 'memories')}?", default=True, abort=True)
-    batch = importing.apply(project, kind, source, plan)
+    batch, waiting = importing.apply(project, kind, source, plan)
     echo(
         f"Imported {plural(batch.added, 'memory', 'memories')} as import {batch.id}; "
         f"`orcmem import undo {batch.id}` takes them out again."
     )
+    if waiting:
+        echo(f"{plural(waiting, 'memory', 'memories')} of them wait for your review (`orcmem review`).")
 
 
 def _require_memory_on(app: AppContext, dry_run: bool) -> None:

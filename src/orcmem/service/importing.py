@@ -14,7 +14,7 @@ from orcmem.importing.backup import BackedUpMemory, Backup, header_line, memory_
 from orcmem.importing.items import ImportItem
 from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS
 from orcmem.models.errors import NotFoundError, ValidationError
-from orcmem.models.types import NewMemory, Project, Scope
+from orcmem.models.types import NewMemory, Project, Scope, Status
 from orcmem.models.vocabulary import ImportKind
 from orcmem.rules import memory as rules
 from orcmem.service.memory_service import MemoryService, stored_text
@@ -83,14 +83,18 @@ class Importing:
             new.append(item)
         return ImportPlan(tuple(new), len(listed) - len(new))
 
-    def apply(self, project: Project | None, kind: ImportKind, source_path: str, plan: ImportPlan) -> ImportBatch:
-        """Write the plan's new items as one batch, in one transaction; returns the batch.
+    def apply(
+        self, project: Project | None, kind: ImportKind, source_path: str, plan: ImportPlan
+    ) -> tuple[ImportBatch, int]:
+        """Write the plan's new items as one batch, in one transaction; returns the batch and how many of its memories
+        wait in the review inbox (an agent's words, when the project's policy holds an agent's writes).
 
         Raises:
             MemoryOffError: memory is off.
             ValidationError: an item breaks a memory's rules (nothing is written).
         """
         written: list[str] = []
+        pending: set[str] = set()
         with self.store.db.transaction():
             batch_id = self.store.imports.begin(
                 kind.value, source_path, project.id if project else None, plan.found, self.service.clock()
@@ -109,6 +113,8 @@ class Importing:
                 if not result.merged:
                     self.store.imports.link(batch_id, result.memory.id, item.key)
                     written.append(result.memory.id)
+                    if result.memory.status is Status.PENDING:
+                        pending.add(result.memory.id)  # embedded once accepted, as every write that waits
             self.store.imports.finish(batch_id, len(written), plan.found - len(written))
             self.service.audit(
                 "user",
@@ -117,10 +123,10 @@ class Importing:
                 project.id if project else None,
                 metadata={"batch": batch_id, "kind": kind.value, "added": len(written)},
             )
-        self.service.vectors_changed(written)
+        self.service.vectors_changed([memory_id for memory_id in written if memory_id not in pending])
         if project is not None and written:
             self.service.freshness.renew(project, written)  # what they cite, as the code is now, in one look
-        return self.batch(batch_id)
+        return self.batch(batch_id), len(pending)
 
     # --- batches -----------------------------------------------------------------------------------------------
     def batches(self) -> builtins.list[ImportBatch]:
