@@ -220,3 +220,115 @@ def test_paths_outside_the_project_devices_and_never_existing_files_are_left_alo
     assert memory.id not in {memory_id for memory_id, *_ in report.stale}
     cited = {c.target for c in svc.store.citations.to_judge(project.id, [], everything=True) if c.kind == "file"}
     assert cited == {"src/never_was.py"}  # missing then and now: nothing moved, never marked
+
+
+MODELS = "import json\n\n\ndef parse_header(raw):\n    return json.loads(raw)\n\n\nclass Header:\n    pass\n" + "".join(
+    f"\n\ndef helper_{n}(x):\n    return x + {n}\n" for n in range(12)
+)
+
+
+def test_a_file_moved_under_src_and_rewritten_follows_its_function(svc: MemoryService, repo: Path) -> None:
+    (repo / "app").mkdir()
+    (repo / "app" / "models.py").write_text(MODELS)
+    (repo / "app" / "views.py").write_text("def render_page():\n    pass\n")
+    git(repo, "add", ".")
+    commit(repo, "app package")
+    project = project_of(svc, repo)
+    kept = svc.record(project, lesson("Headers", "`parse_header` decodes JSON", "app/models.py")).memory
+    lost = svc.record(project, lesson("Pages", "`render_page` streams", "app/views.py")).memory
+    assert stale_ids(svc, project) == {}
+    (repo / "src" / "app").mkdir()
+    git(repo, "mv", "app/models.py", "src/app/models.py")
+    git(repo, "rm", "-q", "app/views.py")
+    (repo / "src" / "app" / "models.py").write_text(  # rewritten too much for git's rename detection
+        "from __future__ import annotations\n\nimport orjson\n\n\ndef parse_header(raw: bytes) -> dict:\n"
+        "    '''Decode a header.'''\n    return orjson.loads(raw)\n"
+    )
+    git(repo, "add", ".")
+    commit(repo, "move under src and rewrite")
+    found = stale_ids(svc, project)
+    assert list(found) == [lost.id]  # its function is defined nowhere now
+    assert svc.get(project, kept.id).files == ("src/app/models.py",)  # followed to where its function lives
+
+
+def test_the_words_of_a_cited_path_are_not_watched_names(svc: MemoryService, repo: Path) -> None:
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_json_tag.py").write_text("# run: pytest test_json_tag\ndef test_dump():\n    pass\n")
+    git(repo, "add", ".")
+    commit(repo, "tests")
+    project = project_of(svc, repo)
+    memory = svc.record(
+        project, lesson("JSON tags", "tests/test_json_tag.py covers `test_dump`", "tests/test_json_tag.py")
+    ).memory
+    (repo / "tests" / "test_json_tag.py").write_text("def test_dump():\n    assert True\n")
+    assert memory.id not in stale_ids(svc, project)
+    assert named_symbols("Tags", "see `tests/test_json_tag.py` and test_json_tag", ["tests/test_json_tag.py"]) == []
+
+
+def test_switching_back_after_following_a_rename_keeps_it_fresh(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    named = svc.record(project, lesson("Cache", "`SessionCache` is per request", "src/app.py")).memory
+    (repo / "NOTES.txt").write_text("plain notes, no code names\n")
+    git(repo, "add", ".")
+    commit(repo, "notes")
+    plain = svc.record(project, lesson("Notes", "the notes file is plain text", "NOTES.txt")).memory
+    git(repo, "mv", "src/app.py", "src/core.py")
+    git(repo, "mv", "NOTES.txt", "docs.txt")
+    commit(repo, "move")
+    assert stale_ids(svc, project) == {}
+    assert svc.get(project, named.id).files == ("src/core.py",)
+    git(repo, "checkout", "-q", "HEAD~1")
+    assert stale_ids(svc, project) == {}  # the old paths exist again
+    assert svc.get(project, named.id).files == ("src/app.py",)
+    assert svc.get(project, plain.id).files == ("NOTES.txt",)
+
+
+def test_identifier_shaped_words_in_prose_are_watched_and_english_is_not(svc: MemoryService, repo: Path) -> None:
+    assert named_symbols(
+        "HTTP errors", "the Client raises HTTPStatusError; _private is internal, see httpx.request"
+    ) == [
+        "HTTPStatusError",
+        "_private",
+        "request",
+        "Client",
+    ]
+    assert named_symbols("Deploys", "Always ask the User before a Deploy. Client work first. The API and URLs.") == []
+    (repo / "src" / "net.py").write_text("class Client:\n    pass\n\n\ndef _private():\n    pass\n")
+    git(repo, "add", ".")
+    commit(repo, "net")
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Net", "the Client calls _private first", "src/net.py")).memory
+    (repo / "src" / "net.py").write_text("class Client:\n    pass\n")
+    assert stale_ids(svc, project) == {memory.id: "`_private` no longer in src/net.py"}
+
+
+def test_a_name_still_imported_but_no_longer_defined_is_gone(svc: MemoryService, repo: Path) -> None:
+    (repo / "src" / "api.py").write_text("from .app import load_config\n\n\ndef make_client():\n    return 1\n")
+    git(repo, "add", ".")
+    commit(repo, "api")
+    project = project_of(svc, repo)
+    defined = svc.record(project, lesson("Clients", "`make_client` builds one per test", "src/api.py")).memory
+    used = svc.record(project, lesson("Config", "api.py gets `load_config` from app", "src/api.py")).memory
+    (repo / "src" / "api.py").write_text(
+        "from .app import load_config\nfrom .clients import make_client\n\n__all__ = ['make_client']\n"
+    )
+    found = stale_ids(svc, project)
+    assert found == {defined.id: "`make_client` no longer in src/api.py"}  # imported, named, but defined nowhere
+    assert used.id not in found  # only ever imported here: an import still counts
+
+
+def test_a_function_moved_to_another_file_is_fresh_and_says_where(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Config", "`load_config` reads the env first", "src/app.py")).memory
+    (repo / "src" / "app.py").write_text("from .config import load_config\n\n\nclass SessionCache:\n    pass\n")
+    (repo / "src" / "config.py").write_text("def load_config(path):\n    return read(path)\n")
+    assert stale_ids(svc, project) == {}
+    assert svc.get(project, memory.id).files == ("src/config.py",)  # every name it watched went there: followed
+    (repo / "src" / "config.py").unlink()
+    assert stale_ids(svc, project) == {memory.id: "the file it cites, src/config.py, was deleted"}
+    (repo / "src" / "app.py").write_text("def read_settings():\n    pass\n\n\nclass SessionCache:\n    pass\n")
+    split = svc.record(project, lesson("Both", "`SessionCache` and `read_settings`", "src/app.py")).memory
+    (repo / "src" / "app.py").write_text("def read_settings():\n    return 1\n")
+    (repo / "src" / "cache.py").write_text("class SessionCache:\n    pass\n")
+    assert split.id not in stale_ids(svc, project)  # one name moved, one stayed: fresh, still citing app.py
+    assert svc.get(project, split.id).files == ("src/app.py",)

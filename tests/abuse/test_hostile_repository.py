@@ -18,6 +18,7 @@ from orcmem.host import code_state
 from orcmem.host.git_process import run_git
 from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Project, Source
+from orcmem.rules.freshness import blob_id
 from orcmem.service.memory_service import MemoryService
 from orcmem.team.identity import team_key
 from tests.helpers import wait_for
@@ -122,6 +123,8 @@ def test_the_freshness_check_runs_none_of_the_repositorys_programs(svc: MemorySe
     assert "`load_config` no longer in app.py" in reasons  # the check still works: git answered
     assert code_state.renames_since(root, "HEAD") == {"old.py": "new.py"}
     assert code_state.deletion_dates(root, ["gone.py"]).keys() == {"gone.py"}
+    assert ("new.py", "def helper():") in code_state.definition_lines(root, {"helper"})  # git grep, filters off
+    assert code_state.paths_of_blobs(root, {blob_id(APP.encode())}) == {blob_id(APP.encode()): ["app.py"]}
     assert not marker.exists(), marker.read_text()
 
 

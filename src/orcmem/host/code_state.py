@@ -113,3 +113,42 @@ def top_level(root: Path) -> Path | None:
     """The repository's top folder, or None outside git."""
     out = _git(root, "rev-parse", "--show-toplevel")
     return Path(out.decode().strip()) if out else None
+
+
+def paths_of_blobs(root: Path, blobs: set[str]) -> dict[str, list[str]]:
+    """The tracked paths whose staged content is one of `blobs` (from one `git ls-files --stage`)."""
+    if not blobs:
+        return {}
+    out = _git(root, "ls-files", "--stage", "-z")
+    found: dict[str, list[str]] = {}
+    for entry in (out or b"").decode("utf-8", errors="surrogateescape").split("\x00"):
+        info, _, path = entry.partition("\t")
+        fields = info.split()
+        if len(fields) == 3 and fields[1] in blobs:
+            found.setdefault(fields[1], []).append(path)
+    return found
+
+
+NAMES_PER_SEARCH = 200  # names per `git grep` (one pattern holds them all; kept well below argument limits)
+
+
+def definition_lines(root: Path, names: set[str]) -> list[tuple[str, str]]:
+    """Lines of the working tree's files (tracked, or untracked and not ignored) shaped like a definition of one of
+    `names` (def, class, function, assignment): (path, line), from `git grep`, a coarse filter the caller checks
+    line by line. No binary file is searched and no textconv program runs; outside git, none."""
+    lines: list[tuple[str, str]] = []
+    ordered = sorted(names)
+    for start in range(0, len(ordered), NAMES_PER_SEARCH):
+        alternation = "(" + "|".join(ordered[start : start + NAMES_PER_SEARCH]) + ")"
+        keyword = (
+            r"^[[:space:]]*((async|export|pub|public|private|protected|static|default|abstract|final|override)"
+            r"[[:space:]]+)*(def|class|function|fn|func|struct|interface|type|enum|trait|const|let|var|module)"
+            rf"[[:space:]]+{alternation}([^A-Za-z0-9_]|$)"
+        )
+        assignment = rf"^[[:space:]]*(self\.|this\.)?{alternation}[[:space:]]*(:[^=]*)?=([^=]|$)"
+        out = _git(root, "grep", "--no-textconv", "--untracked", "-I", "-z", "-E", "-e", keyword, "-e", assignment)
+        for line in (out or b"").decode("utf-8", errors="surrogateescape").split("\n"):
+            path, _, text = line.partition("\x00")
+            if path and text:
+                lines.append((path, text))
+    return lines

@@ -56,7 +56,7 @@ DRIVER_PROGRAM_KEYS: Mapping[str, tuple[str, ...]] = {
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
 SHOWS_DIFFS = frozenset({"diff", "log", "show"})
 # Subcommands that may read working-tree files, and so apply a filter driver or refresh the index.
-READS_WORKTREE = frozenset({"diff", "status", "add", "ls-files", "hash-object", "check-attr", "blame"})
+READS_WORKTREE = frozenset({"diff", "status", "add", "ls-files", "hash-object", "check-attr", "blame", "grep"})
 # Variables that would point git at another repository or a program, inherited from whoever started orcmem.
 _DROPPED_ENV = (
     "GIT_DIR",

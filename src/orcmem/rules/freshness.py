@@ -6,25 +6,54 @@ hash) and the names the memory mentions that the file then held (functions, clas
 also cites the program it runs. Later the citation is judged against the file as it is now:
 
 - unchanged: the same blob;
-- renamed: gone from its path, found at another (git's rename detection, or the same content elsewhere);
-- changed: another blob, every named symbol still there (how many lines changed is reported);
-- possibly stale: the file is gone, or a symbol the memory names is no longer in it, or the script or program a
-  command runs is gone.
+- renamed: gone from its path, found at another (git's rename detection, or the same content elsewhere, or every
+  name it defined now defined in the tree: moved and rewritten in one step);
+- changed: another blob, every named symbol still there, or defined elsewhere now (how many lines changed is
+  reported);
+- possibly stale: the file is gone, or a symbol the memory names is no longer in it (a name it defined no longer
+  defined) nor defined elsewhere, or the script or program a command runs is gone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 # Names worth checking: code-like words. A word the memory puts in backticks, a name followed by "(", and words
-# that only code uses (snake_case, camelCase, CamelCase with an inner capital, dotted.names' last part).
+# that only code uses: snake_case, _private, camelCase, CamelCase with an inner capital (HTTPStatusError too), the
+# last part of dotted.names, and a capitalised word that is a usual class name's last word (Client, Error) when it is
+# not the first word of a sentence. Paths are taken out first: the words of a cited path are not names it holds.
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _CALLED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{2,})\(")
-_CODE_WORD = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")
+_CODE_WORD = re.compile(
+    r"(?<![\w.])([a-z][a-z0-9]*_[a-z0-9_]+|_{1,2}[A-Za-z][A-Za-z0-9_]*|[a-z]+[A-Z][A-Za-z0-9]+"
+    r"|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z]{2,}[A-Za-z0-9]*)(?![\w])"
+)
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w])")
+_CLASS_WORD = re.compile(
+    r"(?<![\w.])(Client|Server|Error|Exception|Handler|Manager|Factory|Adapter|Mixin|Middleware|Serializer|Registry"
+    r"|Router|Transport|Protocol|Config|Settings|Session|Loader|Parser|Builder|Provider|Backend|Wrapper)(?![\w])"
+)
+_PATH_LIKE = re.compile(
+    r"[\w.~-]*(?:/[\w.-]+)+/?|\b[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|pyx|js|jsx|mjs|ts|tsx|md|rst|txt|toml|cfg|ini|json"
+    r"|yaml|yml|sh|rb|go|rs|java|kt|cs|cpp|hpp|html|css|lock|sql|xml|csv)\b"
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*[-*#>]*\s*)$")
+_NOT_NAMES = frozenset(
+    "GitHub GitLab JavaScript TypeScript PostgreSQL MySQL SQLite MacOS macOS iOS PyPI YouTube OpenAI ChatGPT "
+    "LinkedIn PowerShell VSCode DevOps iPhone iPad npm com org net".split()
+)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _GLOB = re.compile(r"[*?\[]")
+DEFINED = "def:"  # a watched name the file defined (def, class, assignment): it must stay defined, not just mentioned
+_DEFINITION = (
+    r"^[ \t]*(?:(?:async|export|pub|public|private|protected|static|default|abstract|final|override)[ \t]+)*"
+    r"(?:def|class|function|fn|func|struct|interface|type|enum|trait|const|let|var|module)[ \t]+{name}(?![\w])"
+    r"|^[ \t]*(?:self\.|this\.)?{name}[ \t]*(?::[^=\n]*)?=(?!=)"
+    r"|^[ \t]*{name}[ \t]*\(\)[ \t]*\{{"
+)
 MAX_SYMBOLS = 20
 
 
@@ -55,20 +84,59 @@ def is_citable(path: str) -> bool:
     return bool(path.strip()) and not _GLOB.search(path) and "\n" not in path
 
 
-def named_symbols(title: str, body: str) -> list[str]:
-    """The code-like names a memory mentions, in order, at most MAX_SYMBOLS."""
-    text = f"{title}\n{body}"
+def named_symbols(title: str, body: str, paths: Sequence[str] = ()) -> list[str]:
+    """The code-like names a memory mentions, in order, at most MAX_SYMBOLS; none is a word of a path (of the text,
+    or of the cited `paths`: `tests/test_json_tag.py` does not make `test_json_tag` a name)."""
+    text = _PATH_LIKE.sub(" ", f"{title}\n{body}")
     found: list[str] = []
     for span in _BACKTICKED.findall(text):
         found += _IDENTIFIER.findall(span)
     found += _CALLED.findall(text) + _CODE_WORD.findall(text)
-    return list(dict.fromkeys(found))[:MAX_SYMBOLS]
+    found += [dotted.rsplit(".", 1)[1] for dotted in _DOTTED.findall(text)]
+    found += [m.group(1) for m in _CLASS_WORD.finditer(text) if not _SENTENCE_START.search(text[: m.start()])]
+    path_words = {word for path in paths for word in re.split(r"[/\\.]", path)}
+    kept = [n for n in found if len(n) >= 3 and n not in path_words and n not in _NOT_NAMES]
+    return list(dict.fromkeys(kept))[:MAX_SYMBOLS]
+
+
+def _mentioned(name: str, text: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+
+
+def definition_pattern(name: str) -> re.Pattern[str]:
+    """A line that defines `name` (def, class, function, assignment), not one that imports or uses it."""
+    return re.compile(_DEFINITION.format(name=re.escape(name)), re.MULTILINE)
+
+
+def watched_name(entry: str) -> str:
+    """The name of a watched entry (`def:load_config` -> `load_config`)."""
+    return entry.removeprefix(DEFINED)
 
 
 def symbols_held(symbols: list[str], content: bytes) -> list[str]:
-    """Those of `symbols` the content holds as whole words."""
+    """The watch list of a file: those of `symbols` the content holds as whole words, each marked DEFINED when the
+    content defines it (then a later import or mention alone no longer counts)."""
     text = content.decode("utf-8", errors="replace")
-    return [name for name in symbols if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text)]
+    return [
+        (DEFINED + name if definition_pattern(name).search(text) else name)
+        for name in symbols
+        if _mentioned(name, text)
+    ]
+
+
+def missing(watched: list[str], content: bytes) -> list[str]:
+    """The names of a watch list the content no longer holds: a DEFINED one no longer defined, another no longer
+    mentioned."""
+    text = content.decode("utf-8", errors="replace")
+    return [
+        watched_name(entry)
+        for entry in watched
+        if not (
+            definition_pattern(watched_name(entry)).search(text)
+            if entry.startswith(DEFINED)
+            else _mentioned(entry, text)
+        )
+    ]
 
 
 def command_program(title: str, body: str) -> str | None:
@@ -96,21 +164,32 @@ def judge_file(
     renamed_content: bytes | None,
     changed_lines: int | None,
     deleted_on: str | None,
+    elsewhere: Mapping[str, Sequence[str]] | None = None,
 ) -> Judgement:
-    """One cited file now: `current` is its content (None: gone), `renamed_to` where git says it went."""
+    """One cited file now: `current` is its content (None: gone), `renamed_to` where git says it went, `elsewhere`
+    the files of the tree that define each name now (None: not searched)."""
     if current is None and renamed_to is not None:
-        gone = [name for name in symbols if name not in symbols_held(symbols, renamed_content or b"")]
-        if gone:
+        gone = missing(symbols, renamed_content or b"")
+        if gone and not _all_moved(gone, symbols, elsewhere):
             return Judgement(State.STALE, _vanished(gone, renamed_to), renamed_to)
         return Judgement(State.FRESH, f"{path} was renamed to {renamed_to}", renamed_to)
     if current is None and fingerprint_blob is None:  # not there when the memory was saved either: nothing moved
         return Judgement(State.FRESH, f"{path} was not there when the memory was saved")
     if current is None:
+        found = _new_home(symbols, elsewhere, path)
+        if found is not None:  # moved and rewritten in one step: its names are defined at the new path
+            return Judgement(State.FRESH, f"{path} moved to {found} (the names it mentions are defined there)", found)
         when = f" on {deleted_on}" if deleted_on else ""
         return Judgement(State.STALE, f"the file it cites, {path}, was deleted{when}")
     if fingerprint_blob is None or blob_id(current) == fingerprint_blob:
         return Judgement(State.FRESH, f"{path} is unchanged")
-    gone = [name for name in symbols if name not in symbols_held(symbols, current)]
+    gone = missing(symbols, current)
+    if gone and _all_moved(gone, symbols, elsewhere) and elsewhere is not None:
+        home = _new_home(symbols, elsewhere, path) if len(gone) == len(symbols) else None
+        if home is not None and all(home in elsewhere[name] for name in gone):  # all it watched went there: follow
+            return Judgement(State.FRESH, f"{_names(gone)} moved from {path} to {home}", home, changed_lines)
+        where = ", ".join(sorted({elsewhere[name][0] for name in gone}))
+        return Judgement(State.FRESH, f"{path} changed; {_names(gone)} now defined in {where}", None, changed_lines)
     if gone:
         return Judgement(State.STALE, _vanished(gone, path), changed_lines=changed_lines)
     how_much = f" ({changed_lines} lines changed)" if changed_lines is not None else ""
@@ -119,9 +198,38 @@ def judge_file(
     )
 
 
+def _all_moved(gone: list[str], symbols: list[str], elsewhere: Mapping[str, Sequence[str]] | None) -> bool:
+    """Whether every vanished name was a definition of the file and is defined elsewhere in the tree now."""
+    defined = {watched_name(entry) for entry in symbols if entry.startswith(DEFINED)}
+    return elsewhere is not None and all(name in defined and elsewhere.get(name) for name in gone)
+
+
+def _new_home(symbols: list[str], elsewhere: Mapping[str, Sequence[str]] | None, old: str) -> str | None:
+    """Where a gone file went: the file defining the most of the names it defined (every one of them defined
+    somewhere now), the one with the same file name first; None when it defined none or one is gone."""
+    defined = [watched_name(entry) for entry in symbols if entry.startswith(DEFINED)]
+    if not defined or elsewhere is None or not all(elsewhere.get(name) for name in defined):
+        return None
+    candidates = {path for name in defined for path in elsewhere[name]}
+    base = old.rsplit("/", 1)[-1]
+
+    def score(path: str) -> tuple[int, bool, int]:
+        return (sum(path in elsewhere[name] for name in defined), path.rsplit("/", 1)[-1] == base, -len(path))
+
+    return max(sorted(candidates), key=score)
+
+
+def names_to_find(symbols: list[str]) -> list[str]:
+    """The names of a watch list worth looking for across the tree: those the file defined."""
+    return [watched_name(entry) for entry in symbols if entry.startswith(DEFINED)]
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"`{name}`" for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def _vanished(names: list[str], path: str) -> str:
-    shown = ", ".join(f"`{name}`" for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return f"{shown} no longer in {path}"
+    return f"{_names(names)} no longer in {path}"
 
 
 def judge_program(program: str, found_then: bool, found_now: bool, is_script: bool) -> Judgement:
@@ -132,3 +240,13 @@ def judge_program(program: str, found_then: bool, found_now: bool, is_script: bo
     return Judgement(
         State.STALE, f"the command's {'script' if is_script else 'program'} {program} is no longer {where}"
     )
+
+
+def defined_where(names: set[str], lines: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """For each of `names`, the files whose (path, line) pairs hold a definition of it."""
+    found: dict[str, set[str]] = {}
+    for path, text in lines:
+        for word in set(_IDENTIFIER.findall(text)) & names:
+            if definition_pattern(word).search(text):
+                found.setdefault(word, set()).add(path)
+    return {name: sorted(paths) for name, paths in found.items()}

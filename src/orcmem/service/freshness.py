@@ -20,11 +20,13 @@ from orcmem.rules.freshness import (
     State,
     blob_id,
     command_program,
+    defined_where,
     is_citable,
     is_script_path,
     judge_file,
     judge_program,
     named_symbols,
+    names_to_find,
     symbols_held,
 )
 from orcmem.store.citations import Citation, SeenFile
@@ -135,7 +137,7 @@ class FreshnessCheck:
         commit = code_state.head_commit(root) if any(m.files for m in memories) else None
         now = self.clock()
         for memory in memories:
-            symbols = named_symbols(memory.title, memory.body)
+            symbols = named_symbols(memory.title, memory.body, memory.files)
             cites: list[tuple[str, str, str | None, list[str], str | None]] = []
             for entry in memory.files:
                 if not is_citable(entry):
@@ -170,10 +172,26 @@ class FreshnessCheck:
             by_memory[citation.memory_pk].append(citation)
         blobs = {path: state.blob for path, state in {**seen, **now_seen}.items()}
         facts = _GitFacts(root, [c for c in citations if c.kind == "file"], blobs)
+        first = {
+            pk: [(c, self._judge(root, c, facts)) for c in cites if c.kind != "none"] for pk, cites in by_memory.items()
+        }
+        # a file gone or a name vanished: look once, across the tree, for where the names it defined are defined now
+        wanted = {
+            name
+            for judged in first.values()
+            for citation, judgement in judged
+            if judgement.state == State.STALE and citation.kind == "file"
+            for name in names_to_find(citation.symbols)
+        }
+        if wanted:
+            facts.elsewhere = defined_where(wanted, code_state.definition_lines(root, wanted))
         outcomes: dict[int, tuple[str, str]] = {}
         renamed = 0
-        for pk, cites in by_memory.items():
-            judged = [(c, self._judge(root, c, facts)) for c in cites if c.kind != "none"]
+        for pk, judged_first in first.items():
+            judged = [
+                (c, self._judge(root, c, facts) if wanted and j.state == State.STALE and c.kind == "file" else j)
+                for c, j in judged_first
+            ]
             for citation, judgement in judged:
                 if judgement.renamed_to is not None:
                     self.store.citations.rename(pk, citation.target, judgement.renamed_to)
@@ -241,6 +259,7 @@ class FreshnessCheck:
             renamed_content,
             changed,
             deleted_on,
+            facts.elsewhere,
         )
 
 
@@ -261,7 +280,10 @@ class _GitFacts:
     def __init__(self, root: Path, citations: list[Citation], blobs: dict[str, str | None]) -> None:
         self.root = root
         self.blobs = blobs  # each cited file's blob as this check saw it (None: gone)
+        self._citations = citations
         self._renames: dict[str, dict[str, str]] = {}
+        self.elsewhere: dict[str, list[str]] | None = None  # where the names gone files defined are defined now
+        self._same: dict[str, list[str]] | None = None
         self._read: dict[str, bytes | None] = {}
         gone = {c.target for c in citations if blobs.get(c.target) is None}
         changed = {c.blob for c in citations if c.blob and c.target not in gone and blobs.get(c.target) != c.blob}
@@ -275,11 +297,24 @@ class _GitFacts:
         return self._read[path]
 
     def renamed(self, citation: Citation) -> str | None:
-        if citation.commit_id is None:
+        """Where a gone file went: git's rename detection since the fingerprint's commit, else a tracked file with
+        the fingerprinted content (a citation that followed a rename, after switching back to the old commit)."""
+        if citation.commit_id is not None:
+            if citation.commit_id not in self._renames:
+                self._renames[citation.commit_id] = code_state.renames_since(self.root, citation.commit_id)
+            found = self._renames[citation.commit_id].get(citation.target)
+            if found is not None:
+                return found
+        if citation.blob is None:
             return None
-        if citation.commit_id not in self._renames:
-            self._renames[citation.commit_id] = code_state.renames_since(self.root, citation.commit_id)
-        return self._renames[citation.commit_id].get(citation.target)
+        if self._same is None:
+            gone = {c.blob for c in self._citations if c.blob and self.blobs.get(c.target) is None}
+            self._same = code_state.paths_of_blobs(self.root, gone)
+        for path in self._same.get(citation.blob, []):
+            content = self.read(path)
+            if content is not None and blob_id(content) == citation.blob:
+                return path
+        return None
 
     def deleted_on(self, path: str) -> str | None:
         return self._dates.get(path)
