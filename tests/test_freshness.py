@@ -332,3 +332,15 @@ def test_a_function_moved_to_another_file_is_fresh_and_says_where(svc: MemorySer
     (repo / "src" / "cache.py").write_text("class SessionCache:\n    pass\n")
     assert split.id not in stale_ids(svc, project)  # one name moved, one stayed: fresh, still citing app.py
     assert svc.get(project, split.id).files == ("src/app.py",)
+
+
+def test_a_plain_word_the_cited_file_declares_is_watched(svc: MemoryService, repo: Path) -> None:
+    (repo / "src" / "signer.py").write_text(
+        "def sign(value):\n    return value\n\n\ndef unsign(value):\n    return value\n"
+    )
+    git(repo, "add", ".")
+    commit(repo, "signer")
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Signing", "The sign in src/signer.py must stay compatible", "src/signer.py"))
+    (repo / "src" / "signer.py").write_text("def unsign(value):\n    return value\n\n# we no longer sign here\n")
+    assert stale_ids(svc, project) == {memory.memory.id: "`sign` no longer in src/signer.py"}

@@ -124,7 +124,7 @@ def test_the_freshness_check_runs_none_of_the_repositorys_programs(svc: MemorySe
     assert code_state.renames_since(root, "HEAD") == {"old.py": "new.py"}
     assert code_state.deletion_dates(root, ["gone.py"]).keys() == {"gone.py"}
     assert ("new.py", "def helper():") in code_state.definition_lines(root, {"helper"})  # git grep, filters off
-    assert code_state.paths_of_blobs(root, {blob_id(APP.encode())}) == {blob_id(APP.encode()): ["app.py"]}
+    assert code_state.tracked_files(root)["app.py"] == blob_id(APP.encode())
     assert not marker.exists(), marker.read_text()
 
 

@@ -4,6 +4,7 @@ repository names runs); outside git each answers None."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from orcmem.host.git_process import run_git
@@ -115,27 +116,26 @@ def top_level(root: Path) -> Path | None:
     return Path(out.decode().strip()) if out else None
 
 
-def paths_of_blobs(root: Path, blobs: set[str]) -> dict[str, list[str]]:
-    """The tracked paths whose staged content is one of `blobs` (from one `git ls-files --stage`)."""
-    if not blobs:
-        return {}
+def tracked_files(root: Path) -> dict[str, str]:
+    """Every tracked path with the blob id of its staged content (one `git ls-files --stage`); outside git, none."""
     out = _git(root, "ls-files", "--stage", "-z")
-    found: dict[str, list[str]] = {}
+    found: dict[str, str] = {}
     for entry in (out or b"").decode("utf-8", errors="surrogateescape").split("\x00"):
         info, _, path = entry.partition("\t")
         fields = info.split()
-        if len(fields) == 3 and fields[1] in blobs:
-            found.setdefault(fields[1], []).append(path)
+        if len(fields) == 3 and path:
+            found[path] = fields[1]
     return found
 
 
 NAMES_PER_SEARCH = 200  # names per `git grep` (one pattern holds them all; kept well below argument limits)
 
 
-def definition_lines(root: Path, names: set[str]) -> list[tuple[str, str]]:
-    """Lines of the working tree's files (tracked, or untracked and not ignored) shaped like a definition of one of
-    `names` (def, class, function, assignment): (path, line), from `git grep`, a coarse filter the caller checks
-    line by line. No binary file is searched and no textconv program runs; outside git, none."""
+def definition_lines(root: Path, names: set[str], pathspecs: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """Lines of the working tree's files (tracked, or untracked and not ignored; those matching `pathspecs` when
+    given, e.g. `*.py`) shaped like a definition of one of `names` (def, class, function, assignment): (path, line),
+    from `git grep`, a coarse filter the caller checks line by line. No binary file is searched and no textconv
+    program runs; outside git, none."""
     lines: list[tuple[str, str]] = []
     ordered = sorted(names)
     for start in range(0, len(ordered), NAMES_PER_SEARCH):
@@ -146,7 +146,21 @@ def definition_lines(root: Path, names: set[str]) -> list[tuple[str, str]]:
             rf"[[:space:]]+{alternation}([^A-Za-z0-9_]|$)"
         )
         assignment = rf"^[[:space:]]*(self\.|this\.)?{alternation}[[:space:]]*(:[^=]*)?=([^=]|$)"
-        out = _git(root, "grep", "--no-textconv", "--untracked", "-I", "-z", "-E", "-e", keyword, "-e", assignment)
+        out = _git(
+            root,
+            "grep",
+            "--no-textconv",
+            "--untracked",
+            "-I",
+            "-z",
+            "-E",
+            "-e",
+            keyword,
+            "-e",
+            assignment,
+            "--",
+            *pathspecs,
+        )
         for line in (out or b"").decode("utf-8", errors="surrogateescape").split("\n"):
             path, _, text = line.partition("\x00")
             if path and text:

@@ -124,6 +124,29 @@ def symbols_held(symbols: list[str], content: bytes) -> list[str]:
     ]
 
 
+_DECLARED = re.compile(
+    r"^[ \t]*(?:(?:async|export|pub|public|static|default|abstract)[ \t]+)*"
+    r"(?:def|class|function|fn|func|struct|interface|trait|enum)[ \t]+([A-Za-z_][A-Za-z0-9_]{2,})",
+    re.MULTILINE,
+)
+_WORD = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]{2,}(?![\w])")
+
+
+def watch_list(title: str, body: str, paths: Sequence[str], content: bytes) -> list[str]:
+    """What to watch in one cited file: the memory's code-like names the file holds (`symbols_held`), then the
+    plain words of the memory the file declares as a function or class ("the sign in signer.py": `def sign`), a
+    word that in this file names code although its shape does not say so; at most MAX_SYMBOLS."""
+    held = symbols_held(named_symbols(title, body, paths), content)
+    declared = set(_DECLARED.findall(content.decode("utf-8", errors="replace")))
+    if not declared:
+        return held
+    path_words = {word for path in paths for word in re.split(r"[/\\.]", path)}
+    taken = {watched_name(entry) for entry in held}
+    words = _WORD.findall(_PATH_LIKE.sub(" ", f"{title}\n{body}"))
+    plain = [w for w in dict.fromkeys(words) if w in declared and w not in taken and w not in path_words]
+    return (held + [DEFINED + word for word in plain])[:MAX_SYMBOLS]
+
+
 def missing(watched: list[str], content: bytes) -> list[str]:
     """The names of a watch list the content no longer holds: a DEFINED one no longer defined, another no longer
     mentioned."""

@@ -25,9 +25,8 @@ from orcmem.rules.freshness import (
     is_script_path,
     judge_file,
     judge_program,
-    named_symbols,
     names_to_find,
-    symbols_held,
+    watch_list,
 )
 from orcmem.store.citations import Citation, SeenFile
 from orcmem.store.facade import Store
@@ -137,7 +136,6 @@ class FreshnessCheck:
         commit = code_state.head_commit(root) if any(m.files for m in memories) else None
         now = self.clock()
         for memory in memories:
-            symbols = named_symbols(memory.title, memory.body, memory.files)
             cites: list[tuple[str, str, str | None, list[str], str | None]] = []
             for entry in memory.files:
                 if not is_citable(entry):
@@ -146,7 +144,7 @@ class FreshnessCheck:
                 if path is None:
                     continue
                 content = _read(root / path)
-                held = symbols_held(symbols, content) if content else []
+                held = watch_list(memory.title, memory.body, memory.files, content) if content else []
                 cites.append(("file", path, blob_id(content) if content is not None else None, held, commit))
             program = command_program(memory.title, memory.body) if memory.type == "command" else None
             if program:
@@ -176,20 +174,30 @@ class FreshnessCheck:
             pk: [(c, self._judge(root, c, facts)) for c in cites if c.kind != "none"] for pk, cites in by_memory.items()
         }
         # a file gone or a name vanished: look once, across the tree, for where the names it defined are defined now
-        wanted = {
-            name
-            for judged in first.values()
-            for citation, judgement in judged
-            if judgement.state == State.STALE and citation.kind == "file"
-            for name in names_to_find(citation.symbols)
-        }
-        if wanted:
-            facts.elsewhere = defined_where(wanted, code_state.definition_lines(root, wanted))
+        # (in files of the cited file's kind: a Python function moves to a Python file, not into a docs example)
+        wanted: dict[str, set[str]] = defaultdict(set)
+        for judged in first.values():
+            for citation, judgement in judged:
+                if judgement.state == State.STALE and citation.kind == "file":
+                    wanted[_kind_of(citation.target)].update(names_to_find(citation.symbols))
+        if any(wanted.values()):
+            lines = [
+                line
+                for kind, names in wanted.items()
+                if names
+                for line in code_state.definition_lines(root, names, [f"*{kind}"] if kind else [])
+            ]
+            facts.elsewhere = defined_where(set().union(*wanted.values()), lines)
         outcomes: dict[int, tuple[str, str]] = {}
         renamed = 0
         for pk, judged_first in first.items():
             judged = [
-                (c, self._judge(root, c, facts) if wanted and j.state == State.STALE and c.kind == "file" else j)
+                (
+                    c,
+                    self._judge(root, c, facts)
+                    if facts.elsewhere is not None and j.state == State.STALE and c.kind == "file"
+                    else j,
+                )
                 for c, j in judged_first
             ]
             for citation, judgement in judged:
@@ -249,7 +257,7 @@ class FreshnessCheck:
                     renamed_to = None
             if renamed_to is None:
                 deleted_on = facts.deleted_on(citation.target)
-        changed = _changed_lines(facts.old_content(citation.blob), current) if current is not None else None
+        changed = facts.changed_lines(citation, current) if current is not None else None
         return judge_file(
             citation.target,
             citation.blob,
@@ -261,6 +269,12 @@ class FreshnessCheck:
             deleted_on,
             facts.elsewhere,
         )
+
+
+def _kind_of(path: str) -> str:
+    """A cited file's extension (`.py`), where a name it defined is looked for; "" (everywhere) without one."""
+    suffix = Path(path).suffix
+    return suffix if suffix[1:].isalnum() else ""
 
 
 def _changed_lines(old: bytes | None, current: bytes) -> int | None:
@@ -280,10 +294,11 @@ class _GitFacts:
     def __init__(self, root: Path, citations: list[Citation], blobs: dict[str, str | None]) -> None:
         self.root = root
         self.blobs = blobs  # each cited file's blob as this check saw it (None: gone)
-        self._citations = citations
         self._renames: dict[str, dict[str, str]] = {}
         self.elsewhere: dict[str, list[str]] | None = None  # where the names gone files defined are defined now
-        self._same: dict[str, list[str]] | None = None
+        self._tracked: dict[str, str] | None = None  # tracked path -> staged blob, asked once
+        self._by_blob: dict[str, list[str]] = {}
+        self._changed: dict[tuple[str, str], int | None] = {}
         self._read: dict[str, bytes | None] = {}
         gone = {c.target for c in citations if blobs.get(c.target) is None}
         changed = {c.blob for c in citations if c.blob and c.target not in gone and blobs.get(c.target) != c.blob}
@@ -305,16 +320,26 @@ class _GitFacts:
             found = self._renames[citation.commit_id].get(citation.target)
             if found is not None:
                 return found
-        if citation.blob is None:
-            return None
-        if self._same is None:
-            gone = {c.blob for c in self._citations if c.blob and self.blobs.get(c.target) is None}
-            self._same = code_state.paths_of_blobs(self.root, gone)
-        for path in self._same.get(citation.blob, []):
-            content = self.read(path)
-            if content is not None and blob_id(content) == citation.blob:
-                return path
-        return None
+        if self._tracked is None:
+            self._tracked = code_state.tracked_files(self.root)
+            for path, blob in self._tracked.items():
+                self._by_blob.setdefault(blob, []).append(path)
+        for path in self._by_blob.get(citation.blob or "", []):
+            if path != citation.target:
+                content = self.read(path)
+                if content is not None and blob_id(content) == citation.blob:
+                    return path
+        # the same path under a new folder (a package moved under src/), when only one file fits
+        under = [path for path in self._tracked if path.endswith("/" + citation.target)]
+        return under[0] if len(under) == 1 and self.read(under[0]) is not None else None
+
+    def changed_lines(self, citation: Citation, current: bytes) -> int | None:
+        """How many lines of a cited file changed since its fingerprint, counted once per file and fingerprint
+        (many memories cite the same file: the count is quadratic in its length)."""
+        key = (citation.target, citation.blob or "")
+        if key not in self._changed:
+            self._changed[key] = _changed_lines(self.old_content(citation.blob), current)
+        return self._changed[key]
 
     def deleted_on(self, path: str) -> str | None:
         return self._dates.get(path)
