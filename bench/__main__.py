@@ -17,6 +17,7 @@ from bench import (
     duplicates,
     floor,
     freshness,
+    freshness_history,
     fusion,
     import_sessions,
     importing,
@@ -117,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     loaded = load.run(seconds=args.load_seconds)
     print("freshness checks...", flush=True)
     fresh = freshness.run()
+    print("freshness on real release histories...", flush=True)
+    history = freshness_history.run()
     team_sizes = tuple(int(size) for size in args.team_sizes.split(",") if size.strip())
     teamed = team.run(sizes=team_sizes) if team_sizes else None
     sections = [
@@ -137,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
         "\n".join(freshness.render(fresh)),
+        "\n".join(freshness_history.render(history)),
         *([] if teamed is None else ["\n".join(team.render(teamed))]),
     ]
     minutes = (time.perf_counter() - started) / 60
