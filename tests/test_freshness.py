@@ -238,9 +238,9 @@ def test_a_file_moved_under_src_and_rewritten_follows_its_function(svc: MemorySe
     lost = svc.record(project, lesson("Pages", "`render_page` streams", "app/views.py")).memory
     assert stale_ids(svc, project) == {}
     (repo / "src" / "app").mkdir()
-    git(repo, "mv", "app/models.py", "src/app/models.py")
+    git(repo, "mv", "app/models.py", "src/app/header.py")  # another name: only its function says where it went
     git(repo, "rm", "-q", "app/views.py")
-    (repo / "src" / "app" / "models.py").write_text(  # rewritten too much for git's rename detection
+    (repo / "src" / "app" / "header.py").write_text(  # rewritten too much for git's rename detection
         "from __future__ import annotations\n\nimport orjson\n\n\ndef parse_header(raw: bytes) -> dict:\n"
         "    '''Decode a header.'''\n    return orjson.loads(raw)\n"
     )
@@ -248,7 +248,7 @@ def test_a_file_moved_under_src_and_rewritten_follows_its_function(svc: MemorySe
     commit(repo, "move under src and rewrite")
     found = stale_ids(svc, project)
     assert list(found) == [lost.id]  # its function is defined nowhere now
-    assert svc.get(project, kept.id).files == ("src/app/models.py",)  # followed to where its function lives
+    assert svc.get(project, kept.id).files == ("src/app/header.py",)  # followed to where its function lives
 
 
 def test_the_words_of_a_cited_path_are_not_watched_names(svc: MemoryService, repo: Path) -> None:
@@ -344,3 +344,24 @@ def test_a_plain_word_the_cited_file_declares_is_watched(svc: MemoryService, rep
     memory = svc.record(project, lesson("Signing", "The sign in src/signer.py must stay compatible", "src/signer.py"))
     (repo / "src" / "signer.py").write_text("def unsign(value):\n    return value\n\n# we no longer sign here\n")
     assert stale_ids(svc, project) == {memory.memory.id: "`sign` no longer in src/signer.py"}
+
+
+def test_a_file_found_at_the_same_path_under_one_new_folder_is_followed(svc: MemoryService, repo: Path) -> None:
+    (repo / "app").mkdir()
+    (repo / "app" / "settings.cfg").write_text("[server]\nport = 8000\nworkers = 4\n")
+    (repo / "app" / "extra.cfg").write_text("[extra]\nlevel = 1\n")
+    git(repo, "add", ".")
+    commit(repo, "app")
+    project = project_of(svc, repo)
+    moved = svc.record(project, lesson("Port", "the port lives in the server section", "app/settings.cfg")).memory
+    doubled = svc.record(project, lesson("Extra", "the extra level", "app/extra.cfg")).memory
+    for folder in ("src/app", "lib/app"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "extra.cfg").write_text("[extra]\nlevel = 2\n")
+    git(repo, "mv", "app/settings.cfg", "src/app/settings.cfg")
+    git(repo, "rm", "-q", "app/extra.cfg")
+    (repo / "src" / "app" / "settings.cfg").write_text("[server]\nport = 9000\n")  # rewritten past rename detection
+    git(repo, "add", ".")
+    commit(repo, "under src")
+    assert list(stale_ids(svc, project)) == [doubled.id]  # two files fit: no guess
+    assert svc.get(project, moved.id).files == ("src/app/settings.cfg",)
