@@ -78,19 +78,25 @@ def _git(root: Path, *args: str) -> None:
 
 def sdist(project: str, version: str) -> Path | None:
     """The cached sdist of a release, downloaded once with pip; None when it cannot be had."""
-    CACHE.mkdir(parents=True, exist_ok=True)
     wanted = f"{project}-{version}".lower()
-    for found in CACHE.glob("*.tar.gz"):
-        if found.name.lower() == f"{wanted}.tar.gz":
+
+    def cached() -> Path | None:
+        return next((f for f in CACHE.glob("*.tar.gz") if f.name.lower() == f"{wanted}.tar.gz"), None)
+
+    try:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        if (found := cached()) is not None:
             return found
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-        + [f"{project}=={version}", "-d", str(CACHE)],
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
-    return next((f for f in CACHE.glob("*.tar.gz") if f.name.lower() == f"{wanted}.tar.gz"), None)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+            + [f"{project}=={version}", "-d", str(CACHE)],
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return cached()
 
 
 def _unpack(archive: Path, into: Path) -> None:
