@@ -79,6 +79,7 @@ def test_exact_command_line_files_stdin_and_environment(
         str(workdir / "schema.json"),
         "-o",
         str(workdir / "last.txt"),
+        "--json",
         "-",
     ]
     assert not any("SECRET-PROMPT-MARKER" in arg for arg in record["argv"])

@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+from orcmem.extract.generator import GeneratorResult
 from orcmem.extract.resolve import GeneratorChoice
 from orcmem.models.types import Project
 from orcmem.service.learning import Learning
@@ -24,13 +25,13 @@ ANSWER = {
 }
 
 
-class Answer:
-    def __init__(self, text: str) -> None:
-        self.text, self.error = text, None
+Answer = GeneratorResult.answer  # what every generator returns: the text, and what the call cost
 
 
 class Model:
     """A distillation model that answers at once, with a different memory title each call."""
+
+    provider, model = "claude", None
 
     def __init__(self) -> None:
         self.calls = 0

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
+from orcmem.extract.generator import GeneratorResult
 from orcmem.extract.resolve import GeneratorChoice
 from orcmem.models.ledger import EventKind, LedgerEvent
 from orcmem.models.types import Project, Source
@@ -45,14 +45,13 @@ ANSWER = {
 }
 
 
-@dataclass
-class Answer:
-    text: str | None
-    error: str | None = None
+Answer = GeneratorResult  # what every generator returns: the text, or the error, and what the call cost
 
 
 class FakeGenerator:
     """Returns a canned answer and records the prompts it got."""
+
+    provider, model = "claude", None
 
     def __init__(self, text: str | None = json.dumps(ANSWER), error: str | None = None, on_call=None) -> None:
         self.text, self.error, self.on_call = text, error, on_call

@@ -7,7 +7,9 @@ from typing import Any
 
 from orcmem.extract.constants import API_MAX_TOKENS
 from orcmem.extract.generator import GeneratorResult
+from orcmem.extract.usage_report import api_rate_limit, api_usage
 from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
+from orcmem.models.usage import RateLimit
 
 
 def anthropic_available() -> bool:
@@ -40,8 +42,18 @@ def _describe(exc: Exception) -> str:
     return f"the Anthropic API call failed: {type(exc).__name__}: {exc}"
 
 
+def _refusal(exc: Exception) -> RateLimit | None:
+    """A 429's rate limit (its retry-after and headers), or None for any other failure."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError) and exc.status_code == 429:
+        return api_rate_limit(exc.response.headers, 429) or RateLimit(limited=True)
+    return None
+
+
 class AnthropicApiGenerator:
-    """One Messages API request per prompt: a single user message, no retries, bounded by `timeout`."""
+    """One Messages API request per prompt: a single user message, no retries, bounded by `timeout`; its usage and
+    `anthropic-ratelimit-*` headers are read back, and a 429 says how long to wait."""
 
     provider = "apikey"
 
@@ -75,14 +87,17 @@ class AnthropicApiGenerator:
             with anthropic.Anthropic(
                 api_key=self.api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
             ) as client:
-                message = client.messages.create(
+                raw = client.messages.with_raw_response.create(
                     model=self.model or DEFAULT_CLAUDE_MODEL,
                     max_tokens=self.max_tokens,
                     messages=[{"role": "user", "content": prompt}],
                 )
+                limit = api_rate_limit(raw.headers, raw.status_code)
+                message = raw.parse()
+            usage = api_usage(message, self.model)
             text = _text_of(message)
         except Exception as exc:  # never raise: the job records why instead
-            return GeneratorResult.failure(_describe(exc))
+            return GeneratorResult.failure(_describe(exc), rate_limit=_refusal(exc))
         if not text.strip():
-            return GeneratorResult.failure("the Anthropic API answered with no text")
-        return GeneratorResult.answer(text)
+            return GeneratorResult.failure("the Anthropic API answered with no text", usage, limit)
+        return GeneratorResult.answer(text, usage, limit)

@@ -17,14 +17,18 @@ from orcmem.extract.constants import (
 )
 from orcmem.extract.generator import GeneratorResult, clip
 from orcmem.extract.runner import ProcessOutcome, run_process
+from orcmem.extract.usage_report import claude_rate_limit, claude_usage, json_lines
 from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
 from orcmem.models.env_names import DISTILLING_ENV_VAR
 
 
 def claude_argv(binary: str, model: str, launcher: Sequence[str] = ()) -> list[str]:
-    """The command line: one turn, JSON envelope, no MCP servers, no shell/write/web tools, no hooks, no session.
+    """The command line: one turn, streamed JSON events, no MCP servers, no shell/write/web tools, no hooks, no
+    session.
 
-    `launcher` comes before the binary when it is a script (node and Claude Code's cli.js).
+    `stream-json --verbose` (rather than `json`) ends with the same result envelope, and before it the
+    `rate_limit_event` lines that tell how much of the account's limit is left. `launcher` comes before the binary
+    when it is a script (node and Claude Code's cli.js).
     """
     return [
         *launcher,
@@ -33,7 +37,8 @@ def claude_argv(binary: str, model: str, launcher: Sequence[str] = ()) -> list[s
         "--model",
         model,
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "--max-turns",
         "1",
         "--strict-mcp-config",
@@ -56,7 +61,8 @@ def claude_env(base: Mapping[str, str], cwd: str, api_key: str | None) -> dict[s
 
 
 def _envelope(stdout: str) -> dict[str, Any] | None:
-    """The `--output-format json` result object: the whole output, or else its last line that is one."""
+    """The result object: the whole output (`--output-format json`), or else its last line that is one (the
+    stream's final `result` event)."""
     text = stdout.strip()
     if not text:
         return None
@@ -104,20 +110,25 @@ def read_claude_output(outcome: ProcessOutcome, timeout: float) -> GeneratorResu
     if outcome.timed_out:
         return GeneratorResult.failure(f"Claude Code gave no answer within {timeout:g} s and was stopped")
     envelope = _envelope(outcome.stdout)
+    events = list(json_lines(outcome.stdout))
     if envelope is None:
+        limit = claude_rate_limit(events, None)
         said = "no output" if not outcome.stdout.strip() else f"output that is not its JSON result: {outcome.stdout}"
-        return GeneratorResult.failure(f"Claude Code gave {said} ({outcome.describe()}){_stderr_note(outcome)}")
+        message = f"Claude Code gave {said} ({outcome.describe()}){_stderr_note(outcome)}"
+        return GeneratorResult.failure(message, rate_limit=limit)
+    usage = claude_usage(envelope)
+    limit = claude_rate_limit(events, envelope)
     is_error = envelope.get("is_error")
     subtype = envelope.get("subtype")
     failed = is_error is True or (is_error is None and isinstance(subtype, str) and subtype.startswith("error"))
     if failed:
-        return GeneratorResult.failure(_envelope_error(envelope))
+        return GeneratorResult.failure(_envelope_error(envelope), usage, limit)
     result = envelope.get("result")
     if not isinstance(result, str):
-        return GeneratorResult.failure(f"Claude Code's JSON result has no text ({outcome.describe()})")
+        return GeneratorResult.failure(f"Claude Code's JSON result has no text ({outcome.describe()})", usage, limit)
     if not result.strip():
-        return GeneratorResult.failure("Claude Code answered with empty text")
-    return GeneratorResult.answer(result)
+        return GeneratorResult.failure("Claude Code answered with empty text", usage, limit)
+    return GeneratorResult.answer(result, usage, limit)
 
 
 class ClaudeCliGenerator:

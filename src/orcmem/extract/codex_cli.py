@@ -14,8 +14,10 @@ from orcmem.extract.constants import CODEX_BINARY, CODEX_MODEL_HINTS, GENERATOR_
 from orcmem.extract.generator import GeneratorResult, clip
 from orcmem.extract.prompt import output_schema_json
 from orcmem.extract.runner import ProcessOutcome, run_process
+from orcmem.extract.usage_report import codex_report, rate_limit_text
 from orcmem.models.constants import GENERATOR_TIMEOUT_S
 from orcmem.models.env_names import DISTILLING_ENV_VAR
+from orcmem.models.usage import RateLimit
 
 SCHEMA_FILE = "schema.json"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # a TOML bare key: what a dotted `-c` path can name
@@ -69,6 +71,7 @@ def codex_argv(
         os.path.join(workdir, SCHEMA_FILE),
         "-o",
         os.path.join(workdir, LAST_MESSAGE_FILE),
+        "--json",  # stdout becomes its events: `turn.completed` carries the tokens, `turn.failed` the error
         "-",
     ]
     return argv
@@ -83,8 +86,11 @@ def codex_env(base: Mapping[str, str], cwd: str) -> dict[str, str]:
     return env
 
 
-def read_codex_output(outcome: ProcessOutcome, last_message: Path, timeout: float) -> GeneratorResult:
-    """Turn a finished `codex exec` into the answer: the last-message file, trimmed; stdout is ignored."""
+def read_codex_output(
+    outcome: ProcessOutcome, last_message: Path, timeout: float, model: str | None = None
+) -> GeneratorResult:
+    """Turn a finished `codex exec --json` into the answer: the last-message file, trimmed; the events on stdout
+    give its usage, and its error when there is no answer."""
     if outcome.start_error is not None:
         return GeneratorResult.failure(f"Codex could not run: {outcome.start_error}")
     if outcome.timed_out:
@@ -94,11 +100,18 @@ def read_codex_output(outcome: ProcessOutcome, last_message: Path, timeout: floa
             text = handle.read(GENERATOR_OUTPUT_MAX_BYTES).decode("utf-8", errors="replace").strip()
     except OSError:
         text = ""
+    usage, error = codex_report(outcome.stdout, model)
     if text:
-        return GeneratorResult.answer(text)
+        return GeneratorResult.answer(text, usage)
     stderr = outcome.stderr.strip()
+    said = f"; it said: {clip(error, 300)}" if error else ""
     note = f"; stderr: {clip(stderr, 300)}" if stderr else ""
-    return GeneratorResult.failure(f"Codex wrote no final message ({outcome.describe()}){note}")
+    limited = rate_limit_text(f"{error or ''} {stderr}")
+    return GeneratorResult.failure(
+        f"Codex wrote no final message ({outcome.describe()}){said}{note}",
+        usage,
+        RateLimit(limited=True) if limited else None,
+    )
 
 
 class CodexCliGenerator:
@@ -141,7 +154,7 @@ class CodexCliGenerator:
             base = os.environ if self.env is None else self.env
             argv = self.argv(workdir, configured_mcp_servers(base))
             outcome = run_process(argv, prompt, cwd=workdir, env=codex_env(base, workdir), timeout=self.timeout)
-            return read_codex_output(outcome, Path(workdir, LAST_MESSAGE_FILE), self.timeout)
+            return read_codex_output(outcome, Path(workdir, LAST_MESSAGE_FILE), self.timeout, self.model)
         except Exception as exc:  # never raise: the job records why instead
             return GeneratorResult.failure(f"Codex could not run: {type(exc).__name__}: {exc}")
         finally:

@@ -6,30 +6,42 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from orcmem.extract.constants import GENERATOR_ERROR_MAX_CHARS
+from orcmem.models.usage import RateLimit, Usage
 from orcmem.text.redact import redact
 
 
 @dataclass(frozen=True, slots=True)
 class GeneratorResult:
-    """The raw answer (`text`), or None and `error` saying why; `error` is redacted and short."""
+    """The raw answer (`text`), or None and `error` saying why; `error` is redacted and short.
+
+    `usage` is what the provider reported the call cost (None when it said nothing), `rate_limit` what it said of
+    its rate limits (refused, or the headroom left).
+    """
 
     text: str | None
     error: str | None = None
+    usage: Usage | None = None
+    rate_limit: RateLimit | None = None
 
     @property
     def ok(self) -> bool:
         """Whether there is an answer."""
         return self.text is not None
 
-    @classmethod
-    def answer(cls, text: str) -> GeneratorResult:
-        """A successful answer."""
-        return cls(text, None)
+    @property
+    def rate_limited(self) -> bool:
+        """Whether the provider refused the call for its rate limit (the job waits and is tried again)."""
+        return self.rate_limit is not None and self.rate_limit.limited
 
     @classmethod
-    def failure(cls, error: str) -> GeneratorResult:
-        """No answer, with a redacted, bounded reason."""
-        return cls(None, clip(redact(error)))
+    def answer(cls, text: str, usage: Usage | None = None, rate_limit: RateLimit | None = None) -> GeneratorResult:
+        """A successful answer, with what it cost."""
+        return cls(text, None, usage, rate_limit)
+
+    @classmethod
+    def failure(cls, error: str, usage: Usage | None = None, rate_limit: RateLimit | None = None) -> GeneratorResult:
+        """No answer, with a redacted, bounded reason (and what the call cost, if it reported it)."""
+        return cls(None, clip(redact(error)), usage, rate_limit)
 
 
 @runtime_checkable

@@ -179,6 +179,8 @@ SETTING_REVIEW_POLICY_PREFIX: Final = "review.policy."  # + a project id: that p
 SETTING_REVIEW_EXPIRE_DAYS: Final = "review.expire_days"  # unreviewed learned memories are erased after this
 REVIEW_EXPIRE_DAYS_DEFAULT: Final = 14
 REVIEW_MIN_CONFIDENCE_DEFAULT: Final = 0.6  # measured in bench/review.py (docs/benchmarks.md)
+SETTING_LEARNING_BUDGET: Final = "learning.budget"  # the daily budget of distillation, JSON (rules/budget.py)
+SETTING_CONTEXT_BUDGET: Final = "context.session_budget_tokens"  # the tokens orcmem may add to one session
 SETTING_FLAG_VERSION: Final = "memory.flag_version"  # the instruction flag's version the stored flags were made by
 EMBEDDING_MODEL_DEFAULT: Final = "minilm-l6-v2"  # fastembed's pinned archive of all-MiniLM-L6-v2
 EXTRACTION_PROVIDERS: Final = values(ExtractionProvider)
@@ -196,7 +198,7 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 10  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 11  # the newest migration (store/migrations.py); the prompt hook reads only this
 
 # --- Import (docs/importing.md) -----------------------------------------------------------------------------------
 INSTRUCTION_FILES: Final = (
@@ -207,3 +209,14 @@ INSTRUCTION_FILES: Final = (
 IMPORT_FILE_MAX_BYTES: Final = 4 * 1024 * 1024  # one markdown file read by an import; a longer one is refused
 BACKUP_FORMAT: Final = "orcmem-backup"  # the first line of `orcmem backup`'s JSONL names it, with its version
 BACKUP_VERSION: Final = 1
+
+# --- The cost of learning and of the context orcmem adds (docs/learning.md, Cost and budget) --------------------------
+BUDGET_RUNS_DEFAULT: Final = 50  # distillation calls a day; a safe default, on until the user changes it
+BUDGET_TOKENS_DEFAULT: Final = 2_000_000  # tokens a day, cached ones included
+BUDGET_DOLLARS_DEFAULT: Final = 5.0  # dollars a day, where the provider reports them (Claude Code does)
+RATE_LIMIT_HEADROOM_MIN: Final = 0.2  # under this share of a rate limit left, learning waits for the reset
+RATE_LIMIT_YIELD_S: Final = 15 * 60  # how long it waits when the provider warned without saying when it resets
+RATE_LIMIT_BACKOFF_S: Final = 60.0  # a refused call's first wait when no retry-after was given; doubled each time
+RATE_LIMIT_BACKOFF_MAX_S: Final = 3600.0
+CONTEXT_BUDGET_TOKENS_DEFAULT: Final = 8000  # what the brief and every recall of one session may add, together
+CHARS_PER_TOKEN: Final = 4  # the estimate the context budget counts with

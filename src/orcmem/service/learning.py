@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from orcmem.store.summaries import Summary
 from orcmem.text.redact import redact
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
+    from orcmem.extract.generator import GeneratorResult
     from orcmem.extract.parse import ExtractedSummary, Extraction
     from orcmem.extract.provenance import ProvenanceCheck
     from orcmem.extract.resolve import GeneratorChoice
@@ -67,6 +69,7 @@ class JobOutcome:
     written: int = 0
     left_to_user: int = 0
     memory_ids: list[str] = field(default_factory=list)
+    not_before: int | None = None  # a rate limit refused the call: the job waits in the queue until then (ms)
 
 
 class Learning:
@@ -275,9 +278,20 @@ class Learning:
         return int(self.memory.settings.idle_minutes() * MS_PER_MINUTE)
 
     def untaken_jobs(self) -> bool:
-        """Whether queued jobs wait that no running worker will take next (fewer than the maximum run)."""
+        """Whether queued jobs wait that no running worker will take next (fewer than the maximum run), and that
+        may start now (neither the day's budget nor a rate limit holds them back)."""
         counts = self.store.jobs.counts()
-        return counts.get(JobState.QUEUED, 0) > 0 and counts.get(JobState.RUNNING, 0) < MAX_CONCURRENT_EXTRACTIONS
+        if counts.get(JobState.RUNNING, 0) >= MAX_CONCURRENT_EXTRACTIONS:
+            return False
+        return self.store.jobs.claimable(self.memory.clock()) > 0 and self.memory.cost.hold() is None
+
+    def next_retry(self) -> int | None:
+        """When a job held back for a rate limit may start (ms), or None; a spent budget waits for the next day,
+        which a later hook's worker sees, so no worker lingers for it."""
+        hold = self.memory.cost.hold()
+        if hold is not None:
+            return hold.until if hold.kind == "rate_limit" else None
+        return self.store.jobs.next_not_before(self.memory.clock())
 
     def sweep_idle(self, idle_ms: int) -> list[str]:
         """Queue every run that ended, or has been idle `idle_ms` since its last turn, with undistilled events."""
@@ -323,8 +337,8 @@ class Learning:
     # --- run jobs ----------------------------------------------------------------------------------------------
     def claim(self, worker_pid: int, is_alive: Callable[[int], bool]) -> Job | None:
         """Take the next queued job, if fewer than two run across every process (none once cancelled)."""
-        if self.cancelled.is_set():
-            return None
+        if self.cancelled.is_set() or self.memory.cost.hold() is not None:
+            return None  # past the day's budget, or a rate limit runs low: the jobs stay queued, never lost
         return self.store.jobs.claim(
             max_running=MAX_CONCURRENT_EXTRACTIONS, worker_pid=worker_pid, now=self.memory.clock(), is_alive=is_alive
         )
@@ -341,6 +355,11 @@ class Learning:
         except Exception as exc:  # a job must end with a state, whatever went wrong
             log.exception("extraction of %s failed", job.run_id)
             outcome = JobOutcome(job.run_id, JobState.FAILED, f"{type(exc).__name__}: {exc}")
+        if outcome.state == JobState.QUEUED and outcome.not_before is not None:  # refused for a rate limit: it waits
+            self.store.jobs.defer(
+                job.run_id, job.worker_pid, not_before=outcome.not_before, reason=outcome.error or "rate limited"
+            )
+            return outcome
         if outcome.state == JobState.QUEUED:  # stopped mid-call: the next worker distils it again from the same events
             self.store.jobs.release(job.run_id, job.worker_pid)
             return outcome
@@ -389,11 +408,24 @@ class Learning:
         prompt = build_prompt(
             task_title or run.title or "conversation", spec, render_digest(digest), earlier=self._earlier(run)
         )
+        started = self.memory.clock()
         answer = choice.generator.generate(prompt)
+        self.memory.cost.record(
+            run,
+            choice.generator.provider,
+            answer.usage,
+            answer.rate_limit,
+            status=_call_status(answer),
+            started_at=started,
+        )
         if self._policy_changed(job):
             return JobOutcome(run.id, JobState.SKIPPED, MEMORY_OFF_REASON)
         if self.cancelled.is_set():
             return JobOutcome(run.id, JobState.QUEUED, CANCELLED_REASON)
+        if answer.rate_limited:  # not a failure: the job waits out the limit in the queue, with a growing backoff
+            until = self.memory.cost.backoff_until(answer.rate_limit, job.attempts)
+            reason = f"rate limited, tried again after {time.strftime('%H:%M', time.localtime(until / 1000))}"
+            return JobOutcome(run.id, JobState.QUEUED, f"{reason}: {answer.error}", not_before=until)
         if answer.text is None:
             return JobOutcome(run.id, JobState.FAILED, answer.error or "the model gave no answer")
         extraction = parse_extraction(answer.text)
@@ -514,6 +546,13 @@ class Learning:
             model=model,
             created_at=self.memory.clock(),
         )
+
+
+def _call_status(answer: GeneratorResult) -> str:
+    """How a distillation call ended, as its usage row says: ok, failed or rate_limited."""
+    if answer.rate_limited:
+        return "rate_limited"
+    return "ok" if answer.ok else "failed"
 
 
 def one_line(text: str) -> str:

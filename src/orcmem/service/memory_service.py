@@ -40,6 +40,7 @@ from orcmem.rules.permissions import may_change, require_may_change
 from orcmem.rules.review import steers_from_tool_text
 from orcmem.service.context import AgentContext
 from orcmem.service.core import ServiceCore, now_ms
+from orcmem.service.cost import LearningCost
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
@@ -97,6 +98,7 @@ class MemoryService(ServiceCore):
         self.search = Search(self)
         self.context = AgentContext(self, self.settings, self.search)
         self.review = Review(self)
+        self.cost = LearningCost(self)
 
     def close(self, *, embed_wait: float = 0.0) -> None:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""

@@ -18,6 +18,7 @@ from orcmem.store.stats import StatsRepository
 from orcmem.store.summaries import SummaryRepository
 from orcmem.store.tasks import TaskRepository
 from orcmem.store.team import TeamRepository
+from orcmem.store.usage import UsageRepository
 from orcmem.store.vectors import VectorRepository
 
 
@@ -41,6 +42,7 @@ class Store:
         self.team = TeamRepository(db, self.memories, self.vectors)
         self.citations = CitationRepository(db)
         self.imports = ImportRepository(db)
+        self.usage = UsageRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:

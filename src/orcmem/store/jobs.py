@@ -34,11 +34,13 @@ class Job:
     queued_at: int
     started_at: int | None
     finished_at: int | None
+    not_before: int | None = None  # a job refused for a rate limit is not claimed before this (ms)
+    attempts: int = 0  # rate-limit refusals in a row: the next wait doubles
 
 
 _JOB_COLUMNS = (
     "run_id, state, error, memories_written, through_seq, policy_revision, worker_pid, queued_at, started_at, "
-    "finished_at"
+    "finished_at, not_before, attempts"
 )
 
 
@@ -60,7 +62,7 @@ class JobRepository(Repository):
                 "INSERT INTO extraction_jobs (run_id, state, policy_revision, queued_at) VALUES (?, 'queued', ?, ?) "
                 "ON CONFLICT(run_id) DO UPDATE SET state = 'queued', error = NULL, "
                 "policy_revision = excluded.policy_revision, queued_at = excluded.queued_at, "
-                "started_at = NULL, finished_at = NULL, worker_pid = NULL",
+                "started_at = NULL, finished_at = NULL, worker_pid = NULL, not_before = NULL, attempts = 0",
                 (run_id, policy_revision, now),
             )
         return True
@@ -89,8 +91,8 @@ class JobRepository(Repository):
             only = "AND run_id = ?" if run_id is not None else ""
             row = self.db.query_one(
                 f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE state = 'queued' {only} "
-                "ORDER BY queued_at, run_id LIMIT 1",
-                (run_id,) if run_id is not None else (),
+                "AND (not_before IS NULL OR not_before <= ?) ORDER BY queued_at, run_id LIMIT 1",
+                ((run_id,) if run_id is not None else ()) + (now,),
             )
             if row is None:
                 return None
@@ -155,6 +157,31 @@ class JobRepository(Repository):
                 "WHERE run_id = ? AND state = 'running' AND worker_pid IS ?",
                 (run_id, worker_pid),
             )
+
+    def defer(self, run_id: str, worker_pid: int | None, *, not_before: int, reason: str) -> None:
+        """Put a running job back in the queue until `not_before` (a rate limit refused its call), if that worker
+        still holds it; it counts one more attempt."""
+        with self.db.transaction():
+            self.db.query(
+                "UPDATE extraction_jobs SET state = 'queued', worker_pid = NULL, started_at = NULL, error = ?, "
+                "not_before = ?, attempts = attempts + 1 WHERE run_id = ? AND state = 'running' AND worker_pid IS ?",
+                (reason, not_before, run_id, worker_pid),
+            )
+
+    def claimable(self, now: int) -> int:
+        """How many queued jobs may be claimed now (not waiting out a rate limit)."""
+        row = self.db.query_one(
+            "SELECT count(*) FROM extraction_jobs WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)",
+            (now,),
+        )
+        return int(row[0]) if row else 0
+
+    def next_not_before(self, now: int) -> int | None:
+        """When the next queued job waiting out a rate limit may be claimed (ms), or None."""
+        row = self.db.query_one(
+            "SELECT MIN(not_before) FROM extraction_jobs WHERE state = 'queued' AND not_before > ?", (now,)
+        )
+        return int(row[0]) if row and row[0] is not None else None
 
     def skip_waiting(self, reason: str, now: int) -> int:
         """Skip every queued job with `reason` (memory or extraction was turned off)."""

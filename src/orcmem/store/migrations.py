@@ -438,6 +438,34 @@ CREATE INDEX import_batch_memories_batch ON import_batch_memories(batch_id);
 CREATE INDEX import_batch_memories_key ON import_batch_memories(item_key);
 """
 
+# The cost of learning (docs/learning.md, Cost and budget): one row per distillation call, kept when its run is
+# deleted (the bill stays true); a job refused for a rate limit waits in the queue until `not_before`.
+MIGRATION_11 = """
+CREATE TABLE distill_usage (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  project_id TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  model TEXT,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_usd REAL,
+  wall_ms INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  headroom REAL,
+  rate_limit_low INTEGER NOT NULL DEFAULT 0,
+  resets_at INTEGER
+);
+CREATE INDEX distill_usage_started ON distill_usage(started_at);
+CREATE INDEX distill_usage_run ON distill_usage(run_id);
+ALTER TABLE extraction_jobs ADD COLUMN not_before INTEGER;
+ALTER TABLE extraction_jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -449,6 +477,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (8, MIGRATION_8),
     (9, migration_9),
     (10, MIGRATION_10),
+    (11, MIGRATION_11),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

@@ -95,6 +95,9 @@ def run(
         if done:
             continue
         deadline = learning.next_idle_deadline(wait) if linger else None
+        retry = learning.next_retry() if linger else None  # a job waiting out a rate limit
+        if retry is not None:
+            deadline = retry if deadline is None else min(deadline, retry)
         if deadline is None or learning.extraction_allowed() is not None:
             if service.pump is not None:
                 service.pump.wait(EMBED_WAIT_S)  # the vectors of what this worker saved, before it exits
