@@ -6,12 +6,20 @@ Installed under the name `claude` or `codex` (the name picks the behaviour). Wha
   project's `.claude/settings.json` and run through `/bin/sh -c` with their JSON on stdin; a turn that ends after
   a tool call runs `Stop` BEFORE its final assistant line is written (the payload carries `last_assistant_message`);
   `SessionEnd` runs after that line landed. `--resume ID` continues the same transcript (SessionStart source
-  "resume"). `claude -p ... --output-format json` answers with a result envelope; `claude auth status --json` as
+  "resume"). `claude -p ... --output-format stream-json --verbose` answers with the real events: `system/init`,
+  a `rate_limit_event`, the `assistant` message, and the `result` envelope with `usage`, `modelUsage`,
+  `total_cost_usd` and `duration_ms` (`--output-format json`: the envelope alone); `claude auth status --json` as
   the real one.
 - Codex 0.171: the rollout at `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl` in the paginated
   format (`ordinal`, the prompt only as a `response_item` user message after the injected environment context,
   `item_completed` and `token_usage_record` lines), hooks from `$CODEX_HOME/hooks.json`; `codex exec ... -o FILE -`
-  reads the prompt on stdin and writes its answer to FILE; `codex login status`, `codex debug models`.
+  reads the prompt on stdin and writes its answer to FILE, and with `--json` prints its events (`thread.started`,
+  `turn.started`, `item.completed`, `turn.completed` with `usage`); `codex login status`, `codex debug models`.
+
+What a distillation call reports can be steered: $STANDIN_RATE_LIMITED (a file; while it exists the call is refused
+as the real CLIs refuse it for a rate limit: Claude's `rate_limit_event` "rejected" and a 429 result, Codex's
+`turn.failed`), $STANDIN_UTILIZATION (the share of Claude's rate limit used, reported in the `rate_limit_event`,
+with "allowed_warning" from 0.8 on). Usage: CLAUDE_USAGE and CODEX_USAGE below, the same on every call.
 
 The session commands: `NAME [--session-id ID | --resume ID] [--open] PROMPT...` runs one turn per prompt, then
 `SessionEnd` unless `--open` (the session stays open, as when the person just stops typing).
@@ -123,20 +131,74 @@ def claude_session(args: list[str]) -> int:
     return 0
 
 
+CLAUDE_MODEL = "claude-haiku-4-5-20251001"
+# What one call reports, in the shapes of the real 2.1.x result envelope (fixtures/envelopes).
+CLAUDE_USAGE = {
+    "input_tokens": 1843,
+    "cache_creation_input_tokens": 7314,
+    "cache_read_input_tokens": 34324,
+    "output_tokens": 175,
+    "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+    "service_tier": "standard",
+}
+CLAUDE_COST_USD = 0.0189534
+CODEX_USAGE = {"input_tokens": 27493, "cached_input_tokens": 3840, "output_tokens": 174, "reasoning_output_tokens": 0}
+RESETS_AT = 1_900_000_000  # seconds: when the stand-in's rate limit window resets
+
+
+def rate_limited() -> bool:
+    flag = os.environ.get("STANDIN_RATE_LIMITED")
+    return bool(flag) and os.path.exists(flag)
+
+
 def claude_print(args: list[str]) -> int:
     prompt = sys.stdin.read()
+    session = str(uuid.uuid4())
+    stream = args[args.index("--output-format") + 1] == "stream-json" if "--output-format" in args else False
+    limited = rate_limited()
+    utilization = float(os.environ.get("STANDIN_UTILIZATION") or 0.1)
+    status = "rejected" if limited else "allowed_warning" if utilization >= 0.8 else "allowed"
+    info = {"status": status, "resetsAt": RESETS_AT, "rateLimitType": "five_hour", "utilization": utilization}
+    model_usage = {
+        "inputTokens": CLAUDE_USAGE["input_tokens"],
+        "outputTokens": CLAUDE_USAGE["output_tokens"],
+        "cacheReadInputTokens": CLAUDE_USAGE["cache_read_input_tokens"],
+        "cacheCreationInputTokens": CLAUDE_USAGE["cache_creation_input_tokens"],
+        "costUSD": CLAUDE_COST_USD,
+    }
+    text = "You've hit your limit · resets 3am" if limited else json.dumps(answer_for(prompt))
     envelope = {
         "type": "result",
         "subtype": "success",
-        "is_error": False,
-        "duration_ms": 1200,
+        "is_error": limited,
+        "duration_ms": 4264,
+        "duration_api_ms": 4102,
         "num_turns": 1,
-        "result": json.dumps(answer_for(prompt)),
-        "session_id": str(uuid.uuid4()),
-        "total_cost_usd": 0.001,
+        "result": text,
+        "stop_reason": "end_turn",
+        "session_id": session,
+        "total_cost_usd": 0 if limited else CLAUDE_COST_USD,
+        "usage": CLAUDE_USAGE if not limited else {"input_tokens": 0, "output_tokens": 0},
+        "modelUsage": {} if limited else {CLAUDE_MODEL: model_usage},
+        "permission_denials": [],
+        "terminal_reason": "completed",
+        "uuid": str(uuid.uuid4()),
     }
+    if limited:
+        envelope["api_error_status"] = 429
+    if not stream:
+        print(json.dumps(envelope))
+        return 0
+    init = {"type": "system", "subtype": "init", "session_id": session, "model": CLAUDE_MODEL, "tools": []}
+    print(json.dumps(init))
+    print(json.dumps({"type": "rate_limit_event", "rate_limit_info": info, "session_id": session}))
+    if not limited:
+        message = {"id": f"msg_{uuid.uuid4().hex[:12]}", "type": "message", "role": "assistant", "model": CLAUDE_MODEL}
+        content = [{"type": "text", "text": text}]
+        assistant = {"type": "assistant", "message": {**message, "content": content, "usage": CLAUDE_USAGE}}
+        print(json.dumps({**assistant, "parent_tool_use_id": None, "session_id": session}))
     print(json.dumps(envelope))
-    return 0
+    return 1 if limited else 0
 
 
 def claude_main(args: list[str]) -> int:
@@ -238,8 +300,28 @@ def user_item(text: str, provenance: str) -> dict:
 
 def codex_exec(args: list[str]) -> int:
     prompt = sys.stdin.read()
+    events = "--json" in args
+    thread = str(uuid.uuid4())
+    if events:
+        print(json.dumps({"type": "thread.started", "thread_id": thread}))
+        print(json.dumps({"type": "turn.started"}))
+    if rate_limited():
+        message = "exceeded retry limit, last status: 429 Too Many Requests"
+        if events:
+            print(json.dumps({"type": "error", "message": message}))
+            print(json.dumps({"type": "turn.failed", "error": {"message": message}}))
+        else:
+            print(f"ERROR: {message}", file=sys.stderr)
+        return 1
+    answer = json.dumps(answer_for(prompt))
     target = Path(args[args.index("-o") + 1])
-    target.write_text(json.dumps(answer_for(prompt)), encoding="utf-8")
+    target.write_text(answer, encoding="utf-8")
+    if events:
+        item = {"id": "item_0", "type": "agent_message", "text": answer}
+        print(json.dumps({"type": "item.completed", "item": item}))
+        print(json.dumps({"type": "turn.completed", "usage": CODEX_USAGE}))
+    else:
+        print(answer)
     return 0
 
 

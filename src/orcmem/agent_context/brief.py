@@ -49,11 +49,13 @@ def build_brief(
     open_items: Sequence[str],
     now: int,
     person: str | None = None,
+    max_chars: int = BRIEF_MAX_CHARS,
 ) -> str:
     """The brief from the newest active memories, the tasks in progress or review, and recent open items; a
     teammate's memory (not `person`'s) names its author.
 
-    Returns "" when there is no memory to brief.
+    Returns "" when there is no memory to brief. At most `max_chars` characters, then a line with an ellipsis (a
+    session's context budget may allow fewer than BRIEF_MAX_CHARS); "" when not even the title fits.
     """
     if not memories:
         return ""
@@ -77,8 +79,11 @@ def build_brief(
         lines += [f"- Left open last time: {defang(item)}" for item in items]
     lines += ["", "## Using memory", USING_MEMORY]
     text = "\n".join(lines)
-    if len(text) > BRIEF_MAX_CHARS:
-        text = text[:BRIEF_MAX_CHARS] + "\n…"
+    limit = min(max_chars, BRIEF_MAX_CHARS)
+    if len(text) > limit:
+        if limit < len(BRIEF_TITLE) + len(BRIEF_INTRO) + 3:
+            return ""
+        text = text[:limit] + "\n…"
     return text
 
 

@@ -16,6 +16,7 @@ from collections import namedtuple
 from collections.abc import Callable, Sequence
 
 from orcmem.agent_context.recall import frame_recall
+from orcmem.models.constants import CHARS_PER_TOKEN, CONTEXT_BUDGET_TOKENS_DEFAULT
 from orcmem.store.recall import RecallRow
 
 SESSIONS_DIRNAME = "sessions"  # in the profile: one small file per agent session, the memories it was given
@@ -25,10 +26,16 @@ SESSION_FILE_MAX_AGE_S = 7 * 86_400  # files of sessions untouched this long are
 # Two memories whose words (title and body, lower-cased) overlap this much read as one: the better ranked is shown.
 NEAR_IDENTICAL_SHARE = 0.9
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Beside the memory ids in a session's file (which never start with "#"): the characters the session may be given
+# in all (its context budget, set when it started) and those it was given so far, the brief included.
+BUDGET_KEY = "#budget"
+SPENT_KEY = "#spent"
+DEFAULT_BUDGET_CHARS = CONTEXT_BUDGET_TOKENS_DEFAULT * CHARS_PER_TOKEN
 _WORD = re.compile(r"\w+")
 
-# What one prompt's recall gives: the fenced text, and counts of what it left out and why.
-Selection = namedtuple("Selection", "text shown repeated collapsed cut")  # noqa: PYI024
+# What one prompt's recall gives: the fenced text, counts of what it left out and why, and the characters the
+# session was given so far with this one (`spent`, None without a session) out of its budget (`budget`).
+Selection = namedtuple("Selection", "text shown repeated collapsed cut spent budget", defaults=(None, None))  # noqa: PYI024
 
 
 def session_name(session_id: str) -> str:
@@ -83,9 +90,10 @@ def _near_identical(a: frozenset[str], b: frozenset[str]) -> bool:
     return union > 0 and len(a & b) / union >= NEAR_IDENTICAL_SHARE
 
 
-def select(rows: Sequence[RecallRow], given: dict[str, int], now: int) -> Selection:
+def select(rows: Sequence[RecallRow], given: dict[str, int], now: int, room: int | None = None) -> Selection:
     """The rows (best first) this prompt gets: not given before unchanged, one of each near-identical group, within
-    recall's limits; with counts of those left out for each reason."""
+    recall's limits and the `room` left in the session's context budget (characters); with counts of those left
+    out for each reason (`cut` counts those the limits or the budget left out)."""
     fresh = [row for row in rows if given.get(row.id) != row.updated_at]
     kept: list[RecallRow] = []
     kept_words: list[frozenset[str]] = []
@@ -95,21 +103,36 @@ def select(rows: Sequence[RecallRow], given: dict[str, int], now: int) -> Select
             continue
         kept.append(row)
         kept_words.append(words)
-    text, shown = frame_recall(kept, now)
+    text, shown = frame_recall(kept, now, room)
     return Selection(text, kept[:shown], len(rows) - len(fresh), len(fresh) - len(kept), len(kept) - shown)
 
 
+def session_budget(given: dict[str, int], default_chars: int | None = None) -> int:
+    """The characters a session may be given in all: set when it started, else `default_chars`, else the default."""
+    budget = given.get(BUDGET_KEY)
+    if budget is not None and budget >= 0:
+        return budget
+    return DEFAULT_BUDGET_CHARS if default_chars is None else default_chars
+
+
 def choose_for_session(
-    home: str, session_id: str | None, rows: Sequence[RecallRow], now: int
+    home: str, session_id: str | None, rows: Sequence[RecallRow], now: int, budget_chars: int | None = None
 ) -> tuple[Selection, Callable[[], None]]:
-    """Select what this prompt gets; the function returned records it as given (call it once it was delivered)."""
+    """Select what this prompt gets within what is left of the session's context budget (`budget_chars` when its
+    start set none); the function returned records it as given (call it once it was delivered)."""
     path = session_file(home, session_id)
     given = _given(path)
-    selection = select(rows, given, now)
+    budget = session_budget(given, budget_chars)
+    spent = given.get(SPENT_KEY, 0)
+    selection = select(rows, given, now, budget - spent if path is not None else None)
+    if path is not None:
+        selection = selection._replace(spent=spent + len(selection.text), budget=budget)
 
     def remember() -> None:
         if path is not None and selection.shown:
             given.update({row.id: row.updated_at for row in selection.shown})
+            given[SPENT_KEY] = spent + len(selection.text)
+            given.setdefault(BUDGET_KEY, budget)
             _save(path, given)
 
     return selection, remember
@@ -120,6 +143,22 @@ def recall_for_session(home: str, session_id: str | None, rows: Sequence[RecallR
     selection, remember = choose_for_session(home, session_id, rows, now)
     remember()
     return selection
+
+
+def start_session(home: str, session_id: str | None, budget_chars: int, brief_chars: int) -> None:
+    """A session starts: its context budget (characters) and what its brief took of it, before any recall."""
+    path = session_file(home, session_id)
+    if path is not None:
+        _save(path, {BUDGET_KEY: max(0, budget_chars), SPENT_KEY: max(0, brief_chars)})
+
+
+def given_so_far(home: str, session_id: str | None) -> tuple[int, int] | None:
+    """(characters given, budget) of a session, or None when orcmem holds nothing of it."""
+    path = session_file(home, session_id)
+    if path is None or not os.path.exists(path):
+        return None
+    given = _given(path)
+    return given.get(SPENT_KEY, 0), session_budget(given)
 
 
 def forget_session(home: str, session_id: str | None) -> None:
@@ -158,6 +197,8 @@ def log_recall(home: str, path: str, ms: float, session_id: str | None, selectio
             f"shown={len(selection.shown)} repeated={selection.repeated} "
             f"collapsed={selection.collapsed} cut={selection.cut}"
         )
+        if selection.spent is not None:  # what the session was given so far, in estimated tokens, of its budget
+            counts += f" tokens={selection.spent // CHARS_PER_TOKEN}/{selection.budget // CHARS_PER_TOKEN}"
     session = session_name(session_id) if session_id else "-"
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {path} {ms:.1f}ms session={session} {counts}\n"
     try:

@@ -14,7 +14,7 @@ from orcmem import __version__
 from orcmem.cli.agents import brief, recall, task
 from orcmem.cli.context import AppContext, echo
 from orcmem.cli.importing import backup, import_group
-from orcmem.cli.learning import extract, hook, ingest, jobs, summaries, worker
+from orcmem.cli.learning import extract, hook, ingest, jobs, summaries, usage, worker
 from orcmem.cli.memories import add, edit, export, feedback, forget, list_memories, search, show
 from orcmem.cli.model import check, doctor, model, reindex
 from orcmem.cli.review import review, review_policy
@@ -111,6 +111,7 @@ for command in (
     ingest,
     extract,
     jobs,
+    usage,
     summaries,
     team,
     import_group,

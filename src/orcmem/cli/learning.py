@@ -14,7 +14,7 @@ from orcmem.hooks import handlers as hooks
 from orcmem.host.profile import home_dir
 from orcmem.models.vocabulary import HookName, JobState, values
 from orcmem.service.memory_service import MemoryService
-from orcmem.text.wording import plural
+from orcmem.text.wording import cost_text, duration, plural
 
 
 @click.command()
@@ -126,24 +126,125 @@ def extract(app: AppContext, target: str) -> None:
 @json_option
 @pass_app
 def jobs(app: AppContext, limit: int, as_json: bool) -> None:
-    """List extraction jobs of this project, newest first, with their state and error."""
+    """List extraction jobs of this project, newest first, with their state, cost and error."""
     from orcmem.service.learning import Learning
 
     service = app.service()
     project = app.project()
     rows = Learning(service).jobs(project, limit)
+    costs = service.cost.for_runs([job.run_id for job, _run in rows])
+    hold = service.cost.hold()
     if as_json:
-        echo_json([{**as_dict(job), "agent": run.agent} for job, run in rows])
+        echo_json(
+            [
+                {
+                    **as_dict(job),
+                    "agent": run.agent,
+                    "cost": as_dict(costs[job.run_id]) if job.run_id in costs else None,
+                }
+                for job, run in rows
+            ]
+        )
         return
+    if hold is not None:
+        echo(f"learning waits: {hold.reason}")
     if not rows:
         echo("No extraction jobs for this project yet.")
         return
     now = service.clock()
     for job, run in rows:
         error = f" - {job.error}" if job.error else ""
+        spent = costs.get(job.run_id)
+        cost = f"  {cost_text(spent.tokens, spent.dollars)}, {duration(spent.wall_ms / 1000)}" if spent else ""
         echo(
             f"{job.run_id}  {job.state:<8} {plural(job.memories_written, 'memory', 'memories')}  {run.agent}, queued "
-            f"{age_text(job.queued_at, now)}{error}"
+            f"{age_text(job.queued_at, now)}{cost}{error}"
+        )
+
+
+@click.command()
+@click.option(
+    "--period",
+    type=click.Choice(["day", "week", "month", "all"]),
+    default=None,
+    help="Only the totals of this period (this local day, week from Monday, month, or all time).",
+)
+@click.option("--limit", type=click.IntRange(0, 500), default=10, show_default=True, help="Calls listed, newest first.")
+@click.option("--all-projects", is_flag=True, help="Every project's calls, not only this project's.")
+@json_option
+@pass_app
+def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, as_json: bool) -> None:
+    """What learning cost: each distillation call, and the totals per day, week and month, per project and overall."""
+    from orcmem.service.cost import PERIODS
+
+    service = app.service()
+    project = None if all_projects else app.project()
+    project_id = project.id if project else None
+    periods = (period,) if period else PERIODS
+    calls = service.cost.recent(project_id, limit)
+    totals = {name: service.cost.total(name, project_id) for name in periods}
+    overall = {name: service.cost.total(name) for name in periods}
+    per_project = {name: service.cost.by_project(name) for name in periods}
+    names = {p.id: p.name for p, _count in service.projects()}
+    budget = service.cost.budget()
+    hold = service.cost.hold()
+    if as_json:
+        echo_json(
+            {
+                "project": project.name if project else None,
+                "calls": [{**as_dict(row), "tokens": row.tokens} for row in calls],
+                "totals": {name: {**as_dict(total), "tokens": total.tokens} for name, total in totals.items()},
+                "overall": {name: {**as_dict(total), "tokens": total.tokens} for name, total in overall.items()},
+                "per_project": {
+                    name: [
+                        {**as_dict(total), "project": names.get(total.project_id or ""), "tokens": total.tokens}
+                        for total in rows
+                    ]
+                    for name, rows in per_project.items()
+                },
+                "budget": as_dict(budget),
+                "spent_today": as_dict(service.cost.spent_today()),
+                "waiting": hold.reason if hold else None,
+            }
+        )
+        return
+    from orcmem.rules.budget import describe_budget
+
+    now = service.clock()
+    where = f"project {project.name}" if project else "every project"
+    echo(f"learning cost of {where}:")
+    for name in periods:
+        total = totals[name]
+        label = {"day": "today", "week": "this week", "month": "this month", "all": "all time"}[name]
+        line = f"  {label:<10} {plural(total.runs, 'run')}, {cost_text(total.tokens, total.dollars)}"
+        if project is not None and overall[name].runs != total.runs:
+            line += f" (all projects: {plural(overall[name].runs, 'run')}, "
+            line += f"{cost_text(overall[name].tokens, overall[name].dollars)})"
+        echo(line)
+    if project is None:
+        for name in periods:
+            for total in per_project[name]:
+                echo(
+                    f"  {name:<10} {names.get(total.project_id or '', total.project_id)}: {plural(total.runs, 'run')}, "
+                    f"{cost_text(total.tokens, total.dollars)}"
+                )
+    echo(f"daily budget: {describe_budget(budget)}")
+    if hold is not None:
+        echo(f"learning waits: {hold.reason}")
+    if not calls:
+        echo("No distillation calls yet." if limit else "")
+        return
+    echo("calls, newest first:")
+    for row in calls:
+        model = f" {row.model}" if row.model else ""
+        cache = ""
+        if row.cache_read_tokens or row.cache_creation_tokens:
+            cache = f" (cache read {row.cache_read_tokens:,}, written {row.cache_creation_tokens:,})"
+        echo(
+            f"  {row.run_id}  {age_text(row.started_at, now)}  {row.provider}{model}  {row.status:<12} "
+            f"in {row.input_tokens:,}, out {row.output_tokens:,}{cache}, "
+            f"{'$' + format(row.cost_usd, '.4f') if row.cost_usd is not None else 'no price reported'}, "
+            f"{duration(row.wall_ms / 1000)}"
         )
 
 

@@ -1,8 +1,9 @@
-"""`orcmem memory on|off|status|provider|idle`, `projects` and `grants`."""
+"""`orcmem memory on|off|status|provider|idle|budget`, `projects` and `grants`."""
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 
@@ -12,7 +13,7 @@ from orcmem.models.constants import (
     EXTRACTION_PROVIDERS,
     IDLE_MINUTES_DEFAULT,
 )
-from orcmem.text.wording import plural
+from orcmem.text.wording import cost_text, plural
 
 
 # --- settings and projects -------------------------------------------------------------------------------------------
@@ -29,16 +30,41 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
     settings = service.settings.current()
     sentence = describe_extraction(service)
     waiting = service.review.count(app.project())
+    spent = service.cost.spent_today()
+    budget = service.cost.budget()
+    hold = service.cost.hold()
     if as_json:
-        echo_json({**settings.to_dict(), "extraction": sentence, "waiting_for_review": waiting})
+        echo_json(
+            {
+                **settings.to_dict(),
+                "extraction": sentence,
+                "waiting_for_review": waiting,
+                "spent_today": as_dict(spent),
+                "budget": as_dict(budget),
+                "context_budget_tokens": service.context.session_budget(),
+                "waiting": hold.reason if hold else None,
+            }
+        )
         return
     echo(f"memory: {'on' if settings.enabled else 'off'}")
     echo(f"extraction provider: {settings.provider}")
     for harness, model in sorted(settings.models.items()):
         echo(f"extraction model for {harness}: {model}")
     echo(sentence)
+    echo(_cost_line(spent, budget))
+    echo(f"context orcmem adds to a session: at most {service.context.session_budget():,} tokens")
+    if hold is not None:
+        echo(f"learning waits: {hold.reason}")
     if waiting:
         echo(f"review inbox: {plural(waiting, 'learned memory', 'learned memories')} waiting here (orcmem review)")
+
+
+def _cost_line(spent: Any, budget: Any) -> str:
+    """Today's learning cost against the daily budget, in one line."""
+    from orcmem.rules.budget import describe_budget
+
+    used = f"{plural(spent.runs, 'run')}, {cost_text(spent.tokens, spent.dollars or None)}"
+    return f"learning cost today: {used} (budget: {describe_budget(budget)})"
 
 
 @memory.command(name="on")
@@ -141,3 +167,53 @@ def memory_idle(app: AppContext, minutes: float) -> None:
     """Set the idle minutes (the help text above is the command's own)."""
     minutes = app.service().settings.set_idle_minutes(minutes)
     echo(f"sessions left open are distilled after {minutes:g} idle minutes")
+
+
+@memory.command(name="budget")
+@click.option("--runs", type=click.IntRange(0), help="Distillation calls a day.")
+@click.option("--tokens", type=click.IntRange(0), help="Tokens a day (cached ones included).")
+@click.option("--dollars", type=click.FloatRange(0), help="Dollars a day, where the provider reports them.")
+@click.option("--off", is_flag=True, help="No daily cap at all (any of --runs, --tokens, --dollars turns it on again).")
+@click.option("--context", "context_tokens", type=click.IntRange(0), help="Tokens orcmem may add to one session.")
+@json_option
+@pass_app
+def memory_budget(
+    app: AppContext,
+    runs: int | None,
+    tokens: int | None,
+    dollars: float | None,
+    off: bool,
+    context_tokens: int | None,
+    as_json: bool,
+) -> None:
+    """Show or set the daily budget of learning (runs, tokens, dollars) and a session's context budget.
+
+    Past the day's budget, runs wait in the queue until the next local day; none is lost.
+    """
+    from orcmem.rules.budget import describe_budget
+
+    service = app.service()
+    if off and (runs is not None or tokens is not None or dollars is not None):
+        raise click.UsageError("--off lifts every cap; give it alone, or give the caps without it.")
+    budget = service.cost.budget()
+    if off or runs is not None or tokens is not None or dollars is not None:
+        budget = service.cost.set_budget(runs=runs, tokens=tokens, dollars=dollars, off=off)
+    if context_tokens is not None:
+        service.context.set_session_budget(context_tokens)
+    spent = service.cost.spent_today()
+    hold = service.cost.hold()
+    if as_json:
+        echo_json(
+            {
+                "budget": as_dict(budget),
+                "spent_today": as_dict(spent),
+                "context_budget_tokens": service.context.session_budget(),
+                "waiting": hold.reason if hold else None,
+            }
+        )
+        return
+    echo(f"daily budget of learning: {describe_budget(budget)}")
+    echo(_cost_line(spent, budget))
+    echo(f"context orcmem adds to a session: at most {service.context.session_budget():,} tokens")
+    if hold is not None:
+        echo(f"learning waits: {hold.reason}")

@@ -149,8 +149,10 @@ def session_start(payload: dict[str, Any], home: str) -> str:
     from pathlib import Path
 
     from orcmem.agent_context.brief import fenced_brief
-    from orcmem.agent_context.session_recall import forget_session, prune_sessions
+    from orcmem.agent_context.recall import FENCE_CHARS
+    from orcmem.agent_context.session_recall import forget_session, prune_sessions, start_session
     from orcmem.host.workspace import locate
+    from orcmem.models.constants import CHARS_PER_TOKEN
     from orcmem.service.memory_service import MemoryService
 
     cwd = _text(payload, "cwd")
@@ -162,7 +164,11 @@ def session_start(payload: dict[str, Any], home: str) -> str:
     service = MemoryService.open(Path(home), vectors=False)
     try:
         project = service.project(locate(cwd), create=False)
-        return hook_context("SessionStart", fenced_brief(service.context.brief(project)))
+        # The brief and every recall of the session share its context budget: the brief takes its part first.
+        budget = service.context.session_budget() * CHARS_PER_TOKEN
+        brief = fenced_brief(service.context.brief(project, max_chars=budget - FENCE_CHARS - 2))
+        start_session(home, _text(payload, "session_id"), budget, len(brief))
+        return hook_context("SessionStart", brief)
     finally:
         service.close()
 

@@ -42,7 +42,7 @@ from orcmem.host.warm import (
     short_run_root,
 )
 from orcmem.host.workspace import locate
-from orcmem.models.constants import RECALL_CANDIDATES
+from orcmem.models.constants import CHARS_PER_TOKEN, RECALL_CANDIDATES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,7 +86,8 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
             return {"text": "", "path": WARM_PATH, "off": True}
         path = WARM_PATH if service.model_ready() else WARM_WORDS_PATH
         rows = service.context.recall_rows(root_of(cwd), prompt, meaning=True, limit=RECALL_CANDIDATES)
-        selection, remember = choose_for_session(str(home), session_id, rows, service.clock())
+        budget = service.context.session_budget() * CHARS_PER_TOKEN  # when the session's start set none
+        selection, remember = choose_for_session(str(home), session_id, rows, service.clock(), budget)
         ms = (time.perf_counter() - started) * 1000
         log_recall(str(home), path, ms, session_id, selection)
         return {

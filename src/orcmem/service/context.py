@@ -8,15 +8,19 @@ from typing import TYPE_CHECKING
 from orcmem.agent_context.brief import build_brief
 from orcmem.agent_context.recall import format_recall, merge_recall, recall_by_words, recall_match
 from orcmem.models.constants import (
+    BRIEF_MAX_CHARS,
     BRIEF_MEMORY_POOL,
     BRIEF_SUMMARIES,
     BRIEF_TASKS,
+    CONTEXT_BUDGET_TOKENS_DEFAULT,
     RECALL_CANDIDATES,
     RECALL_MAX_MEMORIES,
     RECALL_MIN_SIMILARITY,
     RECALL_RRF_K,
+    SETTING_CONTEXT_BUDGET,
     WARM_RECALL_MIN_TERM_SHARE,
 )
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import MemoryFilter, Project
 from orcmem.service.core import ServiceCore
 from orcmem.service.search import Search
@@ -39,8 +43,32 @@ class AgentContext:
         self.settings = settings
         self.search = search
 
-    def brief(self, project: Project | None) -> str:
-        """The project brief for a new session; "" when memory is off or nothing is stored."""
+    def session_budget(self) -> int:
+        """The tokens (estimated as characters / CHARS_PER_TOKEN) the brief and every recall of one session may add
+        together; the default when unset or unreadable."""
+        raw = self.store.settings.get(SETTING_CONTEXT_BUDGET)
+        try:
+            value = int(raw) if raw is not None else CONTEXT_BUDGET_TOKENS_DEFAULT
+        except ValueError:
+            return CONTEXT_BUDGET_TOKENS_DEFAULT
+        return value if value >= 0 else CONTEXT_BUDGET_TOKENS_DEFAULT
+
+    def set_session_budget(self, tokens: int) -> int:
+        """Set a session's context budget in tokens (0 gives nothing at all), audited.
+
+        Raises:
+            ValidationError: not a whole number from 0 to 1,000,000.
+        """
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= 1_000_000:
+            raise ValidationError("A session's context budget is a whole number of tokens from 0 to 1,000,000.")
+        with self.store.db.transaction():
+            self.store.settings.set(SETTING_CONTEXT_BUDGET, str(tokens))
+            self.core.audit("user", "settings.context_budget", metadata={"tokens": tokens})
+        return tokens
+
+    def brief(self, project: Project | None, max_chars: int = BRIEF_MAX_CHARS) -> str:
+        """The project brief for a new session, at most `max_chars` characters (before its fence); "" when memory is
+        off or nothing is stored."""
         if project is None or not self.core.is_enabled():
             return ""
         memories = self.store.memories.list(project.id, MemoryFilter(statuses=("active",), limit=BRIEF_MEMORY_POOL))
@@ -48,7 +76,7 @@ class AgentContext:
         items = [
             item for summary in self.store.summaries.recent(project.id, BRIEF_SUMMARIES) for item in summary.open_items
         ]
-        return build_brief(memories, tasks, items, self.core.clock(), self.settings.known_person())
+        return build_brief(memories, tasks, items, self.core.clock(), self.settings.known_person(), max_chars)
 
     def recall(
         self,

@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -410,20 +410,18 @@ class Learning:
         )
         started = self.memory.clock()
         answer = choice.generator.generate(prompt)
+        limit, until = answer.rate_limit, None
+        if answer.rate_limited and limit is not None:  # the whole queue waits with the job: the limit is the account's
+            until = self.memory.cost.backoff_until(limit, job.attempts)
+            limit = replace(limit, resets_at=until)
         self.memory.cost.record(
-            run,
-            choice.generator.provider,
-            answer.usage,
-            answer.rate_limit,
-            status=_call_status(answer),
-            started_at=started,
+            run, choice.generator.provider, answer.usage, limit, status=_call_status(answer), started_at=started
         )
         if self._policy_changed(job):
             return JobOutcome(run.id, JobState.SKIPPED, MEMORY_OFF_REASON)
         if self.cancelled.is_set():
             return JobOutcome(run.id, JobState.QUEUED, CANCELLED_REASON)
-        if answer.rate_limited:  # not a failure: the job waits out the limit in the queue, with a growing backoff
-            until = self.memory.cost.backoff_until(answer.rate_limit, job.attempts)
+        if until is not None:  # not a failure: the job waits out the limit in the queue, with a growing backoff
             reason = f"rate limited, tried again after {time.strftime('%H:%M', time.localtime(until / 1000))}"
             return JobOutcome(run.id, JobState.QUEUED, f"{reason}: {answer.error}", not_before=until)
         if answer.text is None:

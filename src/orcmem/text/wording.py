@@ -14,3 +14,9 @@ def duration(seconds: float) -> str:
     if minutes < 90:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60} min"
+
+
+def cost_text(tokens: int, dollars: float | None) -> str:
+    """What a call or a period cost, in words: `12,345 tokens, $0.0190` (the dollars only where reported)."""
+    money = f", ${dollars:.4f}" if dollars else ""
+    return f"{plural(tokens, 'token')}{money}"
