@@ -31,6 +31,22 @@ class DoctorCheck(TypedDict):
     fix: str  # "" when ok
 
 
+def _cost_check(service: MemoryService, check: Callable[..., None]) -> None:
+    """Whether learning may run now: within the day's budget, and no rate limit running low."""
+    from orcmem.rules.budget import describe_budget
+
+    spent = service.cost.spent_today()
+    hold = service.cost.hold()
+    today = f"today {spent.runs} runs, {spent.tokens:,} tokens, ${spent.dollars:.2f}"
+    check(
+        "learning budget",
+        hold is None,
+        f"{today} (budget: {describe_budget(service.cost.budget())})" if hold is None else hold.reason,
+        "Queued runs wait, none is lost; raise the cap with `orcmem memory budget`, or wait.",
+        adds="learning within the daily budget and the agent's rate limits",
+    )
+
+
 def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Path) -> list[DoctorCheck]:
     """Run every check; `open_service` opens the profile's service (a failure is the database check's answer)."""
     checks: list[DoctorCheck] = []
@@ -55,6 +71,7 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
             "Run `orcmem memory on` (or `orcmem init`).",
             adds="what every agent session gets: the brief, recall and learning",
         )
+        _cost_check(service, check)
         status = service.settings.vector_status()
         has_vectors = bool(status["vectors_available"])
         check(

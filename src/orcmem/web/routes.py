@@ -25,6 +25,7 @@ from orcmem.models.errors import KeyStoreError, OrcmemError, ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status, Verdict
 from orcmem.models.vocabulary import values
 from orcmem.service.memory_service import MemoryService
+from orcmem.service.overview import RunsOverview
 from orcmem.text.wording import plural
 from orcmem.web import views
 from orcmem.web.chart import growth_chart
@@ -439,9 +440,28 @@ async def runs_page(request: Request) -> Response:
     def load() -> dict[str, Any]:
         choice = _choose_project(state.service, request.query_params.get("project", ""))
         runs = state.service.runs_overview(choice.project) if choice.project else None
-        return {"choice": choice, "runs": runs}
+        return {"choice": choice, "runs": runs, **_learning_cost(state.service, choice.project, runs)}
 
     return _render(request, "runs.html", {**(await _call(load)), "agent_name": agent_name})
+
+
+def _learning_cost(service: MemoryService, project: Project | None, runs: RunsOverview | None) -> dict[str, Any]:
+    """What the Runs page shows of the cost of learning: each job's cost, the period totals, the budget, a hold."""
+    from orcmem.rules.budget import describe_budget
+
+    cost = service.cost
+    periods = [
+        (label, cost.total(period, project.id if project else None), cost.total(period))
+        for period, label in views.COST_PERIODS
+    ]
+    hold = cost.hold()
+    return {
+        "costs": cost.for_runs([job.run_id for job, _run in runs.jobs]) if runs else {},
+        "cost_periods": periods,
+        "budget": describe_budget(cost.budget()),
+        "spent_today": cost.spent_today(),
+        "hold": hold.reason if hold else None,
+    }
 
 
 # --- settings ---------------------------------------------------------------------------------------------------

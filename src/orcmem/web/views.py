@@ -157,3 +157,7 @@ def count_line(pages: Pages, searching: bool) -> str:
     if pages.total <= PAGE_SIZE:
         return f"{pages.total} {word} {noun}"
     return f"{pages.first}\u2013{pages.last} of {pages.total} {word} {noun}"
+
+
+# The Runs page's cost totals: the period and its heading.
+COST_PERIODS = (("day", "Today"), ("week", "This week"), ("month", "This month"), ("all", "All time"))
