@@ -164,9 +164,10 @@ def session_start(payload: dict[str, Any], home: str) -> str:
     service = MemoryService.open(Path(home), vectors=False)
     try:
         project = service.project(locate(cwd), create=False)
-        # The brief and every recall of the session share its context budget: the brief takes its part first.
+        # The brief and every recall of the session share its context budget: the brief takes at most half, so
+        # that a small budget still leaves the session's prompts their recall.
         budget = service.context.session_budget() * CHARS_PER_TOKEN
-        brief = fenced_brief(service.context.brief(project, max_chars=budget - FENCE_CHARS - 2))
+        brief = fenced_brief(service.context.brief(project, max_chars=budget // 2 - FENCE_CHARS - 2))
         start_session(home, _text(payload, "session_id"), budget, len(brief))
         return hook_context("SessionStart", brief)
     finally:
