@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench import (
     agents,
+    context_cost,
     costs,
     duplicates,
     floor,
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     backed_up = importing.run()
     print("forget and server memory...", flush=True)
     spent = costs.run()
+    print("the context orcmem adds...", flush=True)
+    context = context_cost.run()
     print("recall precision...", flush=True)
     precise = precision.run(locomo_path)
     print(f"search and embedding at {sizes} memories...", flush=True)
@@ -137,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(plugin.render(plugged)),
         "\n".join(import_sessions.render(imported)),
         "\n".join(precision.render(precise)),
+        "\n".join(context_cost.render(context)),
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
         "\n".join(freshness.render(fresh)),
