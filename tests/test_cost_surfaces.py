@@ -66,6 +66,7 @@ def test_a_reached_budget_is_said_by_jobs_status_budget_and_doctor(run, orcmem_h
     status = run("memory", "status").output
     assert "learning cost today: 1 run, 43,656 tokens, $0.0190 (budget: 1 runs" in status
     assert f"learning waits: {reason}" in status
+    assert "learning cost this week: 1 run, 43,656 tokens, $0.0190; this month: 1 run" in status
     assert json.loads(run("memory", "status", "--json").output)["waiting"] == reason
     service = MemoryService.open(orcmem_home, vectors=False)
     try:

@@ -52,6 +52,11 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
         echo(f"extraction model for {harness}: {model}")
     echo(sentence)
     echo(_cost_line(spent, budget))
+    week, month = service.cost.total("week"), service.cost.total("month")
+    echo(
+        f"learning cost this week: {plural(week.runs, 'run')}, {cost_text(week.tokens, week.dollars)}; "
+        f"this month: {plural(month.runs, 'run')}, {cost_text(month.tokens, month.dollars)} (`orcmem usage`)"
+    )
     echo(f"context orcmem adds to a session: at most {service.context.session_budget():,} tokens")
     if hold is not None:
         echo(f"learning waits: {hold.reason}")

@@ -85,7 +85,8 @@ def _provenance(source: Source, claimed: Provenance | str | None) -> Provenance:
 class MemoryService(ServiceCore):
     """Memory reads and writes over one profile database, on the ground `ServiceCore` gives (store, clock,
     embedder, projects, on/off, audit); the rest are parts it holds over the same store and clock:
-    `settings`, `team`, `search`, `context` (the brief and recall), `review` (the review inbox)."""
+    `settings`, `team`, `search`, `context` (the brief and recall), `review` (the review inbox), `cost` (the cost of
+    learning)."""
 
     def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: Embedder | None = None) -> None:
         """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own).
