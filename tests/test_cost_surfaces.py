@@ -68,6 +68,8 @@ def test_a_reached_budget_is_said_by_jobs_status_budget_and_doctor(run, orcmem_h
     assert f"learning waits: {reason}" in status
     assert "learning cost this week: 1 run, 43,656 tokens, $0.0190; this month: 1 run" in status
     assert json.loads(run("memory", "status", "--json").output)["waiting"] == reason
+    refused = run("extract", run_id, ok=False)  # on demand too: it waits in the queue, and says why
+    assert refused.exit_code == 1 and f"{run_id} waits in the queue: {reason}" in refused.output
     service = MemoryService.open(orcmem_home, vectors=False)
     try:
         [check] = [

@@ -59,6 +59,17 @@ def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
         echo(_outcome_line(outcome))
 
 
+def _why_not_now(service: MemoryService, learning: Any, run_id: str) -> str:
+    """Why `extract` distilled nothing: the day's budget, a rate limit, or another worker has the run."""
+    hold = service.cost.hold()
+    if hold is not None:
+        return f"{run_id} waits in the queue: {hold.reason} (`orcmem memory budget` changes the budget)"
+    job = learning.job(run_id)
+    if job is not None and job.not_before is not None and job.not_before > service.clock():
+        return f"{run_id} waits in the queue: {job.error or 'rate limited'}"
+    return f"{run_id} is already being distilled by another worker"
+
+
 def _outcome_line(outcome: Any) -> str:
     detail = f": {outcome.error}" if outcome.error else ""
     return f"{outcome.run_id}: {outcome.state}, {plural(outcome.written, 'memory', 'memories')}{detail}"
@@ -106,7 +117,7 @@ def extract(app: AppContext, target: str) -> None:
         echo(f"orcmem: stopped; {run_id} is back in the queue for the next worker", err=True)
         sys.exit(130)
     if not outcomes:
-        raise click.ClickException(f"{run_id} is already being distilled by another worker")
+        raise click.ClickException(_why_not_now(service, learning, run_id))
     outcome = outcomes[-1]
     echo(_outcome_line(outcome))
     summary = learning.summary(run_id)

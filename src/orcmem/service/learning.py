@@ -265,6 +265,10 @@ class Learning:
         """The project's extraction jobs with their runs, newest first."""
         return self.store.jobs.list(project.id if project else "", limit)
 
+    def job(self, run_id: str) -> Job | None:
+        """A run's extraction job, or None."""
+        return self.store.jobs.get(run_id)
+
     def summaries(self, project: Project | None, limit: int) -> list[Summary]:
         """The project's run summaries, newest first."""
         return self.store.summaries.recent(project.id, limit) if project else []
