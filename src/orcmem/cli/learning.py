@@ -243,7 +243,8 @@ def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, a
     if hold is not None:
         echo(f"learning waits: {hold.reason}")
     if not calls:
-        echo("No distillation calls yet." if limit else "")
+        if limit:
+            echo("No distillation calls yet.")
         return
     echo("calls, newest first:")
     for row in calls:
