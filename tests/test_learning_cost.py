@@ -253,6 +253,8 @@ def test_a_rate_limit_answer_requeues_the_job_with_backoff_instead_of_failing_it
         assert job.not_before == clock.now + 60_000
     [row] = service.cost.recent(None, 10)
     assert row.status == "rate_limited"
+    hold = service.cost.hold()  # the limit is the account's: the whole queue waits with the job
+    assert hold is not None and hold.kind == "rate_limit" and f"the {name} rate limit was reached" in hold.reason
     assert run_queue(learning, model) == []  # it waits: still queued, never failed
     assert job_states(service) == ["queued"]
     standin["limited"].unlink()

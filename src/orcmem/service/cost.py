@@ -102,7 +102,7 @@ class LearningCost:
         if reached is not None:
             if running and not budget_reached(self.budget(), self.spent_today()):
                 # Only the runs in flight fill the cap: wait for them, not for tomorrow.
-                return Hold("budget", f"budget: {reached} (in flight)", now)
+                return Hold("budget", f"budget: {reached}, the last of them still running", now)
             return Hold(
                 "budget",
                 f"budget reached: {reached}; queued runs resume after midnight",
@@ -113,9 +113,10 @@ class LearningCost:
             until = report.resets_at or report.finished_at + int(RATE_LIMIT_YIELD_S * 1000)
             if now < until:
                 left = "" if report.headroom is None else f" ({report.headroom:.0%} left)"
+                state = "was reached" if report.status == "rate_limited" else f"runs low{left}"
                 return Hold(
                     "rate_limit",
-                    f"the {report.provider} rate limit runs low{left}; learning waits until {_clock_text(until)}",
+                    f"the {report.provider} rate limit {state}; learning waits until {_clock_text(until)}",
                     until,
                 )
         return None
