@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,6 +113,15 @@ def learned(home: Path, project_dir: Path, timeout: float = 90.0) -> tuple[int, 
         time.sleep(0.2)
 
 
+def distillation_calls(home: Path) -> list[Any]:
+    """The distillation calls recorded in the profile (their usage), newest first."""
+    service = MemoryService.open(home, vectors=False)
+    try:
+        return service.cost.recent(None, 10)
+    finally:
+        service.close()
+
+
 def test_a_real_claude_code_session_is_learned_by_claude_code(env, project_dir: Path, orcmem_home: Path) -> None:
     claude = cli("claude")
     AnthropicMessages.requests.clear()
@@ -125,6 +135,10 @@ def test_a_real_claude_code_session_is_learned_by_claude_code(env, project_dir: 
     assert (turns, state, titles) == (1, "done", [LEARNED])
     distilled = [r for r in AnthropicMessages.requests if DISTILL_MARK in str(r.get("messages"))]
     assert len(distilled) == 1 and "haiku" in distilled[0]["model"]
+    # What the real CLI's stream-json result said the call cost (the stand-in API's usage: 10 in, 5 out).
+    [call] = distillation_calls(orcmem_home)
+    assert (call.provider, call.status) == ("claude", "ok") and "haiku" in (call.model or "")
+    assert call.input_tokens >= 10 and call.output_tokens >= 5 and call.cost_usd is not None
 
 
 def test_a_real_codex_session_is_learned_by_codex(env, project_dir: Path, orcmem_home: Path) -> None:
@@ -144,6 +158,9 @@ def test_a_real_codex_session_is_learned_by_codex(env, project_dir: Path, orcmem
     asked = json.dumps(distilled[0])
     assert "mcp__orcmem" not in asked  # the configured MCP servers are switched off in the distillation run
     assert "json_schema" in json.dumps(distilled[0].get("text"))  # held to orcmem's output schema
+    # What the real `codex exec --json` said the call cost: its turn.completed usage (the stand-in's 10 in, 5 out).
+    [call] = distillation_calls(orcmem_home)
+    assert (call.provider, call.status, call.input_tokens, call.output_tokens) == ("codex", "ok", 10, 5)
 
 
 def test_codex_reads_the_server_entry_setup_writes_with_the_profile(env, project_dir: Path, orcmem_home: Path) -> None:
