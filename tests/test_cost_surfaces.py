@@ -59,12 +59,12 @@ def test_a_reached_budget_is_said_by_jobs_status_budget_and_doctor(run, orcmem_h
     [run_id] = record_calls(orcmem_home, project_dir, 1)
     said = run("memory", "budget", "--runs", "1").output
     reason = "budget reached: 1/1 runs today; queued runs resume after midnight"
-    assert "daily budget of learning: 1 runs, 2,000,000 tokens, $5.00 a day" in said and reason in said
+    assert "daily budget of learning: 1 run, 2,000,000 tokens, $5.00 a day" in said and reason in said
     jobs = run("jobs").output
     assert jobs.splitlines()[0] == f"learning waits: {reason}"
     assert f"{run_id}  done" in jobs and "43,656 tokens, $0.0190, 0 s" in jobs
     status = run("memory", "status").output
-    assert "learning cost today: 1 run, 43,656 tokens, $0.0190 (budget: 1 runs" in status
+    assert "learning cost today: 1 run, 43,656 tokens, $0.0190 (budget: 1 run," in status
     assert f"learning waits: {reason}" in status
     assert "learning cost this week: 1 run, 43,656 tokens, $0.0190; this month: 1 run" in status
     assert json.loads(run("memory", "status", "--json").output)["waiting"] == reason

@@ -25,4 +25,4 @@ def test_runs_page_shows_the_cost_of_each_job_the_totals_and_a_reached_budget(
     service.cost.set_budget(runs=1)
     text = client.get("/runs").text
     assert "Learning waits: budget reached: 1/1 runs today; queued runs resume after midnight" in text
-    assert "Daily budget: 1 runs, 2,000,000 tokens, $5.00 a day" in text
+    assert "Daily budget: 1 run, 2,000,000 tokens, $5.00 a day" in text

@@ -179,7 +179,9 @@ def memory_idle(app: AppContext, minutes: float) -> None:
 @click.option("--tokens", type=click.IntRange(0), help="Tokens a day (cached ones included).")
 @click.option("--dollars", type=click.FloatRange(0), help="Dollars a day, where the provider reports them.")
 @click.option("--off", is_flag=True, help="No daily cap at all (any of --runs, --tokens, --dollars turns it on again).")
-@click.option("--context", "context_tokens", type=click.IntRange(0), help="Tokens orcmem may add to one session.")
+@click.option(
+    "--context", "context_tokens", type=click.IntRange(0, 1_000_000), help="Tokens orcmem may add to one session."
+)
 @json_option
 @pass_app
 def memory_budget(

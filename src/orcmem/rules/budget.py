@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from orcmem.models.constants import BUDGET_DOLLARS_DEFAULT, BUDGET_RUNS_DEFAULT, BUDGET_TOKENS_DEFAULT
 from orcmem.models.errors import ValidationError
 from orcmem.models.usage import DailySpend
+from orcmem.text.wording import plural
 
 MS_PER_S = 1000
 
@@ -106,7 +107,7 @@ def describe_budget(budget: Budget) -> str:
         return "off"
     parts = []
     if budget.runs is not None:
-        parts.append(f"{budget.runs} runs")
+        parts.append(plural(budget.runs, "run"))
     if budget.tokens is not None:
         parts.append(f"{budget.tokens:,} tokens")
     if budget.dollars is not None:
