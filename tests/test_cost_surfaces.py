@@ -46,7 +46,7 @@ def test_usage_lists_each_call_and_the_totals_per_period(run, orcmem_home: Path,
     for period in ("day", "week", "month", "all"):
         assert data["totals"][period]["runs"] == 1 and data["overall"][period]["runs"] == 1
     assert data["budget"] == {"runs": 50, "tokens": 2_000_000, "dollars": 5.0, "enabled": True}
-    assert data["waiting"] is None
+    assert data["learning_waits"] is None
     text = run("usage").output
     assert "today      1 run, 43,656 tokens, $0.0190" in text
     assert "in 1,843, out 175 (cache read 34,324, written 7,314), $0.0190" in text
@@ -67,7 +67,7 @@ def test_a_reached_budget_is_said_by_jobs_status_budget_and_doctor(run, orcmem_h
     assert "learning cost today: 1 run, 43,656 tokens, $0.0190 (budget: 1 run," in status
     assert f"learning waits: {reason}" in status
     assert "learning cost this week: 1 run, 43,656 tokens, $0.0190; this month: 1 run" in status
-    assert json.loads(run("memory", "status", "--json").output)["waiting"] == reason
+    assert json.loads(run("memory", "status", "--json").output)["learning_waits"] == reason
     refused = run("extract", run_id, ok=False)  # on demand too: it waits in the queue, and says why
     assert refused.exit_code == 1 and f"{run_id} waits in the queue: {reason}" in refused.output
     service = MemoryService.open(orcmem_home, vectors=False)

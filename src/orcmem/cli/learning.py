@@ -215,7 +215,7 @@ def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, a
                 },
                 "budget": as_dict(budget),
                 "spent_today": as_dict(service.cost.spent_today()),
-                "waiting": hold.reason if hold else None,
+                "learning_waits": hold.reason if hold else None,
             }
         )
         return

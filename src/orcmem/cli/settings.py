@@ -42,7 +42,7 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
                 "spent_today": as_dict(spent),
                 "budget": as_dict(budget),
                 "context_budget_tokens": service.context.session_budget(),
-                "waiting": hold.reason if hold else None,
+                "learning_waits": hold.reason if hold else None,
             }
         )
         return
@@ -215,7 +215,7 @@ def memory_budget(
                 "budget": as_dict(budget),
                 "spent_today": as_dict(spent),
                 "context_budget_tokens": service.context.session_budget(),
-                "waiting": hold.reason if hold else None,
+                "learning_waits": hold.reason if hold else None,
             }
         )
         return
