@@ -414,13 +414,14 @@ class Learning:
         )
         started = self.memory.clock()
         answer = choice.generator.generate(prompt)
+        provider = choice.generator.provider
+        if self.cancelled.is_set() and answer.usage is None:  # a call ended by the stop: its run goes back at once
+            return JobOutcome(run.id, JobState.QUEUED, CANCELLED_REASON)
         limit, until = answer.rate_limit, None
         if answer.rate_limited and limit is not None:  # the whole queue waits with the job: the limit is the account's
             until = self.memory.cost.backoff_until(limit, job.attempts)
             limit = replace(limit, resets_at=until)
-        self.memory.cost.record(
-            run, choice.generator.provider, answer.usage, limit, status=_call_status(answer), started_at=started
-        )
+        self.memory.cost.record(run, provider, answer.usage, limit, status=_call_status(answer), started_at=started)
         if self._policy_changed(job):
             return JobOutcome(run.id, JobState.SKIPPED, MEMORY_OFF_REASON)
         if self.cancelled.is_set():
