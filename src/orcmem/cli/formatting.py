@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -80,6 +82,36 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
             "similarity": parts.similarity,
         },
     }
+
+
+def search_output(
+    hits: Sequence[SearchHit], now: int, person: str | None, *, explain: bool, on_team: bool, as_json: bool
+) -> str:
+    """What `orcmem search` prints for its hits (the command and the warm server's answer to it print this)."""
+    if as_json:
+        # ASCII only: JSON escapes C0 controls by itself, and with this also C1 controls and bidi or invisible marks.
+        return json.dumps([hit_dict(hit) for hit in hits], ensure_ascii=True, indent=2)
+    if not hits:
+        return "No matching memories."
+    lines: list[str] = []
+    for hit in hits:
+        lines.append(memory_line(hit.memory, now, person))
+        lines.append(f"    {snippet(hit.memory.body)}")
+        if explain:
+            lines.append(explain_line(hit, on_team))
+    return printable("\n".join(lines))
+
+
+def explain_line(hit: SearchHit, on_team: bool) -> str:
+    """Each part of a hit's score, for `orcmem search --explain`."""
+    p = hit.parts
+    relevance = "relevance" if on_team else "BM25"
+    words = f"words #{p.word_rank} ({relevance} {p.word_score:.3g})" if p.word_score is not None else "words -"
+    meaning = f"meaning #{p.meaning_rank} (similarity {p.similarity:.2f})" if p.similarity is not None else "meaning -"
+    return (
+        f"    score {hit.score:.6f} = fused {p.fused:.6f} ({words}, {meaning}) × type {p.type_weight:.2f} "
+        f"× confidence {p.confidence_factor:.3f} × recency {p.recency_factor:.3f}"
+    )
 
 
 def as_dict(value: Any) -> dict[str, Any]:

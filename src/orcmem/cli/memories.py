@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import PROVENANCE_LABELS, age_text, hit_dict, memory_line, snippet, wanted
+from orcmem.cli.formatting import PROVENANCE_LABELS, age_text, memory_line, search_output, wanted
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     EXPORT_FILES,
@@ -229,6 +229,7 @@ def search(
     if service.embedder is not None:
         # A one-shot command pays the model's load once; the query itself still gets 500 ms.
         service.embedder.wait_ready(MODEL_LOAD_WAIT_S)
+    notice = None
     if on_team:
         from orcmem.team.search import search_team
 
@@ -237,30 +238,14 @@ def search(
             raise click.ClickException("This folder is not a project orcmem knows; nothing is shared from it.")
         hits = [hit for hit in search_team(service, project, text, limit) if wanted(hit.memory, provenances)]
     else:
-        hits = service.search.hits(app.project(), text, limit=limit, provenances=provenances)
-    if as_json:
-        echo_json([hit_dict(hit) for hit in hits])
-        return
-    if not hits:
-        echo("No matching memories.")
-        return
-    now = service.clock()
-    for hit in hits:
-        echo(memory_line(hit.memory, now, service.settings.person()))
-        echo(f"    {snippet(hit.memory.body)}")
-        if explain:
-            p = hit.parts
-            relevance = "relevance" if on_team else "BM25"
-            words = f"words #{p.word_rank} ({relevance} {p.word_score:.3g})" if p.word_score is not None else "words -"
-            meaning = (
-                f"meaning #{p.meaning_rank} (similarity {p.similarity:.2f})"
-                if p.similarity is not None
-                else "meaning -"
-            )
-            echo(
-                f"    score {hit.score:.6f} = fused {p.fused:.6f} ({words}, {meaning}) × type {p.type_weight:.2f} "
-                f"× confidence {p.confidence_factor:.3f} × recency {p.recency_factor:.3f}"
-            )
+        outcome = service.search.run(app.project(), text, limit=limit, provenances=provenances)
+        hits, notice = outcome.hits, outcome.notice
+    output = search_output(
+        hits, service.clock(), service.settings.person(), explain=explain, on_team=on_team, as_json=as_json
+    )
+    click.echo(output)
+    if notice:
+        echo(f"orcmem: {notice}", err=True)
 
 
 @click.command()

@@ -103,3 +103,14 @@ class ImportKind(StrEnum):
 def values(vocabulary: type[StrEnum]) -> tuple[str, ...]:
     """A vocabulary's words, in their order (for click choices and schemas)."""
     return tuple(member.value for member in vocabulary)
+
+
+class Meaning(StrEnum):
+    """Whether a search used the query's meaning, and why not when it did not (only words then matched)."""
+
+    USED = "used"
+    OFF = "off"  # not asked for (memory off, or the caller searched by words)
+    UNAVAILABLE = "unavailable"  # no model here, or no vector table
+    LOADING = "loading"  # the model is still loading: words answer at once
+    LATE = "late"  # the query's vector came after the time limit (a busy machine)
+    FAILED = "failed"  # the model or the scan failed

@@ -116,8 +116,14 @@ class AgentTools:
         if not text:
             raise ValidationError("The query is empty; give a few words about what you are looking for.")
         now = self.memory.clock()
-        hits = searcher(text, limit) if searcher is not None else self.memory.search.hits(self.project, text, limit)
-        return [self._search_result(hit.memory, now) for hit in hits]
+        if searcher is not None:
+            return [self._search_result(hit.memory, now) for hit in searcher(text, limit)]
+        outcome = self.memory.search.run(self.project, text, limit)
+        results = [self._search_result(hit.memory, now) for hit in outcome.hits]
+        if outcome.notice:  # each result says it matched by words alone (a busy machine, or the model loading)
+            for result in results:
+                result["words_only"] = outcome.notice
+        return results
 
     @staticmethod
     def _search_result(memory: Memory, now: int) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from orcmem.models.constants import (
@@ -16,6 +16,7 @@ from orcmem.models.constants import (
 )
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, Project, SearchHit
+from orcmem.models.vocabulary import Meaning
 from orcmem.retrieve.query import fts_query
 from orcmem.retrieve.scoring import rank_candidates
 from orcmem.rules import memory as rules
@@ -31,6 +32,37 @@ if TYPE_CHECKING:
 log = logging.getLogger("orcmem.service")
 
 
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    """A search's hits, and whether the query's meaning took part (`Meaning.USED`) or only its words matched."""
+
+    hits: list[SearchHit]
+    meaning: Meaning
+    query_timeout: float  # the limit the query's vector had (the notice names it)
+
+    @property
+    def notice(self) -> str | None:
+        """What to tell whoever searched when meaning was wanted but only words matched; None otherwise."""
+        if self.meaning is Meaning.LATE:
+            return (
+                f"searched by words only: the query's meaning was not ready within {self.query_timeout:g} s "
+                "(a busy machine); memories close in meaning but not in words may be missing"
+            )
+        if self.meaning is Meaning.LOADING:
+            return "searched by words only: the embedding model is still loading; ask again in a moment for meaning"
+        if self.meaning is Meaning.FAILED:
+            return "searched by words only: the embedding model failed on this query"
+        return None
+
+
+class _WordsOnly(Exception):
+    """The query's vector did not come: `meaning` says why (late, still loading, or the model is gone)."""
+
+    def __init__(self, meaning: Meaning) -> None:
+        super().__init__(str(meaning))
+        self.meaning = meaning
+
+
 class Search:
     """Finding memories by words and meaning (`service.search`); nothing here changes a memory."""
 
@@ -40,6 +72,9 @@ class Search:
         self.store = core.store
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_pool_lock = threading.Lock()
+        # How long the query's vector may take before search answers from words (ORCMEM_QUERY_TIMEOUT_S, read by
+        # the entry point; tests on a loaded machine raise it so meaning is always waited for).
+        self.query_timeout = QUERY_EMBED_TIMEOUT_S
 
     def close(self) -> None:
         """Stop the threads that embed queries (a query in flight is dropped)."""
@@ -55,25 +90,45 @@ class Search:
         semantic: bool | None = None,
         provenances: Sequence[str] = (),
     ) -> list[SearchHit]:
-        """Active memories of the project and global ones that match `text`, best first; never raises on text.
+        """Active memories of the project and global ones that match `text`, best first (`run`'s hits)."""
+        return self.run(project, text, limit, semantic=semantic, provenances=provenances).hits
+
+    def run(
+        self,
+        project: Project | None,
+        text: str,
+        limit: int = SEARCH_DEFAULT_LIMIT,
+        *,
+        semantic: bool | None = None,
+        provenances: Sequence[str] = (),
+    ) -> SearchOutcome:
+        """Active memories of the project and global ones that match `text`, best first, and whether meaning took
+        part; never raises on text.
 
         Words (FTS5) and meaning (vectors) each give up to 40 candidates, fused and scored as docs/search.md says.
         Meaning is used while memory is on (or when `semantic` says so), and only if the query vector arrives
-        within 500 ms; otherwise the search answers from words alone. `provenances` keeps only memories whose
-        words came from there.
+        within `query_timeout` (500 ms); otherwise the search answers from words alone and the outcome says why.
+        `provenances` keeps only memories whose words came from there.
         """
         if not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise ValidationError(f"The search limit must be between 1 and {SEARCH_MAX_LIMIT}.")
         wanted = {rules.check_provenance(value) for value in provenances}
-        pending = self.nearest_soon(project, text, SEARCH_CANDIDATES) if self._use_meaning(semantic) else None
+        meaning = Meaning.OFF
+        pending = None
+        if self._use_meaning(semantic):
+            pending = self.nearest_soon(project, text, SEARCH_CANDIDATES)
+            meaning = Meaning.UNAVAILABLE if pending is None else Meaning.USED
         words = self._word_hits(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
-        near = self.meaning_hits(project, pending, SEARCH_CANDIDATES) if pending else []
+        near: list[tuple[Memory, float]] = []
+        if pending is not None:
+            near, meaning = self._meaning_outcome(project, pending, SEARCH_CANDIDATES)
         if wanted:
             words = [hit for hit in words if hit.memory.provenance in wanted]
             near = [(memory, similarity) for memory, similarity in near if memory.provenance in wanted]
         hits = rank_candidates([(hit.memory, -hit.rank) for hit in words], near, self.core.clock(), limit)
         complete = self.store.memories.with_files([hit.memory for hit in hits])
-        return [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
+        found = [replace(hit, memory=memory) for hit, memory in zip(hits, complete, strict=True)]
+        return SearchOutcome(found, meaning, self.query_timeout)
 
     def _word_hits(self, project: Project | None, text: str, limit: int) -> list[WordHit]:
         match = fts_query(text)
@@ -108,12 +163,15 @@ class Search:
             # the caller waits on this thread with a timeout either way.
             vector = embedder.embed_query_here(text)
             if vector is None:
-                vector = embedder.embed_query(text, timeout=QUERY_EMBED_TIMEOUT_S)
+                vector = embedder.embed_query(text, timeout=self.query_timeout)
         except Exception as exc:  # a broken model must leave search working on words
             log.warning("query embedding failed: %s", exc)
             return None
         if vector is None:
-            return None
+            # The worker gave up waiting (late), or its model is gone: the caller tells these apart.
+            if not getattr(embedder, "available", True):
+                raise _WordsOnly(Meaning.FAILED)
+            raise _WordsOnly(Meaning.LATE if embedder.ready else Meaning.LOADING)
         return self.store.vectors.scan(vector, embedder.model_id, refresh=False)
 
     def meaning(
@@ -135,22 +193,30 @@ class Search:
         self, project: Project | None, pending: Future[Scan | None], limit: int
     ) -> list[tuple[Memory, float]]:
         """A pending scan's memories with their cosine similarity, closest first; empty when it fails or is late."""
+        return self._meaning_outcome(project, pending, limit)[0]
+
+    def _meaning_outcome(
+        self, project: Project | None, pending: Future[Scan | None], limit: int
+    ) -> tuple[list[tuple[Memory, float]], Meaning]:
+        """A pending scan's memories with their similarity, and whether meaning was used (else late or failed)."""
         from concurrent.futures import TimeoutError as FuturesTimeout
 
         try:
             # The embedder gives up after its own limit; the margin covers the scan that follows it.
-            found = pending.result(timeout=QUERY_EMBED_TIMEOUT_S + 0.25)
+            found = pending.result(timeout=self.query_timeout + 0.25)
         except FuturesTimeout:
-            return []  # the embedder let its own limit pass: answer from words
+            return [], Meaning.LATE  # the query's vector let its limit pass: answer from words, and say so
+        except _WordsOnly as why:
+            return [], why.meaning
         except Exception as exc:  # a failing scan must leave search working on words
             log.warning("meaning search failed: %s", exc)
-            return []
+            return [], Meaning.FAILED
         if found is None:
-            return []
+            return [], Meaning.FAILED
         hits = self.store.vectors.pick(found, project.id if project else None, limit)
         similarity = {hit.memory_id: 1.0 - hit.distance for hit in hits}
         memories = self.store.memories.get_many([hit.memory_id for hit in hits], files=False)
-        return [(memory, similarity[memory.id]) for memory in memories]
+        return [(memory, similarity[memory.id]) for memory in memories], Meaning.USED
 
     def prepare_meaning(self, timeout: float) -> bool:
         """Wait up to `timeout` for the model, then load the vectors' in-memory copy and run the model once, so the

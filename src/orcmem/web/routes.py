@@ -196,6 +196,7 @@ class MemoryPage:
     runs: dict[str, str] = field(default_factory=dict)  # each waiting memory's run, in words
     reasons: dict[str, str] = field(default_factory=dict)  # why each waits, under the policy as it is now
     expire_days: int = 0
+    search_notice: str | None = None  # the search matched words only although meaning was wanted, and why
 
 
 def _check_choice(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -237,7 +238,8 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
         _check_choice(query.provenance, tuple(str(p) for p in Provenance), "provenance")
         _check_choice(query.status, tuple(str(s) for s in Status), "status")
         if query.q:
-            hits = service.search.hits(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
+            outcome = service.search.run(project, query.q, SEARCH_MAX_LIMIT, semantic=enabled)
+            hits, page.search_notice = outcome.hits, outcome.notice
             found = [
                 hit.memory
                 for hit in hits
