@@ -21,6 +21,14 @@ def main() -> None:
         from orcmem.mcp_server.root import main as mcp_main
 
         sys.exit(mcp_main(sys.argv[2:]))
+    if "search" in sys.argv[1:4]:
+        # A search asks the session's warm server first (its model is loaded); only when none answers does the CLI
+        # load click, the service and the model.
+        from orcmem.cli import quick_search
+
+        code = quick_search.main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     from orcmem.cli.commands import main as cli_main
 
     cli_main()

@@ -141,3 +141,25 @@ def test_the_agents_search_tool_marks_words_only_results(orcmem_home: Path, cloc
     (found,) = tools.search("rotate logs")
     assert "words_only" not in found
     svc.close()
+
+
+def test_words_first_does_not_wait_for_a_loading_model(orcmem_home: Path, clock: Clock, project_dir: Path) -> None:
+    # The warm server's `orcmem search`: its model still loading, words answer at once (the limit is never waited).
+    loaded = threading.Event()
+
+    def load() -> SynonymEmbedder:
+        loaded.wait(30)
+        return SynonymEmbedder()
+
+    embedder = WorkerEmbedder(load, model_id=SynonymEmbedder().model_id)
+    svc = make_service(orcmem_home, clock, embedder)
+    svc.search.query_timeout = 30.0
+    project = svc.project(locate(project_dir))
+    memory = svc.record(project, user_memory("Rotate the logs", "logrotate daily")).memory
+    outcome = svc.search.run(project, "rotate logs", words_first=True)
+    assert [hit.memory.id for hit in outcome.hits] == [memory.id]
+    assert outcome.meaning is Meaning.LOADING and outcome.notice is not None and "still loading" in outcome.notice
+    loaded.set()
+    assert embedder.wait_ready(10)
+    assert svc.search.run(project, "rotate logs", words_first=True).meaning is Meaning.USED
+    svc.close()

@@ -24,6 +24,9 @@ LOCK_NAME = "recall.lock"
 SOCKET_PATH_MAX_BYTES = 100
 SHORT_RUN_ROOT = "/tmp"
 WARM_TIMEOUT_S = 1.0  # connect, ask and read the answer; the server answers in milliseconds once its model loaded
+# `orcmem search` waits longer: the server may give the query's vector its whole limit (0.5 s) on a busy machine,
+# and the command's own path (loading the model) takes seconds.
+SEARCH_TIMEOUT_S = 3.0
 ANSWER_MAX_BYTES = 1 << 20
 WARM_PATH = "warm"  # how an answer names the path that made it (the log and `orcmem recall --explain` show it)
 WARM_WORDS_PATH = "warm, words only (model not loaded yet)"
@@ -131,3 +134,18 @@ def ask(home: str, request: dict[str, object], timeout: float = WARM_TIMEOUT_S) 
     if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
         return None, "warm server answered badly"
     return reply, str(reply.get("path") or WARM_PATH)
+
+
+def ask_search(
+    home: str, request: dict[str, object], timeout: float = SEARCH_TIMEOUT_S
+) -> tuple[dict[str, object] | None, str]:
+    """The warm server's answer to an `orcmem search` (`{"search": {text, cwd, limit, provenances, explain, json}}`):
+    `{output, notice}`, what the command prints and its words-only notice; or (None, why not)."""
+    reply, why = ask(home, request, timeout)
+    if reply is None:
+        return None, why
+    if "error" in reply:  # not a search it answers as the command would: the command answers, in its own words
+        return None, "warm server refused: " + str(reply["error"])[:200]
+    if not isinstance(reply.get("output"), str) or not isinstance(reply.get("notice") or "", str):
+        return None, "warm server cannot search"  # a server from before searches were asked
+    return reply, why

@@ -4,7 +4,8 @@ One server per profile holds the socket at a time: the one holding an exclusive 
 lock goes with its process, however that ends). The others try again every CLAIM_RETRY_S, so when the holder's
 session ends the next running server takes over. A request is a mode line and a JSON object `{prompt, cwd,
 session_id}` (the agent's own hook payload has these keys); the answer is the hook's output after `ok`, or the JSON
-object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them). Clients
+object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them). A request
+`{"search": {...}}` is `orcmem search` asking (mcp_server/warm_search.py): its answer is `{output, notice}`. Clients
 are served by one selector thread, never blocking on one: each has CLIENT_TIMEOUT_S for its whole request, then as
 long to take its whole answer, and at most MAX_CLIENTS are open at once, so no client can starve the others.
 """
@@ -41,7 +42,8 @@ from orcmem.host.warm import (
     run_dir,
     short_run_root,
 )
-from orcmem.host.workspace import locate
+from orcmem.host.workspace import Location, locate
+from orcmem.mcp_server.warm_search import search_answer, search_request
 from orcmem.models.constants import CHARS_PER_TOKEN, RECALL_CANDIDATES
 
 TYPE_CHECKING = False
@@ -59,20 +61,28 @@ ROOTS_CACHED = 256  # folders whose project root is remembered (a hook sends its
 def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The function that answers one request with the session's service: recall for a prompt, or (`{"embed":
     true}`, from a command that wrote memories) embed every memory lacking a vector, in the background."""
-    roots: dict[str, str] = {}
+    locations: dict[str, Location] = {}
+
+    def location_of(cwd: str) -> Location:
+        if cwd not in locations:
+            if len(locations) >= ROOTS_CACHED:
+                locations.clear()
+            locations[cwd] = locate(cwd)
+        return locations[cwd]
 
     def root_of(cwd: str) -> str:
-        if cwd not in roots:
-            if len(roots) >= ROOTS_CACHED:
-                roots.clear()
-            roots[cwd] = locate(cwd).canonical_root
-        return roots[cwd]
+        return location_of(cwd).canonical_root
 
     def answer(request: dict[str, Any]) -> dict[str, Any]:
         if request.get("embed") is True:
             service = provide().memory
             service.vectors_changed()
             return {"text": "", "path": WARM_PATH, "embedding": service.pump is not None}
+        if "search" in request:  # `orcmem search`: what the command prints, or nothing it could mistake for it
+            asked = search_request(request)
+            if asked is None:
+                return {"text": "", "path": WARM_PATH, "error": "not a search this server answers"}
+            return search_answer(provide().memory, asked, location_of)
         started = time.perf_counter()
         prompt, cwd, session = request.get("prompt"), request.get("cwd"), request.get("session_id")
         if not isinstance(prompt, str) or not prompt.strip():

@@ -101,6 +101,7 @@ class Search:
         *,
         semantic: bool | None = None,
         provenances: Sequence[str] = (),
+        words_first: bool = False,
     ) -> SearchOutcome:
         """Active memories of the project and global ones that match `text`, best first, and whether meaning took
         part; never raises on text.
@@ -108,14 +109,22 @@ class Search:
         Words (FTS5) and meaning (vectors) each give up to 40 candidates, fused and scored as docs/search.md says.
         Meaning is used while memory is on (or when `semantic` says so), and only if the query vector arrives
         within `query_timeout` (500 ms); otherwise the search answers from words alone and the outcome says why.
-        `provenances` keeps only memories whose words came from there.
+        `provenances` keeps only memories whose words came from there. With `words_first`, a model still loading
+        is not waited for: words answer at once (`Meaning.LOADING`) while it loads.
         """
         if not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise ValidationError(f"The search limit must be between 1 and {SEARCH_MAX_LIMIT}.")
         wanted = {rules.check_provenance(value) for value in provenances}
         meaning = Meaning.OFF
         pending = None
-        if self._use_meaning(semantic):
+        embedder = self.core.embedder
+        if self._use_meaning(semantic) and words_first and embedder is not None and not embedder.ready:
+            embedder.start()
+            if not self.store.vectors.available:
+                meaning = Meaning.UNAVAILABLE
+            else:
+                meaning = Meaning.LOADING if getattr(embedder, "available", True) else Meaning.FAILED
+        elif self._use_meaning(semantic):
             pending = self.nearest_soon(project, text, SEARCH_CANDIDATES)
             meaning = Meaning.UNAVAILABLE if pending is None else Meaning.USED
         words = self._word_hits(project, text, SEARCH_CANDIDATES)  # runs while the query is embedded and scanned
