@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench import (
     agents,
+    cli_search,
     context_cost,
     costs,
     duplicates,
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     written = writes.run()
     print("backup and restore of 10,000 memories...", flush=True)
     backed_up = importing.run()
+    print("orcmem search from the command line...", flush=True)
+    searched = cli_search.run()
     print("forget and server memory...", flush=True)
     spent = costs.run()
     print("the context orcmem adds...", flush=True)
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(onboarding.render(started_up)),
         "\n".join(plugin.render(plugged)),
         "\n".join(import_sessions.render(imported)),
+        "\n".join(cli_search.render(searched)),
         "\n".join(precision.render(precise)),
         "\n".join(context_cost.render(context)),
         "\n".join(costs.render(spent)),

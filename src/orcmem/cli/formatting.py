@@ -9,6 +9,7 @@ from typing import Any
 
 from orcmem.agent_context.recall import age_label, source_label
 from orcmem.models.types import Memory, Provenance, Scope, SearchHit, Status
+from orcmem.rules.freshness import possibly_stale
 from orcmem.text.textsafe import printable
 
 SNIPPET_CHARS = 100  # a search result's body, on one line under its title
@@ -28,7 +29,7 @@ def age_text(ms: int, now: int) -> str:
 
 def memory_line(memory: Memory, now: int, person: str | None = None) -> str:
     badge = "" if memory.status is Status.ACTIVE else f" [{memory.status}]"
-    if memory.stale_reason and memory.status is Status.ACTIVE:
+    if possibly_stale(memory.status, memory.stale_reason):
         badge = " [possibly stale]"
     scope = " (global)" if memory.scope is Scope.GLOBAL else ""
     return (

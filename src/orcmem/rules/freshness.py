@@ -21,6 +21,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from orcmem.models.types import Status
+
 # Names worth checking: code-like words. A word the memory puts in backticks, a name followed by "(", and words
 # that only code uses: snake_case, _private, camelCase, CamelCase with an inner capital (HTTPStatusError too), the
 # last part of dotted.names, and a capitalised word that is a usual class name's last word (Client, Error) when it is
@@ -273,3 +275,10 @@ def defined_where(names: set[str], lines: Sequence[tuple[str, str]]) -> dict[str
             if definition_pattern(word).search(text):
                 found.setdefault(word, set()).add(path)
     return {name: sorted(paths) for name, paths in found.items()}
+
+
+def possibly_stale(status: str, stale_reason: str | None) -> bool:
+    """The one rule behind every "possibly stale" mark and count (the page's badge, the Overview, the CLI): an
+    active memory the freshness check found out of step with its code. A stale or retracted one is already out of
+    agents' sight, and is counted as such."""
+    return status == Status.ACTIVE and bool(stale_reason)

@@ -8,6 +8,7 @@ from datetime import date, timedelta
 
 from orcmem.models.constants import MS_PER_DAY
 from orcmem.models.types import MemoryType, Project, Source, Status
+from orcmem.rules.freshness import possibly_stale
 from orcmem.store.facade import Store
 from orcmem.store.jobs import Job
 from orcmem.store.runs import Run
@@ -38,6 +39,7 @@ class Overview:
     growth: tuple[GrowthBucket, ...]
     period: str  # "day", "week" or "month": the width of one growth bucket
     job_states: dict[str, int]
+    possibly_stale: int = 0  # active memories whose cited code moved on: the cards' "Possibly stale" badges
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,7 @@ def build_overview(store: Store, project: Project | None, now: int, *, utc_offse
         growth=growth,
         period=period,
         job_states=stats.job_states(project_id) if project_id else {},
+        possibly_stale=sum(n for status, reason, n in stats.stale_marks(project_id) if possibly_stale(status, reason)),
     )
 
 

@@ -19,6 +19,17 @@ class StatsRepository(Repository):
         )
         return [(str(t), str(src), str(st), int(n)) for t, src, st, n in rows]
 
+    def stale_marks(self, project_id: str | None) -> list[tuple[str, str | None, int]]:
+        """(status, a stale reason or None, count) of the memories a project sees: rules.freshness.possibly_stale
+        counts them (one reason stands for all its group's)."""
+        rows = self.db.query(
+            "SELECT status, max(reason), count(*) FROM (SELECT m.status AS status, (SELECT fr.reason FROM freshness "
+            f"fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale') AS reason FROM memories m WHERE {VISIBLE}) "
+            "GROUP BY status, reason IS NOT NULL ORDER BY status",
+            {"project": project_id or ""},
+        )
+        return [(str(status), None if reason is None else str(reason), int(n)) for status, reason, n in rows]
+
     def created_per_day(self, project_id: str | None, *, utc_offset_ms: int = 0) -> list[tuple[int, int]]:
         """(day number since the epoch in local time, memories created that day), oldest day first.
 

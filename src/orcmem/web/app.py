@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from orcmem.app.runtime import open_service
+from orcmem.rules.freshness import possibly_stale
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import plural
 from orcmem.web import routes, views
@@ -58,6 +59,7 @@ def _templates() -> Jinja2Templates:
         static_version=_static_version(),
         share_bar=share_bar,
         plural=plural,
+        possibly_stale=possibly_stale,
     )
     env.filters.update(ago=views.relative_time, iso=views.iso_time, fulltime=views.full_time)
     return Jinja2Templates(env=env)
