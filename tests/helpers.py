@@ -55,11 +55,17 @@ class FakeKeyring:
         class PasswordDeleteError(Exception):
             """Nothing was stored under that name."""
 
+        class NoKeyringError(RuntimeError):
+            """No back end: this machine has no keychain."""
+
     def __init__(self) -> None:
         self.secrets: dict[tuple[str, str], str] = {}
         self.broken = False
+        self.missing = False  # no keychain at all (Linux without a secret service)
 
     def _check(self) -> None:
+        if self.missing:
+            raise self.errors.NoKeyringError("No recommended backend was available.")
         if self.broken:
             raise RuntimeError("the secret service is locked")
 

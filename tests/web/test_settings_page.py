@@ -182,3 +182,16 @@ def test_grants_are_shown_and_revoked_on_the_settings_page(client: TestClient, s
     response = client.post("/settings/grants/revoke", data=form(grant=str(grant.pk)), follow_redirects=False)
     assert notice(client, response).startswith("ok: Revoked the workspace grant")
     assert service.grants() == [] and "No grants" in client.get("/settings").text
+
+
+def test_no_keychain_on_this_machine_is_a_calm_notice(client: TestClient, fake_keyring: FakeKeyring) -> None:
+    from orcmem.host.keystore import NO_KEYCHAIN
+
+    fake_keyring.missing = True
+    shown = client.get("/settings").text
+    assert f'<p class="notice" id="keychain-note">{NO_KEYCHAIN}</p>' in shown
+    assert STORAGE_ERROR not in shown and 'role="alert"' not in shown and "notice-error" not in shown
+    assert 'name="api_key"' not in shown  # nothing can be saved here: no form that would only fail
+    json_answer = client.post("/settings/api-key", data=form(api_key=SECRET), headers={"accept": "application/json"})
+    assert json_answer.status_code == 400 and json_answer.json() == {"ok": False, "error": NO_KEYCHAIN}
+    assert fake_keyring.secrets == {}

@@ -13,6 +13,12 @@ SERVICE = "orcmem"
 ACCOUNT = "anthropic-api-key"
 ENV_VAR = "ANTHROPIC_API_KEY"
 STORAGE_ERROR = "Cannot access protected memory storage. Unlock your OS keychain or secret service and retry."
+# No keychain at all (Linux without a secret service, as on most servers and containers): nothing is wrong, and
+# nothing is kept anywhere else: the key comes from the environment instead.
+NO_KEYCHAIN = (
+    "This machine has no system keychain (no secret service is running), so orcmem keeps no key here: set "
+    f"{ENV_VAR} in the environment orcmem runs in, and the Anthropic API key provider uses it."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +28,7 @@ class KeyLookup:
     api_key: str | None
     error: str | None = None
     source: str | None = None  # "keyring" or "environment"
+    note: str | None = None  # no keychain on this machine: what that means (not an error)
 
 
 def _keyring() -> Any:
@@ -31,6 +38,14 @@ def _keyring() -> Any:
     return keyring
 
 
+def no_keychain(exc: BaseException) -> bool:
+    """Whether `exc` says this machine has no keychain at all (keyring found no back end), not that it failed."""
+    try:
+        return isinstance(exc, _keyring().errors.NoKeyringError)
+    except Exception:  # no keyring module: the caller's own handling applies
+        return False
+
+
 def secret_store() -> Any:
     """The OS secret store (the keyring module), for the other secrets orcmem keeps (the team database's password)."""
     return _keyring()
@@ -38,19 +53,22 @@ def secret_store() -> Any:
 
 def load_api_key(environ: Mapping[str, str]) -> KeyLookup:
     """The key from the OS secret store, else from ANTHROPIC_API_KEY; never raises."""
-    error = None
+    error = note = None
     try:
         stored = _keyring().get_password(SERVICE, ACCOUNT)
         if stored and stored.strip():
             return KeyLookup(stored.strip(), source="keyring")
     except ImportError:
         pass  # no keyring installed: the environment is the only source
-    except Exception:  # a locked or missing secret service
-        error = STORAGE_ERROR
+    except Exception as exc:  # no secret service at all (said calmly), or a locked one (an error to act on)
+        if no_keychain(exc):
+            note = NO_KEYCHAIN
+        else:
+            error = STORAGE_ERROR
     from_env = environ.get(ENV_VAR, "").strip()
     if from_env:
-        return KeyLookup(from_env, source="environment")
-    return KeyLookup(None, error)
+        return KeyLookup(from_env, source="environment", note=note)
+    return KeyLookup(None, error, note=note)
 
 
 def save_api_key(api_key: str) -> None:
@@ -66,5 +84,6 @@ def save_api_key(api_key: str) -> None:
         else:
             with contextlib.suppress(store.errors.PasswordDeleteError):  # nothing stored: already removed
                 store.delete_password(SERVICE, ACCOUNT)
-    except Exception:
-        raise KeyStoreError(STORAGE_ERROR) from None  # `from None`: the cause could echo the key
+    except Exception as exc:
+        # `from None`: the cause could echo the key.
+        raise KeyStoreError(NO_KEYCHAIN if no_keychain(exc) else STORAGE_ERROR) from None
