@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from orcmem.agent_context.recall import (
     FLAG_NOTE,
@@ -48,7 +48,7 @@ def build_brief(
     open_tasks: Sequence[str],
     open_items: Sequence[str],
     now: int,
-    person: str | None = None,
+    person: str | Collection[str] | None = None,
     max_chars: int = BRIEF_MAX_CHARS,
 ) -> str:
     """The brief from the newest active memories, the tasks in progress or review, and recent open items; a

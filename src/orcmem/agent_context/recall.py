@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from orcmem.models.constants import (
     CONTEXT_TAG,
@@ -58,11 +58,22 @@ PROVENANCE_NOTES = {"tool_text": "from tool output", "teammate": "from a teammat
 _AUTHOR_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@._+-")
 
 
-def source_label(source: str, author: str | None, agent: str | None, person: str | None) -> str:
-    """Who saved a memory, for a label: the source alone for this profile's person's own; a teammate by id (only
-    the characters an id needs, so another person's id cannot close the label or speak in it)."""
+def is_own(author: str | None, person: str | Collection[str] | None) -> bool:
+    """Whether a memory's author is this profile's person: `person` is their id or every id they wrote as (a
+    memory from before authors were kept is everyone's own)."""
+    if author is None:
+        return True
+    if person is None:
+        return False
+    return author == person if isinstance(person, str) else author in person
+
+
+def source_label(source: str, author: str | None, agent: str | None, person: str | Collection[str] | None) -> str:
+    """Who saved a memory, for a label: the source alone for this profile's person's own (`person`: their id, or
+    all their ids); a teammate by id (only the characters an id needs, so another person's id cannot close the
+    label or speak in it)."""
     plain = SOURCE_LABELS.get(source, source)
-    if author is None or author == person:
+    if author is None or is_own(author, person):
         return plain
     shown = "".join(ch for ch in author if ch in _AUTHOR_CHARS)[:80] or "a teammate"
     if source == "user":

@@ -14,6 +14,7 @@ from orcmem.app.distilling import CODEX_BIN_ENV
 from orcmem.app.runtime import active_source, models_dir
 from orcmem.embed.model_files import model_dir, model_dir_problem
 from orcmem.host.plugin_install import RETRY_AFTER_S, plugin_install
+from orcmem.host.workspace import locate
 from orcmem.models.errors import OrcmemError
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
@@ -72,6 +73,14 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
             adds="what every agent session gets: the brief, recall and learning",
         )
         _cost_check(service, check)
+        person, why = service.settings.person_and_why(locate(cwd).canonical_root)
+        own = sorted(service.settings.own_ids() - {person})
+        check(
+            "person",
+            True,
+            f"{person}, {why}: the author of what you and your agents write in this project"
+            + (f" (also yours, written earlier as: {', '.join(own)})" if own else ""),
+        )
         status = service.settings.vector_status()
         has_vectors = bool(status["vectors_available"])
         check(

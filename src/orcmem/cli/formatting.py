@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from orcmem.agent_context.recall import age_label, source_label
+from orcmem.agent_context.recall import age_label, is_own, source_label
 from orcmem.models.types import Memory, Provenance, Scope, SearchHit, Status
 from orcmem.rules.freshness import possibly_stale
 from orcmem.text.textsafe import printable
@@ -27,7 +27,7 @@ def age_text(ms: int, now: int) -> str:
     return age_label(ms, now)
 
 
-def memory_line(memory: Memory, now: int, person: str | None = None) -> str:
+def memory_line(memory: Memory, now: int, person: str | Collection[str] | None = None) -> str:
     badge = "" if memory.status is Status.ACTIVE else f" [{memory.status}]"
     if possibly_stale(memory.status, memory.stale_reason):
         badge = " [possibly stale]"
@@ -49,9 +49,10 @@ PROVENANCE_LABELS = {
 }
 
 
-def origin(memory: Memory, person: str | None) -> str:
-    """Who wrote it: "from you" for this profile's person, else their id (a teammate's, through the team pool)."""
-    if memory.author is None or memory.author == person:
+def origin(memory: Memory, person: str | Collection[str] | None) -> str:
+    """Who wrote it: "from you" for this profile's person (`person`: their id, or all their ids), else their id (a
+    teammate's, through the team pool)."""
+    if is_own(memory.author, person):
         return SOURCE_LABELS[str(memory.source)]
     return source_label(str(memory.source), memory.author, memory.author_agent, person)
 
@@ -86,7 +87,13 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
 
 
 def search_output(
-    hits: Sequence[SearchHit], now: int, person: str | None, *, explain: bool, on_team: bool, as_json: bool
+    hits: Sequence[SearchHit],
+    now: int,
+    person: str | Collection[str] | None,
+    *,
+    explain: bool,
+    on_team: bool,
+    as_json: bool,
 ) -> str:
     """What `orcmem search` prints for its hits (the command and the warm server's answer to it print this)."""
     if as_json:

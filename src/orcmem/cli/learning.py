@@ -127,7 +127,7 @@ def extract(app: AppContext, target: str) -> None:
             echo(f"  open: {item}")
     now = service.clock()
     for memory in service.memories_by_id(outcome.memory_ids):
-        echo(memory_line(memory, now, service.settings.person()))
+        echo(memory_line(memory, now, service.settings.own_ids() or service.settings.person()))
     if outcome.state == JobState.FAILED:
         sys.exit(1)
 

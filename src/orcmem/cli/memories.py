@@ -21,6 +21,7 @@ from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance,
 from orcmem.service.memory_service import MemoryService
 
 if TYPE_CHECKING:
+    from orcmem.service.memory_service import MemoryService
     from orcmem.store.imports import ImportBatch
 
 BODY_READ_MAX_BYTES = 64 * 1024  # far more than a body holds, so an over-long body is reported, not cut
@@ -148,7 +149,7 @@ def list_memories(
         return
     now = service.clock()
     for memory in memories:
-        echo(memory_line(memory, now, service.settings.person()))
+        echo(memory_line(memory, now, _own(service)))
     echo(f"{offset + 1}-{offset + len(memories)} of {total}")
 
 
@@ -170,7 +171,7 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         echo_json({**memory.to_dict(), **extra, **({"import_batch": batch.id} if batch is not None else {})})
         return
     now = service.clock()
-    echo(memory_line(memory, now, service.settings.person()))
+    echo(memory_line(memory, now, _own(service)))
     echo("")
     echo(memory.body)
     echo("")
@@ -240,9 +241,7 @@ def search(
     else:
         outcome = service.search.run(app.project(), text, limit=limit, provenances=provenances)
         hits, notice = outcome.hits, outcome.notice
-    output = search_output(
-        hits, service.clock(), service.settings.person(), explain=explain, on_team=on_team, as_json=as_json
-    )
+    output = search_output(hits, service.clock(), _own(service), explain=explain, on_team=on_team, as_json=as_json)
     click.echo(output)
     if notice:
         echo(f"orcmem: {notice}", err=True)
@@ -297,3 +296,8 @@ def export(app: AppContext, memory_id: str, file_name: str) -> None:
     root = Path(app.location().worktree_root)
     target, changed = app.service().export(app.project(), memory_id, file_name, root)
     echo(f"added to {target}" if changed else f"already in {target}")
+
+
+def _own(service: MemoryService) -> frozenset[str]:
+    """Every id this profile's person wrote as ("from you" on each of their memories), found once if none is yet."""
+    return service.settings.own_ids() or frozenset({service.settings.person()})

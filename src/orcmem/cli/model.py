@@ -197,7 +197,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
 
     from orcmem.app.doctor import doctor_checks  # its checks load Codex's trust reader: only for this command
 
-    checks = doctor_checks(app.service, home_dir(), Path.cwd())
+    checks = doctor_checks(app.service, home_dir(), app.project_path)
     if as_json:
         echo_json(checks)
     else:

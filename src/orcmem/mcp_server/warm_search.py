@@ -54,7 +54,7 @@ def search_answer(service: MemoryService, asked: dict[str, Any], locate: Callabl
     output = search_output(
         outcome.hits,
         service.clock(),
-        service.settings.person(),
+        service.settings.own_ids() or service.settings.person(),
         explain=asked["explain"],
         on_team=False,
         as_json=asked["json"],

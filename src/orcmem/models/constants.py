@@ -169,6 +169,8 @@ EXPORT_HEADING: Final = "## Project memory (from orcmem)"
 # --- Settings -----------------------------------------------------------------------------------------------------
 SETTING_MEMORY_ENABLED: Final = "memory.enabled"
 SETTING_PERSON: Final = "team.person"  # the id of the person behind this profile (docs/team.md; a trigger reads it)
+SETTING_PERSON_FIXED: Final = "team.person_fixed"  # "true": `orcmem team connect --as` fixed the id
+SETTING_PERSON_IDS: Final = "team.person_ids"  # every id this profile's person has written as, one a line
 SETTING_TEAM_URL: Final = "team.url"  # the team database, without a password
 SETTING_TEAM_NAME: Final = "team.name"
 SETTING_EXTRACTION_PROVIDER: Final = "extraction.provider"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -35,13 +36,14 @@ def may_change(owner: Source, actor: Source) -> bool:
 
 
 def require_may_change(
-    owner: Source, actor: Source, refusal: str, *, author: str | None = None, person: str | None = None
+    owner: Source, actor: Source, refusal: str, *, author: str | None = None, own: Collection[str] | None = None
 ) -> None:
     """Raise OwnershipError(`refusal`) when `actor` may not change a memory `owner` wrote; and, across a team, when
-    the memory is another person's own (`author`, not this profile's `person`): only they overrule themselves."""
+    the memory is another person's own (`author`, none of this profile's person's ids `own`): only they overrule
+    themselves. Every id the person has written as counts (root@host before git's email was set, then the email)."""
     if not may_change(owner, actor):
         raise OwnershipError(refusal)
-    if owner is Source.USER and author is not None and person is not None and author != person:
+    if owner is Source.USER and author is not None and own is not None and author not in own:
         raise OwnershipError(f"{author} wrote this memory; only they can change, retract or delete it.")
 
 

@@ -76,7 +76,7 @@ class AgentContext:
         items = [
             item for summary in self.store.summaries.recent(project.id, BRIEF_SUMMARIES) for item in summary.open_items
         ]
-        return build_brief(memories, tasks, items, self.core.clock(), self.settings.known_person(), max_chars)
+        return build_brief(memories, tasks, items, self.core.clock(), self.settings.own_ids(), max_chars)
 
     def recall(
         self,

@@ -234,7 +234,7 @@ class MemoryService(ServiceCore):
         held = self.review.waits(
             project, source=source, memory_type=memory_type, confidence=confidence, provenance=provenance
         )
-        author, author_agent = self.settings.person(), self._writing_agent(source, new.source_run_id)
+        author, author_agent = self.settings.person(origin_root), self._writing_agent(source, new.source_run_id)
         if may_repeat and meaning is None and look_up_meaning and self.model_ready():
             meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
         with self.store.db.transaction():
@@ -327,7 +327,8 @@ class MemoryService(ServiceCore):
 
     def _require_owner(self, memory: Memory, actor: Source, refusal: str) -> None:
         """Raise OwnershipError unless `actor` may change `memory` (only you overrule you, across a team too)."""
-        require_may_change(memory.source, actor, refusal, author=memory.author, person=self.settings.person())
+        own = self.settings.own_ids() or {self.settings.person(memory.origin_root)}
+        require_may_change(memory.source, actor, refusal, author=memory.author, own=own)
 
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
         """The agent a memory is written by on the person's behalf (its run's agent); None for the person's own, or

@@ -16,7 +16,10 @@ from orcmem.models.constants import (
     SETTING_IDLE_MINUTES,
     SETTING_MEMORY_ENABLED,
     SETTING_PERSON,
+    SETTING_PERSON_FIXED,
+    SETTING_PERSON_IDS,
     SETTING_POLICY_REVISION,
+    SETTING_TEAM_URL,
 )
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import (
@@ -33,6 +36,7 @@ class Settings:
         """Settings over the service's store, clock and audit log."""
         self.core = core
         self.store = core.store
+        self._found: dict[str | None, tuple[str, str] | None] = {}  # git's answer per project, asked once
 
     def current(self) -> MemorySettings:
         """The stored memory settings; memory is off until turned on."""
@@ -43,28 +47,68 @@ class Settings:
         }
         return MemorySettings(enabled=self.core.is_enabled(), provider=provider, models=models)
 
-    def person(self) -> str:
-        """The person id memories written here carry (set by `orcmem team connect --as`, else found once and kept)."""
-        stored = self.store.settings.get(SETTING_PERSON)
-        if stored:
-            return stored
-        from orcmem.host.person import person_from_environment
+    def person(self, root: str | None = None) -> str:
+        """The person id memories written in the project at `root` carry (see `person_and_why`)."""
+        return self.person_and_why(root)[0]
 
-        found = person_from_environment()
-        self.store.settings.set(SETTING_PERSON, found)
+    def person_and_why(self, root: str | None = None) -> tuple[str, str]:
+        """The person id for the project at `root` (None: the current folder), and why it is that one.
+
+        A team binding fixes it (`orcmem team connect`, `--as`: the team's ids must not move); otherwise it follows
+        ORCMEM_PERSON, else git's `user.email` for the project, else the id found when orcmem first ran here
+        (user@host). Every id used is remembered as this person's (`own_ids`), so what they wrote as one stays theirs.
+        """
+        stored = self.store.settings.get(SETTING_PERSON)
+        if stored and self._person_fixed():
+            return stored, "fixed by the team binding (orcmem team connect)"
+        if root not in self._found:
+            from orcmem.host.person import explicit_person
+
+            self._found[root] = explicit_person(root)
+        found = self._found[root]
+        if found is None:
+            if stored:
+                return stored, "the id found when orcmem first ran here: git has no user.email for this project"
+            from orcmem.host.person import machine_person
+
+            found = (machine_person(), "user@host: git has no user.email for this project")
+        self._remember(found[0])
         return found
+
+    def _person_fixed(self) -> bool:
+        settings = self.store.settings
+        return settings.get(SETTING_PERSON_FIXED) == "true" or bool(settings.get(SETTING_TEAM_URL))
+
+    def _remember(self, person: str) -> None:
+        """Keep `person` among this profile's ids (and as its id, the first time one is found)."""
+        if person in self.own_ids():
+            return
+        with self.store.db.transaction():
+            if not self.store.settings.get(SETTING_PERSON):
+                self.store.settings.set(SETTING_PERSON, person)
+            known = self.store.settings.get(SETTING_PERSON_IDS) or ""
+            self.store.settings.set(SETTING_PERSON_IDS, "\n".join([*known.splitlines(), person]))
+
+    def own_ids(self) -> frozenset[str]:
+        """Every id this profile's person has written as (the first one found, a team binding's, git's emails):
+        a memory by any of them is their own, to change and to be shown as "from you"; never runs git."""
+        stored = self.store.settings.get(SETTING_PERSON)
+        known = (self.store.settings.get(SETTING_PERSON_IDS) or "").splitlines()
+        return frozenset(person for person in (stored, *known) if person)
 
     def known_person(self) -> str | None:
         """The stored person id without looking for one (hooks and pages must not run git): None until found."""
         return self.store.settings.get(SETTING_PERSON)
 
     def set_person(self, person: str) -> str:
-        """Set the person id written on new memories."""
+        """Fix the person id written on new memories (`orcmem team connect --as`): git's email no longer moves it."""
         cleaned = person.strip()
         if not cleaned or len(cleaned) > 200 or any(ch.isspace() for ch in cleaned):
             raise ValidationError("A person id is one word of at most 200 characters, such as an email address.")
         with self.store.db.transaction():
             self.store.settings.set(SETTING_PERSON, cleaned)
+            self.store.settings.set(SETTING_PERSON_FIXED, "true")
+            self._remember(cleaned)
             self.core.audit("user", "settings.person", metadata={"person": cleaned})
         return cleaned
 

@@ -79,7 +79,7 @@ def _render(request: Request, name: str, context: dict[str, Any], status: int = 
         "inbox_count": _inbox_count(state.service, choice.project if isinstance(choice, ProjectChoice) else None),
         "token": state.token,
         "now": state.service.clock(),
-        "person": state.service.settings.known_person(),
+        "person": state.service.settings.own_ids(),
         "offset": state.utc_offset_ms(),
         "flash": flash,
         "page_name": name.removesuffix(".html"),
@@ -373,7 +373,7 @@ def _card_html(request: Request, memory: Memory, project_id: str, next_url: str)
         next_url=next_url,
         token=state.token,
         now=state.service.clock(),
-        person=state.service.settings.known_person(),
+        person=state.service.settings.own_ids(),
         offset=state.utc_offset_ms(),
     )
 
