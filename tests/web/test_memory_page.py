@@ -174,13 +174,13 @@ def test_search_uses_meaning_only_while_memory_is_on(
     seed(service, project, 3)
     service.settings.set_enabled(enabled)
     seen: list[Any] = []
-    real = service.search.hits
+    real = service.search.run
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(kwargs.get("semantic"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(service.search, "hits", spy)
+    monkeypatch.setattr(service.search, "run", spy)
     text = client.get(f"/?project={project.id}&q=deploys").text
     assert seen == [enabled]
     assert ("words only while memory is off" in text) is (not enabled)
