@@ -135,8 +135,10 @@ def test_what_only_the_command_handles_goes_to_it(profile, server) -> None:  # n
 def test_the_server_refuses_a_search_it_cannot_answer_as_the_command_would(profile, server) -> None:  # noqa: F811
     home, project, _ids = profile
     good = {"text": "car", "cwd": str(project), "limit": 8, "provenances": [], "explain": False, "json": False}
-    reply, _why = ask_search(str(home), {"search": good})
-    assert reply is not None and CAR[0] in str(reply["output"])
+    reply, why = ask_search(str(home), good)
+    assert why == "warm" and reply is not None and CAR[0] in reply[0] and reply[1] == ""
+    unlimited, _why = ask_search(str(home), {**good, "limit": None})  # no --limit: the command's default
+    assert unlimited == reply
     for change in (
         {"limit": 0},
         {"limit": 99},
@@ -146,7 +148,7 @@ def test_the_server_refuses_a_search_it_cannot_answer_as_the_command_would(profi
         {"explain": "yes"},
         {"text": 5},
     ):
-        reply, why = ask_search(str(home), {"search": {**good, **change}})
+        reply, why = ask_search(str(home), {**good, **change})
         assert reply is None and why == "warm server refused: not a search this server answers", change
     # Recall over the same socket is unchanged.
     answer, _path = ask(str(home), {"prompt": PARAPHRASE, "cwd": str(project), "session_id": "s"})
@@ -155,7 +157,7 @@ def test_the_server_refuses_a_search_it_cannot_answer_as_the_command_would(profi
 
 def test_the_arguments_the_warm_path_takes(tmp_path: Path) -> None:
     cwd = os.getcwd()
-    base = {"explain": False, "json": False, "cwd": cwd, "limit": 8, "provenances": []}
+    base = {"explain": False, "json": False, "cwd": cwd, "limit": None, "provenances": []}
     assert parse(["search", "car"]) == {**base, "text": "car"}
     assert parse(["search", "--json", "--limit=3", "--", "--car"]) == {
         **base,
@@ -182,3 +184,19 @@ def test_the_arguments_the_warm_path_takes(tmp_path: Path) -> None:
         ["list", "search"],
     ):
         assert parse(argv) is None, argv
+
+
+def test_the_request_is_json_without_the_json_module() -> None:
+    import json as real_json
+
+    from orcmem.host.warm import _json
+
+    request = {
+        "text": 'quote " back\\slash \n\t\x01 é \u2028 \udcff',
+        "limit": None,
+        "n": 3,
+        "explain": True,
+        "json": False,
+        "provenances": ["person", "agent"],
+    }
+    assert real_json.loads(_json(request)) == request

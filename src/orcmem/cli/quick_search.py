@@ -1,15 +1,14 @@
 """`orcmem search`'s first step: when the session's warm server runs, it answers (its model is loaded), and this
 prints its answer; otherwise, or for anything but a plain search, the full command runs as before.
 
-Loaded before click and the service (orcmem.entry sends `orcmem search` here): os, sys, json and the socket.
+Loaded before click and the service (orcmem.entry sends `orcmem search` here): os, sys and the C socket module;
+not even json or re (each costs milliseconds before the first line of output).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-
-from orcmem.models.constants import SEARCH_DEFAULT_LIMIT
 
 FLAGS = {"--explain": "explain", "--json": "json"}
 VALUED = ("--limit", "--provenance")
@@ -53,7 +52,8 @@ def parse(argv: list[str]) -> dict[str, object] | None:
             texts.append(arg)
     if len(texts) != 1 or limit is not None and not (limit.isascii() and limit.isdigit()):
         return None
-    asked.update(text=texts[0], cwd=cwd, limit=int(limit) if limit else SEARCH_DEFAULT_LIMIT, provenances=provenances)
+    # No --limit: the server's default (SEARCH_DEFAULT_LIMIT, not imported here: models.constants loads enum and re).
+    asked.update(text=texts[0], cwd=cwd, limit=int(limit) if limit else None, provenances=provenances)
     return asked
 
 
@@ -66,13 +66,14 @@ def main(argv: list[str]) -> int | None:
     from orcmem.host.warm import ask_search
 
     try:
-        reply, _why = ask_search(home_dir_str(), {"search": asked})
+        reply, _why = ask_search(home_dir_str(), asked)
     except Exception:  # the full command answers, whatever went wrong here
         return None
     if reply is None:
         return None
-    sys.stdout.write(f"{reply['output']}\n")
+    output, notice = reply
+    sys.stdout.write(f"{output}\n")
     sys.stdout.flush()
-    if reply.get("notice"):
-        sys.stderr.write(f"orcmem: {reply['notice']}\n")
+    if notice:
+        sys.stderr.write(f"orcmem: {notice}\n")
     return 0

@@ -34,6 +34,8 @@ WARM_WORDS_PATH = "warm, words only (model not loaded yet)"
 # passed on as it came, so the hook parses nothing), `json` gets back the answer as a JSON object.
 HOOK_MODE = b"hook\n"
 JSON_MODE = b"json\n"
+# `search` (orcmem search) gets back `ok`, its words-only notice (or an empty line), then what the command prints.
+SEARCH_MODE = b"search\n"
 OK = b"ok"
 
 
@@ -138,14 +140,40 @@ def ask(home: str, request: dict[str, object], timeout: float = WARM_TIMEOUT_S) 
 
 def ask_search(
     home: str, request: dict[str, object], timeout: float = SEARCH_TIMEOUT_S
-) -> tuple[dict[str, object] | None, str]:
-    """The warm server's answer to an `orcmem search` (`{"search": {text, cwd, limit, provenances, explain, json}}`):
-    `{output, notice}`, what the command prints and its words-only notice; or (None, why not)."""
-    reply, why = ask(home, request, timeout)
-    if reply is None:
+) -> tuple[tuple[str, str] | None, str]:
+    """The warm server's answer to an `orcmem search` (`request`: {text, cwd, limit, provenances, explain, json}):
+    (what the command prints, its words-only notice or ""); or (None, why not). Without json (and so re): this
+    runs before every search's first line of output."""
+    answer, why = _exchange(home, SEARCH_MODE + _json({"search": request}).encode(), timeout)
+    if answer is None:
         return None, why
-    if "error" in reply:  # not a search it answers as the command would: the command answers, in its own words
-        return None, "warm server refused: " + str(reply["error"])[:200]
-    if not isinstance(reply.get("output"), str) or not isinstance(reply.get("notice") or "", str):
-        return None, "warm server cannot search"  # a server from before searches were asked
-    return reply, why
+    status, _, rest = answer.partition(b"\n")
+    if status != OK:  # refused (not a search it answers as the command would) or failed: the command answers
+        return None, "warm server refused: " + status.decode("utf-8", "replace")[:200]
+    notice, _, output = rest.partition(b"\n")
+    return (output.decode("utf-8", "replace"), notice.decode("utf-8", "replace")), WARM_PATH
+
+
+def _json(value: object) -> str:
+    """`value` as JSON: a dict of str keys, str, int, bool, None and lists of them (all a search request holds)."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return (
+            '"'
+            + "".join(
+                _JSON_ESCAPES.get(ch) or (f"\\u{ord(ch):04x}" if ch < " " or "\ud800" <= ch <= "\udfff" else ch)
+                for ch in value
+            )
+            + '"'
+        )
+    if isinstance(value, list):
+        return "[" + ",".join(_json(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_json(str(key))}:{_json(item)}" for key, item in value.items()) + "}"
+    raise TypeError(f"no JSON for {type(value).__name__}")
+
+
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}

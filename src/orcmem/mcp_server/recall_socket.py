@@ -5,7 +5,8 @@ lock goes with its process, however that ends). The others try again every CLAIM
 session ends the next running server takes over. A request is a mode line and a JSON object `{prompt, cwd,
 session_id}` (the agent's own hook payload has these keys); the answer is the hook's output after `ok`, or the JSON
 object `{text, path, ms, shown, repeated, collapsed, cut}` (warm.ask_for_hook and warm.ask read them). A request
-`{"search": {...}}` is `orcmem search` asking (mcp_server/warm_search.py): its answer is `{output, notice}`. Clients
+`{"search": {...}}` is `orcmem search` asking (mcp_server/warm_search.py): in the `search` mode its answer is
+`ok`, the words-only notice line and what the command prints (warm.ask_search reads it without json). Clients
 are served by one selector thread, never blocking on one: each has CLIENT_TIMEOUT_S for its whole request, then as
 long to take its whole answer, and at most MAX_CLIENTS are open at once, so no client can starve the others.
 """
@@ -34,6 +35,7 @@ from orcmem.host.warm import (
     JSON_MODE,
     LOCK_NAME,
     OK,
+    SEARCH_MODE,
     SOCKET_NAME,
     WARM_PATH,
     WARM_TIMEOUT_S,
@@ -348,9 +350,15 @@ def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socke
 
 
 def _encode(mode: bytes, reply: dict[str, Any]) -> bytes:
-    """The answer as the mode asks: the hook's own output after `ok` (or the error), or the JSON object."""
+    """The answer as the mode asks: the hook's own output after `ok` (or the error), the JSON object, or for
+    `orcmem search` `ok`, its notice line and what it prints."""
     if mode == JSON_MODE:
         return json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace")
     if "error" in reply:
         return str(reply["error"]).encode("utf-8", "replace")[:500]
+    if mode == SEARCH_MODE:
+        if not isinstance(reply.get("output"), str):
+            return b"not a search answer"
+        notice, output = str(reply.get("notice") or "").replace("\n", " "), str(reply["output"])
+        return OK + b"\n" + notice.encode("utf-8", "replace") + b"\n" + output.encode("utf-8", "replace")
     return OK + b"\n" + hook_context("UserPromptSubmit", str(reply["text"])).encode("utf-8")

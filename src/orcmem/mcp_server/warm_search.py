@@ -15,7 +15,7 @@ from typing import Any
 from orcmem.cli.formatting import search_output
 from orcmem.host.warm import WARM_PATH
 from orcmem.host.workspace import Location
-from orcmem.models.constants import SEARCH_MAX_LIMIT
+from orcmem.models.constants import SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT
 from orcmem.models.types import Provenance
 
 TYPE_CHECKING = False
@@ -34,6 +34,7 @@ def search_request(request: dict[str, Any]) -> dict[str, Any] | None:
     provenances = asked.get("provenances", [])
     if not isinstance(text, str) or not isinstance(cwd, str) or not os.path.isabs(cwd):
         return None
+    limit = SEARCH_DEFAULT_LIMIT if limit is None else limit
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= SEARCH_MAX_LIMIT:
         return None
     if not isinstance(provenances, list) or not all(p in PROVENANCES for p in provenances):
