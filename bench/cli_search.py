@@ -1,7 +1,8 @@
 """`orcmem search` as a person runs it, at 10,000 memories: with the session's warm server running (it answers
 over the recall socket, its model loaded) and without one (the command loads the model itself), each run timed
 from start to exit, against `python -c pass` as the floor. `python -m bench.cli_search [SIZE]`; `python -m bench`
-reports it.
+reports it. `python -m bench.cli_search SIZE WORK` measures the profile a run left in WORK again (building one
+embeds every memory, many minutes on a busy machine).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from bench.common import Latency, embedded_service, latency, profile_with_memories
 from bench.search import queries
 from orcmem.host.warm import ask
+from orcmem.models.constants import DB_FILENAME
 
 SIZE = 10_000
 WARM_RUNS = 40
@@ -59,8 +61,9 @@ def run(size: int = SIZE, work: Path | None = None) -> CliSearchResult:
     """Build a profile of `size` embedded memories, then time the command without and with the warm server."""
     work = work or Path(tempfile.mkdtemp(prefix="orcmem-bench-cli-search-"))
     home, project = work / "home", work / "project"
-    profile_with_memories(home, project, size)
-    embedded_service(home).close()
+    if not (home / DB_FILENAME).exists():  # a folder of an earlier run is measured again as it is
+        profile_with_memories(home, project, size)
+        embedded_service(home).close()
     env = {**os.environ, "ORCMEM_HOME": str(home)}
     asked = queries(WARM_RUNS + COLD_RUNS)
     orcmem = _orcmem()
@@ -143,7 +146,8 @@ def render(r: CliSearchResult) -> list[str]:
 def main() -> None:
     """Print the section."""
     size = int(sys.argv[1]) if len(sys.argv) > 1 else SIZE
-    print("\n".join(render(run(size))))
+    work = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    print("\n".join(render(run(size, work))))
 
 
 if __name__ == "__main__":
