@@ -180,7 +180,7 @@ class Canned:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    def generate(self, prompt: str) -> GeneratorResult:
+    def generate(self, prompt: str, schema: object = None) -> GeneratorResult:
         return GeneratorResult.answer(self.text)
 
 

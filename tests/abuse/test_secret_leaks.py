@@ -243,7 +243,7 @@ class SecretGenerator:
         }
         return "```json\n" + json.dumps({"summary": summary, "memories": memories}) + "\n```"
 
-    def generate(self, prompt: str) -> GeneratorResult:
+    def generate(self, prompt: str, schema: object = None) -> GeneratorResult:
         self.prompts.append(prompt)
         return GeneratorResult.answer(self.answer())
 
@@ -292,7 +292,7 @@ def test_a_failing_generator_error_is_stored_redacted(service: MemoryService, pr
     class Failing:
         provider, model = "claude", None
 
-        def generate(self, prompt: str) -> GeneratorResult:
+        def generate(self, prompt: str, schema: object = None) -> GeneratorResult:
             return GeneratorResult(None, "claude said: " + " ".join(s.text for s in SECRETS))
 
     [outcome] = distil_all(learning, Failing())

@@ -36,7 +36,7 @@ class Model:
     def __init__(self) -> None:
         self.calls = 0
 
-    def generate(self, prompt: str) -> Answer:
+    def generate(self, prompt: str, schema: object = None) -> Answer:
         self.calls += 1
         answer = json.loads(json.dumps(ANSWER))
         answer["memories"][0]["title"] += f" ({self.calls})"

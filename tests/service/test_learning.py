@@ -57,7 +57,7 @@ class FakeGenerator:
         self.text, self.error, self.on_call = text, error, on_call
         self.prompts: list[str] = []
 
-    def generate(self, prompt: str) -> Answer:
+    def generate(self, prompt: str, schema: object = None) -> Answer:
         self.prompts.append(prompt)
         if self.on_call:
             self.on_call()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from orcmem.agent_context.recall import (
     FLAG_NOTE,
@@ -12,6 +12,7 @@ from orcmem.agent_context.recall import (
     fence,
     label,
     provenance_note,
+    replaced_note,
     source_label,
     stale_note,
 )
@@ -50,9 +51,11 @@ def build_brief(
     now: int,
     person: str | Collection[str] | None = None,
     max_chars: int = BRIEF_MAX_CHARS,
+    replaced: Mapping[str, str] | None = None,
 ) -> str:
     """The brief from the newest active memories, the tasks in progress or review, and recent open items; a
-    teammate's memory (not `person`'s) names its author.
+    teammate's memory (not `person`'s) names its author; a memory in `replaced` (its id: what it replaced, as
+    `store.recall.REPLACED` words it) says what it replaced and when.
 
     Returns "" when there is no memory to brief. At most `max_chars` characters, then a line with an ellipsis (a
     session's context budget may allow fewer than BRIEF_MAX_CHARS); "" when not even the title fits.
@@ -70,7 +73,9 @@ def build_brief(
             note = FLAG_NOTE.removeprefix(" · ") if memory.flagged else ""  # as in recall: marked as data
             said = provenance_note(str(memory.provenance))
             tag = label(age_label(memory.last_confirmed_at, now), source, said, stale_note(memory.stale_reason), note)
-            lines.append(f"- {tag} {defang(memory.title)}: {defang(memory.body)}")
+            history = replaced_note((replaced or {}).get(memory.id))
+            after = f" ({defang(history)})" if history else ""
+            lines.append(f"- {tag} {defang(memory.title)}: {defang(memory.body)}{after}")
     tasks = _distinct(open_tasks)[:BRIEF_TASKS]
     items = _distinct(open_items)[:BRIEF_OPEN_ITEMS]
     if tasks or items:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Collection, Iterable, Sequence
 
 from orcmem.models.constants import (
@@ -140,13 +141,34 @@ def memory_line(
     now: int,
     stale: str | None = None,
     provenance: str | None = None,
+    replaced: str | None = None,
 ) -> str:
     """One recalled memory: its label (type, age, who saved it, where its words came from, possibly stale, a flag),
-    then its title and body."""
+    then its title and body, and what it replaced when it did."""
     note = FLAG_NOTE.removeprefix(" · ") if flagged else ""
     said = SOURCE_LABELS.get(source, source)
     tag = label(type_, age_label(confirmed_at, now), said, provenance_note(provenance), stale_note(stale), note)
-    return f"- {tag} {defang(title)}: {defang(body)}"
+    history = replaced_note(replaced)
+    return f"- {tag} {defang(title)}: {defang(body)}" + (f" ({defang(history)})" if history else "")
+
+
+REPLACED_TITLE_MAX = 80
+
+
+def replaced_note(replaced: str | None) -> str:
+    """What a memory replaced and when, from `store.recall.REPLACED`'s text: `replaces: use npm for installs
+    (2026-11-02)`; "" when it replaced nothing."""
+    if not replaced:
+        return ""
+    parts = []
+    for pair in replaced.split("\x1e"):
+        title, _, at = pair.rpartition("\x1f")
+        flat = " ".join(title.split())
+        if len(flat) > REPLACED_TITLE_MAX:
+            flat = flat[: REPLACED_TITLE_MAX - 1] + "…"
+        when = time.strftime("%Y-%m-%d", time.gmtime(int(at) / 1000)) if at.isdigit() else ""
+        parts.append(f"{flat} ({when})" if when else flat)
+    return "replaces: " + "; ".join(parts)
 
 
 def provenance_note(provenance: str | None) -> str:
@@ -199,7 +221,16 @@ def frame_recall(rows: Sequence[RecallRow], now: int, room: int | None = None) -
     used = 0
     for row in rows[:RECALL_MAX_MEMORIES]:
         line = memory_line(
-            row.type, row.title, row.body, row.source, row.confirmed_at, row.flagged, now, row.stale, row.provenance
+            row.type,
+            row.title,
+            row.body,
+            row.source,
+            row.confirmed_at,
+            row.flagged,
+            now,
+            row.stale,
+            row.provenance,
+            row.replaced,
         )
         if used + len(line) + 1 > limit:
             if used == 0 and room is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from typing import Any
 
 from orcmem.extract.constants import API_MAX_TOKENS
@@ -75,8 +76,8 @@ class AnthropicApiGenerator:
     def __repr__(self) -> str:
         return f"AnthropicApiGenerator(model={self.model!r}, timeout={self.timeout!r}, base_url={self.base_url!r})"
 
-    def generate(self, prompt: str) -> GeneratorResult:
-        """Send the prompt once; never raises."""
+    def generate(self, prompt: str, schema: Mapping[str, Any] | None = None) -> GeneratorResult:
+        """Send the prompt once; never raises. (the prompt itself asks for the JSON: `schema` is not enforced here)."""
         try:
             import anthropic
         except ImportError:

@@ -161,8 +161,8 @@ class ClaudeCliGenerator:
         """The command line this generator runs."""
         return claude_argv(self.binary, self.model or DEFAULT_CLAUDE_MODEL, self.launcher)
 
-    def generate(self, prompt: str) -> GeneratorResult:
-        """Ask Claude Code once; never raises."""
+    def generate(self, prompt: str, schema: Mapping[str, Any] | None = None) -> GeneratorResult:
+        """Ask Claude Code once; never raises. (the prompt itself asks for the JSON: `schema` is not enforced here)."""
         try:
             workdir = tempfile.mkdtemp(prefix=TEMP_DIR_PREFIX)
         except OSError as exc:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from orcmem.extract.agent_cli import codex_config
 from orcmem.extract.constants import CODEX_BINARY, CODEX_MODEL_HINTS, GENERATOR_OUTPUT_MAX_BYTES, TEMP_DIR_PREFIX
@@ -143,14 +145,15 @@ class CodexCliGenerator:
         """The command line this generator runs with its files in `workdir`, switching off `mcp_servers`."""
         return codex_argv(self.binary, self.model, workdir, self.disable_hooks, self.launcher, mcp_servers)
 
-    def generate(self, prompt: str) -> GeneratorResult:
-        """Ask Codex once; never raises."""
+    def generate(self, prompt: str, schema: Mapping[str, Any] | None = None) -> GeneratorResult:
+        """Ask Codex once, held to `schema` (the extraction's when None); never raises."""
         try:
             workdir = tempfile.mkdtemp(prefix=TEMP_DIR_PREFIX)
         except OSError as exc:
             return GeneratorResult.failure(f"Codex could not run: no temporary folder ({exc})")
         try:
-            Path(workdir, SCHEMA_FILE).write_text(output_schema_json(), encoding="utf-8")
+            schema_text = output_schema_json() if schema is None else json.dumps(schema, indent=2)
+            Path(workdir, SCHEMA_FILE).write_text(schema_text, encoding="utf-8")
             base = os.environ if self.env is None else self.env
             argv = self.argv(workdir, configured_mcp_servers(base))
             outcome = run_process(argv, prompt, cwd=workdir, env=codex_env(base, workdir), timeout=self.timeout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,3 +165,37 @@ def parse_extraction(raw: str) -> Extraction | None:
     raw_entries = entries[:EXTRACTED_MEMORIES_MAX] if isinstance(entries, list) else []
     memories = tuple(memory for memory in map(_memory, raw_entries) if memory is not None)
     return Extraction(summary=_summary(data.get("summary")), memories=memories)
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """What the model said of one new memory (its index in the extraction): its relation to an older candidate."""
+
+    memory: int
+    relation: str  # replaces, refines or conflicts ("none" is left out)
+    candidate: str  # the short id it was shown
+
+
+_NEW_ID = re.compile(r"n(\d{1,2})")
+
+
+def parse_judgement(raw: str, new_count: int, candidate_ids: Mapping[int, set[str]]) -> list[Judgement]:
+    """Read the judgement leniently: one relation per new memory at most, naming a candidate it was shown; anything
+    else (an unknown id, a relation to a candidate another memory was shown, "none") is left out."""
+    from orcmem.extract.prompt import JUDGE_RELATIONS
+
+    data = _object_in(raw) if isinstance(raw, str) else None
+    entries = data.get("relations") if data is not None else None
+    found: dict[int, Judgement] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        named = _NEW_ID.fullmatch(_trimmed(entry.get("memory")).lower())
+        relation = _trimmed(entry.get("relation")).lower()
+        candidate = _trimmed(entry.get("candidate")).lower()
+        if named is None or relation not in JUDGE_RELATIONS or relation == "none":
+            continue
+        index = int(named.group(1)) - 1
+        if 0 <= index < new_count and candidate in candidate_ids.get(index, set()) and index not in found:
+            found[index] = Judgement(index, relation, candidate)
+    return [found[index] for index in sorted(found)]

@@ -122,3 +122,63 @@ def _line(text: str, limit: int, keep_end: bool = False) -> str:
     if len(flat) <= limit:
         return flat
     return "…" + flat[-(limit - 1) :] if keep_end else flat[: limit - 1] + "…"
+
+
+# The judgement: a second, short call made only when a new memory has older ones it may contradict (docs/learning.md,
+# Contradictions). Candidates can only be looked up once the new memory's words exist, and showing every run the
+# project's memories up front would cost each run the tokens whether or not anything contradicts.
+JUDGE_SYSTEM = """You distilled the new memories below from a coding-agent run. Each is listed with older memories of the same project that may say otherwise, each older one with a short id (c1, c2...). For each new memory, say how it stands to ONE of its older memories:
+- "replaces": the new one makes the older one wrong or outdated (another tool, version, value or place; a reversed decision). The older one is then kept only as history.
+- "refines": the new one adds a detail, a narrower case or an exception to the older one; both stay true.
+- "conflicts": they disagree and the run does not show which one is right; a person will decide.
+- "none": they agree, repeat each other or are about different things.
+Return ONLY minified JSON, no prose, no code fences, matching exactly:
+{"relations":[{"memory":"n1","relation":"replaces|refines|conflicts|none","candidate":"c1"|null}]}
+One entry per new memory at most; candidate is null for "none". Prefer "none" when unsure: a wrong "replaces" hides a true memory."""  # noqa: E501
+
+JUDGE_RELATIONS = ("replaces", "refines", "conflicts", "none")
+
+JUDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["relations"],
+    "properties": {
+        "relations": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["memory", "relation", "candidate"],
+                "properties": {
+                    "memory": {"type": "string"},
+                    "relation": {"type": "string", "enum": list(JUDGE_RELATIONS)},
+                    "candidate": {"type": ["string", "null"]},
+                },
+            },
+        }
+    },
+}
+JUDGE_LINE_MAX = 300  # an older memory's text as the judgement shows it
+
+
+def judge_schema() -> dict[str, Any]:
+    """A fresh copy of the judgement's JSON schema, safe to change."""
+    return copy.deepcopy(JUDGE_SCHEMA)
+
+
+def build_judgement_prompt(
+    new: Sequence[tuple[str, str, str]], candidates: Sequence[Sequence[tuple[str, str, str, str, str]]]
+) -> str:
+    """The judgement prompt: each new memory (type, title, body) as n1, n2... with its older candidates (short id,
+    type, title, body, who wrote it and when)."""
+    lines = [JUDGE_SYSTEM, ""]
+    for number, ((kind, title, body), older) in enumerate(zip(new, candidates, strict=True), start=1):
+        if not older:
+            continue
+        lines.append(f"New memory n{number} [{kind}] {_line(title, 120)}: {_line(body, JUDGE_LINE_MAX)}")
+        for short_id, old_kind, old_title, old_body, written in older:
+            lines.append(
+                f"  older {short_id} [{old_kind}, {written}] {_line(old_title, 120)}: {_line(old_body, JUDGE_LINE_MAX)}"
+            )
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -157,6 +157,11 @@ RECALL_RRF_K: Final = 20  # fusing recall's two lists: from 15 on it answered as
 # no differing fact (orcmem/text/duplicates.py), is the same lesson: it confirms that one. The lowest threshold whose
 # false-merge rate stays within 2 % on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicates.py).
 DUPLICATE_MIN_SIMILARITY: Final = 0.76
+# Contradiction candidates (docs/benchmarks.md, Contradiction candidates): a memory shares this many distinct words
+# with the new one, or is this close in meaning; the two lists are fused by RRF with this constant.
+CONTRADICTION_MIN_WORDS: Final = 2
+CONTRADICTION_MIN_SIMILARITY: Final = 0.45
+CONTRADICTION_RRF_K: Final = 10
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing ------------------------------------------------------------------------------------------------------
@@ -200,7 +205,7 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 11  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 12  # the newest migration (store/migrations.py); the prompt hook reads only this
 
 # --- Import (docs/importing.md) -----------------------------------------------------------------------------------
 INSTRUCTION_FILES: Final = (

@@ -88,6 +88,15 @@ class Status(StrEnum):
     STALE = "stale"
     RETRACTED = "retracted"
     PENDING = "pending"  # learned, waiting in the review inbox (docs/learning.md); seen only by the person reviewing
+    SUPERSEDED = "superseded"  # replaced by a newer memory: kept as history, linked to its successor
+
+
+class Relation(StrEnum):
+    """How a new memory stands to an existing one under another topic key (docs/learning.md, Contradictions)."""
+
+    REPLACES = "replaces"  # the old one is superseded
+    REFINES = "refines"  # both stay active, linked
+    CONFLICTS = "conflicts"  # both stay visible until someone settles it
 
 
 class Verdict(StrEnum):
@@ -174,6 +183,33 @@ class RecordResult:
 
     memory: Memory
     merged: bool
+    candidates: tuple[Memory, ...] = ()  # active memories under other topic keys it may contradict
+    relation: Relation | None = None  # the relation stored with `related_id`, after the ownership rule
+    related_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLink:
+    """A stored relation from a newer memory to an older one, with when and by whom; `open` for an unsettled
+    conflict."""
+
+    from_id: str
+    from_title: str
+    to_id: str
+    to_title: str
+    relation: Relation
+    at: int
+    by: str
+    open: bool = False
+    settled_at: int | None = None
+    settled_by: str | None = None
+    project_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        data = asdict(self)
+        data["relation"] = str(self.relation)
+        return data
 
 
 @dataclass(frozen=True, slots=True)

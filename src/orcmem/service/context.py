@@ -76,7 +76,10 @@ class AgentContext:
         items = [
             item for summary in self.store.summaries.recent(project.id, BRIEF_SUMMARIES) for item in summary.open_items
         ]
-        return build_brief(memories, tasks, items, self.core.clock(), self.settings.own_ids(), max_chars)
+        replaced = self.store.links.replaced_texts([memory.id for memory in memories])
+        return build_brief(
+            memories, tasks, items, self.core.clock(), self.settings.own_ids(), max_chars, replaced=replaced
+        )
 
     def recall(
         self,
@@ -140,6 +143,8 @@ class AgentContext:
     ) -> list[RecallRow]:
         """The memories of a pending scan at least `min_similarity` close to the query, closest first (recall
         answers from words alone when the scan is late or fails)."""
+        close = [(m, similarity) for m, similarity in self.search.meaning_hits(project, pending, limit)]
+        replaced = self.store.links.replaced_texts([m.id for m, similarity in close if similarity >= min_similarity])
         return [
             RecallRow(
                 str(m.type),
@@ -152,7 +157,8 @@ class AgentContext:
                 m.updated_at,
                 m.stale_reason,
                 str(m.provenance),
+                replaced.get(m.id),
             )
-            for m, similarity in self.search.meaning_hits(project, pending, limit)
+            for m, similarity in close
             if similarity >= min_similarity
         ]

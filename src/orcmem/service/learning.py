@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,8 +14,9 @@ from orcmem.host.workspace import Location
 from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRACTIONS, MS_PER_MINUTE
 from orcmem.models.errors import NotFoundError, OwnershipError, ValidationError
 from orcmem.models.ledger import LedgerEvent, TurnState
-from orcmem.models.types import NewMemory, Project, Source
+from orcmem.models.types import Memory, NewMemory, Project, Relation, Source, Status
 from orcmem.models.vocabulary import Agent, JobState, TaskStatus
+from orcmem.rules.contradictions import day
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.jobs import Job
 from orcmem.store.runs import Run
@@ -23,7 +24,7 @@ from orcmem.store.summaries import Summary
 from orcmem.text.redact import redact
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
-    from orcmem.extract.generator import GeneratorResult
+    from orcmem.extract.generator import Generator, GeneratorResult
     from orcmem.extract.parse import ExtractedSummary, Extraction
     from orcmem.extract.provenance import ProvenanceCheck
     from orcmem.extract.resolve import GeneratorChoice
@@ -39,6 +40,7 @@ RUN_KINDS = ("conversation", RUN_KIND_TASK, RUN_KIND_DISCUSSION)
 
 
 GeneratorFactory = Callable[[Run], "GeneratorChoice"]
+Vector = Sequence[float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,7 +437,60 @@ class Learning:
         if extraction is None:
             return JobOutcome(run.id, JobState.FAILED, "the model's answer was not the JSON asked for")
         checked = ProvenanceCheck(digest)
-        return self._save(run, extraction, checked, model=run.model, worker_pid=job.worker_pid, through=through)
+        # Embedding waits for the model to load: done before the transaction, which hooks must never wait behind.
+        meanings = self.memory.meanings([(item.title, item.body) for item in extraction.memories])
+        relations = self._judge(run, extraction, meanings, choice.generator)
+        if self._policy_changed(job):
+            return JobOutcome(run.id, JobState.SKIPPED, MEMORY_OFF_REASON)
+        if self.cancelled.is_set():
+            return JobOutcome(run.id, JobState.QUEUED, CANCELLED_REASON)
+        return self._save(
+            run,
+            extraction,
+            checked,
+            meanings,
+            relations,
+            model=run.model,
+            worker_pid=job.worker_pid,
+            through=through,
+        )
+
+    def _judge(
+        self, run: Run, extraction: Extraction, meanings: Sequence[Vector | None], generator: Generator
+    ) -> dict[int, tuple[Relation, str]]:
+        """Ask the model, in a second short call, whether each new memory replaces, refines or conflicts with the
+        older memories it may contradict (`Contradictions.candidates`); {index: (relation, older id)}. No call when
+        no memory has a candidate; a failed call leaves every memory unrelated (logged), never losing one."""
+        from orcmem.extract.parse import parse_judgement
+        from orcmem.extract.prompt import build_judgement_prompt, judge_schema
+
+        embedder = self.memory.embedder
+        model = embedder.model_id if embedder is not None else None
+        short: dict[str, str] = {}  # an older memory's id -> the short id the prompt shows
+        shown: list[list[Memory]] = []
+        for item, meaning in zip(extraction.memories, meanings, strict=True):
+            found = self.memory.contradictions.candidates(
+                run.project_id, item.title, item.body, item.topic_key, meaning, model
+            )
+            shown.append(found)
+            for memory in found:
+                short.setdefault(memory.id, f"c{len(short) + 1}")
+        if not short:
+            return {}
+        prompt = build_judgement_prompt(
+            [(item.type, item.title, item.body) for item in extraction.memories],
+            [[(short[m.id], str(m.type), m.title, m.body, _written(m)) for m in found] for found in shown],
+        )
+        answer = generator.generate(prompt, schema=judge_schema())
+        if answer.text is None:
+            log.warning("the contradiction judgement of run %s failed: %s", run.id, answer.error)
+            return {}
+        offered = {index: {short[m.id] for m in found} for index, found in enumerate(shown)}
+        by_short = {value: key for key, value in short.items()}
+        return {
+            judged.memory: (Relation(judged.relation), by_short[judged.candidate])
+            for judged in parse_judgement(answer.text, len(shown), offered)
+        }
 
     def _new_events(self, run: Run, through: int) -> list[LedgerEvent]:
         """The events this pass distils: those after the last finished pass, the newest EXTRACTION_EVENT_LIMIT of
@@ -474,6 +529,8 @@ class Learning:
         run: Run,
         extraction: Extraction,
         checked: ProvenanceCheck,
+        meanings: Sequence[Vector | None],
+        relations: Mapping[int, tuple[Relation, str]],
         *,
         model: str | None,
         worker_pid: int | None,
@@ -481,7 +538,8 @@ class Learning:
     ) -> JobOutcome:
         """The summary (grown from the earlier passes') and every memory in one transaction; a memory that repeats
         one already stored confirms it instead, and topics the user wrote are left alone. Each memory's provenance
-        is the model's claim as far as the digest bears it out (`checked`).
+        is the model's claim as far as the digest bears it out (`checked`); `relations` are what the judgement said of
+        older memories (an older one a memory before it in this pass already replaced is left alone).
 
         Nothing is saved when the job's lease went to another worker meanwhile: that worker saves its own answer.
         """
@@ -489,14 +547,16 @@ class Learning:
         if project is None:
             return JobOutcome(run.id, JobState.SKIPPED, "the project was deleted")
         outcome = JobOutcome(run.id, JobState.DONE)
-        # Embedding waits for the model to load: done before the transaction, which hooks must never wait behind.
-        meanings = self.memory.meanings([(item.title, item.body) for item in extraction.memories])
         imported = self.store.runs.imported_at(run.id) is not None  # what it creates, undoing the import erases
         with self.store.db.transaction():
             if not self.store.jobs.holds(run.id, worker_pid):
                 return JobOutcome(run.id, JobState.SKIPPED, "another worker took this job over")
             self.store.summaries.upsert(self._grown_summary(run, extraction.summary, model))
-            for item, meaning in zip(extraction.memories, meanings, strict=True):
+            for index, (item, meaning) in enumerate(zip(extraction.memories, meanings, strict=True)):
+                relation, related_id = relations.get(index, (None, None))
+                older = self.store.memories.get(related_id) if related_id is not None else None
+                if older is None or older.status is not Status.ACTIVE:
+                    relation, related_id = None, None
                 new = NewMemory(
                     type=item.type,
                     title=item.title,
@@ -510,7 +570,15 @@ class Learning:
                     provenance=checked.provenance(item.title, item.body, item.source),
                 )
                 try:
-                    result = self.memory.record(project, new, embed=False, meaning=meaning, look_up_meaning=False)
+                    result = self.memory.record(
+                        project,
+                        new,
+                        embed=False,
+                        meaning=meaning,
+                        look_up_meaning=False,
+                        relation=relation,
+                        related_id=related_id,
+                    )
                 except OwnershipError:
                     outcome.left_to_user += 1
                     continue
@@ -556,6 +624,12 @@ def _call_status(answer: GeneratorResult) -> str:
     if answer.rate_limited:
         return "rate_limited"
     return "ok" if answer.ok else "failed"
+
+
+def _written(memory: Memory) -> str:
+    """Who wrote an older memory and when, as the judgement shows it: a person's memory is only ever put in doubt."""
+    who = "written by the person" if memory.source is Source.USER else "learned"
+    return f"{who} {day(memory.created_at)}"
 
 
 def one_line(text: str) -> str:

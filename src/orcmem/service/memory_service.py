@@ -28,6 +28,7 @@ from orcmem.models.types import (
     Project,
     Provenance,
     RecordResult,
+    Relation,
     Scope,
     Source,
     Status,
@@ -39,10 +40,12 @@ from orcmem.rules import memory as rules
 from orcmem.rules.permissions import may_change, require_may_change
 from orcmem.rules.review import steers_from_tool_text
 from orcmem.service.context import AgentContext
+from orcmem.service.contradictions import Contradictions
 from orcmem.service.core import ServiceCore, now_ms
 from orcmem.service.cost import LearningCost
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
+from orcmem.service.history import History
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
 from orcmem.service.review import Review
 from orcmem.service.search import Search
@@ -100,6 +103,8 @@ class MemoryService(ServiceCore):
         self.context = AgentContext(self, self.settings, self.search)
         self.review = Review(self)
         self.cost = LearningCost(self)
+        self.history = History(self)
+        self.contradictions = Contradictions(self.store)
 
     def close(self, *, embed_wait: float = 0.0) -> None:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
@@ -200,6 +205,9 @@ class MemoryService(ServiceCore):
         meaning: Sequence[float] | None = None,
         look_up_meaning: bool = True,
         fingerprint: bool = True,
+        relation: Relation | None = None,
+        related_id: str | None = None,
+        candidates: bool = False,
     ) -> RecordResult:
         """Validate, redact and store a memory, merging into the active one with the same topic key, or else into
         the one of the same scope and project it repeats (the same words once normalised, or the same meaning).
@@ -210,6 +218,9 @@ class MemoryService(ServiceCore):
         `look_up_meaning=False`, inside its own transaction); else it is computed here when the model is loaded,
         within the query time limit. A caller writing many (an import) passes `fingerprint=False` and fingerprints
         them together afterwards (`freshness.renew`): one look at the code for all.
+        `relation` says what the new memory is to the older `related_id` (replaces,
+        refines, conflicts: `History.relate`, the ownership rule included); with `candidates` the result lists the
+        active memories under other topic keys it may contradict, for the writer to judge.
 
         Raises:
             MemoryOffError: memory is off.
@@ -235,9 +246,12 @@ class MemoryService(ServiceCore):
             project, source=source, memory_type=memory_type, confidence=confidence, provenance=provenance
         )
         author, author_agent = self.settings.person(origin_root), self._writing_agent(source, new.source_run_id)
-        if may_repeat and meaning is None and look_up_meaning and self.model_ready():
+        if (may_repeat or candidates) and meaning is None and look_up_meaning and self.model_ready():
             meaning = self.duplicates.embed_now(self.embedder, memory_text(title, body))
+        if (relation is None) != (related_id is None):
+            raise ValidationError("A relation needs the id of the memory it is about, and an id needs a relation.")
         with self.store.db.transaction():
+            older = self.history.target(project, related_id) if related_id is not None else None
             existing = self.store.memories.find_active_topic(project_id, topic_key) if topic_key else None
             repeated = None
             if existing is None and may_repeat:
@@ -319,6 +333,16 @@ class MemoryService(ServiceCore):
                     metadata={"waits": held} if held is not None else None,
                 )
                 result = RecordResult(memory, merged=False)
+            if older is not None and relation is not None:
+                same_person = older.author is None or author is None or older.author == author
+                stored = self.history.relate(result.memory, relation, older, source, same_person=same_person)
+                result = replace(result, relation=stored, related_id=older.id if stored else None)
+        if candidates:
+            model = self.embedder.model_id if self.embedder is not None else None
+            found = self.contradictions.candidates(
+                result.memory.project_id, title, body, topic_key, meaning, model, exclude=(result.memory.id,)
+            )
+            result = replace(result, candidates=tuple(found))
         if embed and result.memory.status is not Status.PENDING:  # embedded once accepted
             self.vectors_changed([result.memory.id])  # after the commit, so the background thread sees the row
         if fingerprint and project is not None and (result.memory.files or result.memory.type is MemoryType.COMMAND):

@@ -10,6 +10,7 @@ from orcmem.store.connection import Database
 from orcmem.store.grants import GrantRepository
 from orcmem.store.imports import ImportRepository
 from orcmem.store.jobs import JobRepository
+from orcmem.store.links import LinkRepository
 from orcmem.store.memories import MemoryRepository
 from orcmem.store.projects import ProjectRepository
 from orcmem.store.runs import RunRepository
@@ -43,6 +44,7 @@ class Store:
         self.citations = CitationRepository(db)
         self.imports = ImportRepository(db)
         self.usage = UsageRepository(db)
+        self.links = LinkRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:

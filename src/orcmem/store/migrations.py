@@ -396,21 +396,27 @@ END;
 """
 
 
-def migration_9(conn: apsw.Connection) -> None:
-    """Let a memory's status be `pending` (https://sqlite.org/lang_altertable.html, "simpler procedure"), then the
-    index and the triggers."""
+def _loosen_status(conn: apsw.Connection, before: str, after: str) -> None:
+    """Rewrite the memories table's status CHECK from `before` to `after` in place (https://sqlite.org/
+    lang_altertable.html, "simpler procedure": no stored row changes) and bump the schema cookie so every connection
+    reads the new text; inside the migration's transaction."""
     cookie: Any = conn.execute("PRAGMA schema_version").fetchall()[0][0]
     conn.execute("PRAGMA writable_schema = ON")
     try:
         conn.execute(
             "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'memories'",
-            (_STATUS_BEFORE, _STATUS_AFTER),
+            (before, after),
         )
         if conn.changes() != 1:
             raise StoreError("The memories table is not the one this migration expects.")
         conn.execute(f"PRAGMA schema_version = {int(cookie) + 1}")
     finally:
         conn.execute("PRAGMA writable_schema = OFF")
+
+
+def migration_9(conn: apsw.Connection) -> None:
+    """Let a memory's status be `pending`, then the index and the triggers."""
+    _loosen_status(conn, _STATUS_BEFORE, _STATUS_AFTER)
     conn.execute(MIGRATION_9_SQL)
 
 
@@ -466,6 +472,35 @@ ALTER TABLE extraction_jobs ADD COLUMN not_before INTEGER;
 ALTER TABLE extraction_jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 """
 
+# Contradictions resolved with their history (docs/learning.md): a replaced memory becomes `superseded`, kept and
+# linked to its successor; `refines` and `conflicts` are links between two memories, a conflict open until a person
+# settles it. The status CHECK gains the value the way migration 9 loosened it.
+_STATUS_BEFORE_12 = _STATUS_AFTER
+_STATUS_AFTER_12 = "CHECK (status IN ('active', 'stale', 'retracted', 'pending', 'superseded'))"
+MIGRATION_12_SQL = """
+CREATE TABLE memory_links (
+  pk INTEGER PRIMARY KEY,
+  from_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+  to_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+  relation TEXT NOT NULL CHECK (relation IN ('replaces', 'refines', 'conflicts')),
+  at INTEGER NOT NULL,
+  by TEXT NOT NULL,
+  open INTEGER NOT NULL DEFAULT 0,
+  settled_at INTEGER,
+  settled_by TEXT,
+  UNIQUE (from_pk, to_pk)
+);
+CREATE INDEX memory_links_to ON memory_links(to_pk);
+CREATE INDEX memory_links_open ON memory_links(open) WHERE open = 1;
+"""
+
+
+def migration_12(conn: apsw.Connection) -> None:
+    """Let a memory's status be `superseded`, then the links table."""
+    _loosen_status(conn, _STATUS_BEFORE_12, _STATUS_AFTER_12)
+    conn.execute(MIGRATION_12_SQL)
+
+
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -478,6 +513,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (9, migration_9),
     (10, MIGRATION_10),
     (11, MIGRATION_11),
+    (12, migration_12),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

@@ -32,12 +32,20 @@ if TYPE_CHECKING:
 # One recalled memory, as much of it as a recalled line shows (collections' namedtuple: `typing` costs the hook).
 # `id` and `updated_at` tell a session's recall whether it already gave this memory, unchanged.
 RecallRow = namedtuple(  # noqa: PYI024
-    "RecallRow", "type title body source confirmed_at flagged id updated_at stale provenance", defaults=(None, None)
+    "RecallRow",
+    "type title body source confirmed_at flagged id updated_at stale provenance replaced",
+    defaults=(None, None, None),
+)
+# What a memory replaced (docs/learning.md, Contradictions): each older title and when, as "title\x1fms" joined by
+# "\x1e", for `agent_context.recall.replaced_note` to word.
+REPLACED = (
+    "(SELECT group_concat(t.title || char(31) || l.at, char(30)) FROM memory_links l JOIN memories t "
+    "ON t.pk = l.to_pk WHERE l.from_pk = m.pk AND l.relation = 'replaces')"
 )
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
 _COLUMNS = (
     "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged, m.id, m.updated_at, "
-    "(SELECT fr.reason FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale'), m.provenance"
+    "(SELECT fr.reason FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale'), m.provenance, " + REPLACED
 )
 _VISIBLE = f"m.status = 'active' AND {VISIBLE_AT}"
 # The tokenizer of memories_fts (migrations), so a prompt's words are matched against a memory exactly as FTS5 does.
@@ -140,8 +148,8 @@ def word_candidates(
                 (match, project_id, limit),
             ).fetchall()
         found_rows = [
-            RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st, str(p))
-            for t, ti, b, s, c, f, i, u, st, p, _n in rows
+            RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st, str(p), r)
+            for t, ti, b, s, c, f, i, u, st, p, r, _n in rows
         ]
         # The gate looks at the matches recall would show first, however many more were read.
         return found_rows, bool(found_rows) and _relevant(conn, match, found_rows[:RECALL_MAX_MEMORIES], share, enough)

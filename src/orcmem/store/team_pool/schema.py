@@ -299,6 +299,14 @@ ALTER TABLE {SCHEMA}.memories ADD COLUMN provenance text
   CHECK (provenance IN ('person', 'user_words', 'agent', 'tool_text', 'teammate'));
 """
 
+# A memory replaced by a newer one is kept as `superseded` (docs/learning.md, Contradictions); the pool holds what
+# profiles push, so it accepts the status too.
+MIGRATION_7 = f"""
+ALTER TABLE {SCHEMA}.memories DROP CONSTRAINT IF EXISTS memories_status_check;
+ALTER TABLE {SCHEMA}.memories ADD CONSTRAINT memories_status_check
+  CHECK (status IN ('active', 'stale', 'retracted', 'superseded'));
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -306,6 +314,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (4, MIGRATION_4),
     (5, MIGRATION_5),
     (6, MIGRATION_6),
+    (7, MIGRATION_7),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -1,0 +1,59 @@
+"""Contradictions: which relation a new memory's writer may store against an older one, and how it is told.
+
+The writer (the distilling model, an agent through MCP, or the person) says whether a new memory `replaces`,
+`refines` or `conflicts` with an older one under another topic key. The ownership rule holds here too: only the
+person overrules what the person wrote, so a model's or agent's "replaces" of a person's memory is stored as a
+conflict, both sides visible until the person settles it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from orcmem.models.types import MemoryLink, Relation, Source
+from orcmem.rules.permissions import may_change
+
+CANDIDATES_MAX = 5  # at most this many older memories are shown to the writer for one new memory
+NOTE_TITLE_MAX = 80
+
+
+def allowed_relation(relation: Relation, old_source: Source, actor: Source, *, same_person: bool = True) -> Relation:
+    """The relation stored when `actor` says `relation` of an older memory `old_source` wrote: a replacement the
+    actor may not make (a person's memory, or another person's across a team) becomes a conflict."""
+    if relation is Relation.REPLACES and not (may_change(old_source, actor) and same_person):
+        return Relation.CONFLICTS
+    return relation
+
+
+def day(ms: int) -> str:
+    """A time as its UTC date, the way history is shown (2026-11-02)."""
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d")
+
+
+def history_line(link: MemoryLink, memory_id: str) -> str:
+    """One step of a memory's history as `orcmem show` prints it, seen from `memory_id`."""
+    when = day(link.at)
+    if link.from_id == memory_id:
+        verb = {Relation.REPLACES: "replaced", Relation.REFINES: "refines", Relation.CONFLICTS: "conflicts with"}
+        line = f'{verb[link.relation]} {link.to_id} "{_short(link.to_title)}" on {when} (by {link.by})'
+    else:
+        verb = {Relation.REPLACES: "replaced by", Relation.REFINES: "refined by", Relation.CONFLICTS: "contradicted by"}
+        line = f'{verb[link.relation]} {link.from_id} "{_short(link.from_title)}" on {when} (by {link.by})'
+    if link.open:
+        return line + f" - open: {resolve_hint(link)}"
+    if link.settled_at is not None:
+        return line + f", settled {day(link.settled_at)} by {link.settled_by}"
+    return line
+
+
+KEEP_BOTH = "both"
+
+
+def resolve_hint(link: MemoryLink) -> str:
+    """The one command that settles an open conflict."""
+    return f"orcmem conflicts resolve {link.from_id} --keep {link.from_id}|{link.to_id}|{KEEP_BOTH}"
+
+
+def _short(title: str) -> str:
+    flat = " ".join(title.split())
+    return flat if len(flat) <= NOTE_TITLE_MAX else flat[: NOTE_TITLE_MAX - 1] + "…"
