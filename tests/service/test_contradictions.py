@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import apsw
@@ -192,3 +193,28 @@ def test_the_migration_widens_the_status_and_adds_the_links_table(tmp_path: Path
     conn.execute("INSERT INTO memory_links (from_pk, to_pk, relation, at, by) SELECT 2, 1, 'replaces', 5, 'user'")
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 't'").fetchall() == [(2,)]
+
+
+def test_the_cli_shows_the_chain_and_settles_a_conflict(run) -> None:
+    run("memory", "on")
+    add = ("add", "--type", "convention", "--title")
+    old = run(*add, "Use npm for installs", "--body", "npm install at the root").stdout.strip()
+    added = run(*add, "Use pnpm for installs", "--body", "pnpm install at the root, npm is gone")
+    new = added.stdout.strip()
+    assert "it may contradict" in added.stderr and old in added.stderr  # the candidate is shown to the person
+    run("relate", new, "--replaces", old)
+    shown = run("show", old).stdout
+    assert "status: superseded" in shown
+    assert re.search(f'replaced by {new} "Use pnpm for installs" on \\d{{4}}-\\d\\d-\\d\\d \\(by user\\)', shown)
+    assert re.search(f'replaced {old} "Use npm for installs" on \\d{{4}}-\\d\\d-\\d\\d', run("show", new).stdout)
+    assert json.loads(run("show", new, "--json").stdout)["history"][0]["relation"] == "replaces"
+
+    other = run(*add, "Tests need Postgres 15", "--body", "tests run on Postgres 15").stdout.strip()
+    later = run(*add, "Tests need Postgres 16", "--body", "tests run on Postgres 16", "--conflicts-with", other)
+    later_id = later.stdout.strip()
+    listed = run("conflicts").stdout
+    assert f"orcmem conflicts resolve {later_id} --keep {later_id}|{other}|both" in listed
+    run("conflicts", "resolve", later_id, "--keep", later_id)
+    assert run("conflicts").stdout.strip() == "No open conflicts."
+    assert "status: superseded" in run("show", other).stdout
+    assert run("relate", later_id, "--replaces", other, ok=False).exit_code == 1  # superseded: nothing to relate to

@@ -15,7 +15,18 @@ from orcmem.cli.agents import brief, recall, task
 from orcmem.cli.context import AppContext, echo
 from orcmem.cli.importing import backup, import_group
 from orcmem.cli.learning import extract, hook, ingest, jobs, summaries, usage, worker
-from orcmem.cli.memories import add, edit, export, feedback, forget, list_memories, search, show
+from orcmem.cli.memories import (
+    add,
+    conflicts,
+    edit,
+    export,
+    feedback,
+    forget,
+    list_memories,
+    relate,
+    search,
+    show,
+)
 from orcmem.cli.model import check, doctor, model, reindex
 from orcmem.cli.review import review, review_policy
 from orcmem.cli.servers import forget_run, mcp_command, ui
@@ -116,6 +127,8 @@ for command in (
     team,
     import_group,
     backup,
+    relate,
+    conflicts,
 ):
     cli.add_command(command)
 memory.add_command(review_policy)

@@ -1,4 +1,4 @@
-"""`orcmem add`, `list`, `show`, `search`, `edit`, `feedback`, `forget`, `export`."""
+"""`orcmem add`, `list`, `show`, `search`, `edit`, `feedback`, `forget`, `export`, `relate`, `conflicts`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from orcmem.models.constants import (
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
 )
-from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance, Scope, Source, Status
+from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance, Relation, Scope, Source, Status
+from orcmem.rules.contradictions import KEEP_BOTH, history_line, resolve_hint
 from orcmem.service.memory_service import MemoryService
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ PROVENANCE_OPTION = click.option(
 @click.option("--scope", type=click.Choice([s.value for s in Scope]), default="project", show_default=True)
 @click.option("--confidence", type=float, help="0.1 to 1 (default 0.6).")
 @click.option("--file", "files", multiple=True, metavar="PATH", help="A path or glob it concerns; repeatable.")
+@click.option("--replaces", metavar="ID", help="It replaces this older memory, which is kept as history.")
+@click.option("--refines", metavar="ID", help="It refines this older memory; both stay.")
+@click.option("--conflicts-with", metavar="ID", help="It contradicts this older memory; both stay until settled.")
 @pass_app
 def add(
     app: AppContext,
@@ -55,8 +59,12 @@ def add(
     scope: str,
     confidence: float | None,
     files: tuple[str, ...],
+    replaces: str | None,
+    refines: str | None,
+    conflicts_with: str | None,
 ) -> None:
-    """Save a memory of your own and print its id."""
+    """Save a memory of your own and print its id; older memories it may contradict are listed after it."""
+    relation, related_id = relation_option(replaces, refines, conflicts_with)
     text = _body_text(body, body_file)
     if text is None:
         raise click.UsageError("give the body with --body TEXT, --body - (standard input) or --body-file PATH")
@@ -70,10 +78,36 @@ def add(
         confidence=confidence,
         files=files,
     )
-    result = app.service().record_at(app.location(), new)
+    result = app.service().record_at(
+        app.location(), new, relation=relation, related_id=related_id, candidates=relation is None
+    )
     echo(result.memory.id)
     if result.merged:
         echo(f"merged into the memory with topic {result.memory.topic_key!r}", err=True)
+    if result.relation is not None:
+        echo(f"{result.relation} {result.related_id}", err=True)
+    if result.candidates:
+        echo("it may contradict (`orcmem relate ID --replaces|--refines|--conflicts-with OLD` to say so):", err=True)
+        for memory in result.candidates:
+            echo(f"  {memory.id} {memory.title}", err=True)
+
+
+def relation_option(
+    replaces: str | None, refines: str | None, conflicts_with: str | None
+) -> tuple[Relation | None, str | None]:
+    """The one relation --replaces, --refines or --conflicts-with gave, with its memory id; (None, None) without."""
+    given = [
+        (relation, memory_id)
+        for relation, memory_id in (
+            (Relation.REPLACES, replaces),
+            (Relation.REFINES, refines),
+            (Relation.CONFLICTS, conflicts_with),
+        )
+        if memory_id
+    ]
+    if len(given) > 1:
+        raise click.UsageError("give one of --replaces, --refines and --conflicts-with")
+    return given[0] if given else (None, None)
 
 
 def _body_text(body: str | None, body_file: Path | None) -> str | None:
@@ -168,7 +202,15 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         origin, undo = batch.source_path, f"orcmem import undo {batch.id}"
     if as_json:
         extra = {"imported_from": origin} if origin else {}
-        echo_json({**memory.to_dict(), **extra, **({"import_batch": batch.id} if batch is not None else {})})
+        history = [link.to_dict() for link in service.history.links(memory.id)]
+        echo_json(
+            {
+                **memory.to_dict(),
+                **extra,
+                **({"import_batch": batch.id} if batch is not None else {}),
+                "history": history,
+            }
+        )
         return
     now = service.clock()
     echo(memory_line(memory, now, _own(service)))
@@ -197,6 +239,11 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
         details.append(f"imported from: {origin} ({undo} erases it)")
     for detail in details:
         echo(detail)
+    links = service.history.links(memory.id)
+    if links:
+        echo("history:")
+        for link in links:
+            echo("  " + history_line(link, memory.id))
 
 
 def _imported_from(service: MemoryService, run_id: str | None) -> str | None:
@@ -301,3 +348,52 @@ def export(app: AppContext, memory_id: str, file_name: str) -> None:
 def _own(service: MemoryService) -> frozenset[str]:
     """Every id this profile's person wrote as ("from you" on each of their memories), found once if none is yet."""
     return service.settings.own_ids() or frozenset({service.settings.person()})
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--replaces", metavar="OLD", help="It replaces OLD, which is kept as history.")
+@click.option("--refines", metavar="OLD", help="It refines OLD; both stay.")
+@click.option("--conflicts-with", metavar="OLD", help="It contradicts OLD; both stay until settled.")
+@pass_app
+def relate(
+    app: AppContext, memory_id: str, replaces: str | None, refines: str | None, conflicts_with: str | None
+) -> None:
+    """Say what a memory is to an older one: it replaces, refines or conflicts with it."""
+    relation, related_id = relation_option(replaces, refines, conflicts_with)
+    if relation is None or related_id is None:
+        raise click.UsageError("give one of --replaces, --refines and --conflicts-with")
+    stored = app.service().relate(app.project(), memory_id, relation, related_id, actor=Source.USER)
+    echo(f"{memory_id} {stored} {related_id}" if stored else f"{memory_id} is {related_id}: nothing to relate")
+
+
+@click.group(invoke_without_command=True)
+@json_option
+@pass_app
+@click.pass_context
+def conflicts(ctx: click.Context, app: AppContext, as_json: bool) -> None:
+    """List the conflicts between memories nobody settled yet, with the command that settles each."""
+    if ctx.invoked_subcommand is not None:
+        return
+    service = app.service()
+    found = service.history.open_conflicts(app.project())
+    if as_json:
+        echo_json([link.to_dict() for link in found])
+        return
+    if not found:
+        echo("No open conflicts.")
+        return
+    for link in found:
+        echo(f'{link.from_id} "{link.from_title}" conflicts with {link.to_id} "{link.to_title}" (by {link.by})')
+        echo(f"  {resolve_hint(link)}")
+
+
+@conflicts.command(name="resolve")
+@click.argument("memory_id")
+@click.option("--keep", required=True, metavar="ID|both", help="The memory to keep (the other is superseded), or both.")
+@pass_app
+def resolve_conflict(app: AppContext, memory_id: str, keep: str) -> None:
+    """Settle an open conflict MEMORY_ID is on: keep one side (the other becomes history) or both."""
+    link = app.service().history.resolve(app.project(), memory_id, keep)
+    kept = "both kept" if keep.strip() == KEEP_BOTH else f"kept {keep.strip()}"
+    echo(f"settled: {link.from_id} and {link.to_id}, {kept}")

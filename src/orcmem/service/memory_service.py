@@ -362,7 +362,15 @@ class MemoryService(ServiceCore):
         run = self.store.runs.get(run_id)
         return run.agent if run is not None else None
 
-    def record_at(self, location: Location, new: NewMemory) -> RecordResult:
+    def record_at(
+        self,
+        location: Location,
+        new: NewMemory,
+        *,
+        relation: Relation | None = None,
+        related_id: str | None = None,
+        candidates: bool = False,
+    ) -> RecordResult:
         """Record a memory in the project at `location`, creating the project in the same transaction.
 
         One transaction for both: a database that fails while saving the memory keeps its bytes, instead of
@@ -370,9 +378,28 @@ class MemoryService(ServiceCore):
         """
         with self.store.db.transaction():
             project = self.project(location)
-            result = self.record(project, new, embed=False)
+            result = self.record(
+                project, new, embed=False, relation=relation, related_id=related_id, candidates=candidates
+            )
         self.vectors_changed([result.memory.id])
         return result
+
+    def relate(
+        self, project: Project | None, memory_id: str, relation: Relation, other_id: str, *, actor: Source
+    ) -> Relation | None:
+        """Say after the fact what a memory is to an older one (`History.relate`, the ownership rule included); the
+        relation stored.
+
+        Raises:
+            NotFoundError: either memory is not in this project.
+            ValidationError: the older one is no longer active.
+        """
+        memory = self.get(project, memory_id)
+        with self.store.db.transaction():
+            older = self.history.target(project, other_id)
+            person = self.settings.person()
+            same_person = older.author is None or person is None or older.author == person
+            return self.history.relate(memory, relation, older, actor, same_person=same_person)
 
     @property
     def freshness(self) -> FreshnessCheck:
