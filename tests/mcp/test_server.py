@@ -83,7 +83,7 @@ async def test_tools_carry_truthful_annotations_and_snake_case_inputs(make_tools
     assert fields == {
         "memory_search": {"query", "limit", "team"},
         "memory_recall": {"prompt", "session_id", "cwd"},
-        "memory_record": {"type", "title", "body", "topic_key"},
+        "memory_record": {"type", "title", "body", "topic_key", "replaces", "refines", "conflicts_with"},
         "memory_feedback": {"id", "verdict"},
         "task_context": set(),
         "memory_manage": {"action", "kind", "scope", "id", "title", "body", "topic_key"},
@@ -141,9 +141,51 @@ async def test_record_merges_by_topic_key(service: MemoryService, project: Proje
         second = await ok(
             c, "memory_record", record_args("Use threads now", "threads are fixed", topic_key="test/pool")
         )
-        assert second == {"id": first["id"], "recorded": True, "merged": True}
+        assert second == {
+            "id": first["id"],
+            "recorded": True,
+            "merged": True,
+            "relation": None,
+            "related_id": None,
+            "candidates": [],
+        }
     stored = service.get(project, first["id"])
     assert stored.source is Source.AGENT and stored.title == "Use threads now"
+
+
+async def test_record_lists_candidates_and_replaces_what_the_agent_names(
+    service: MemoryService, project: Project, make_tools: MakeTools
+):
+    mine = service.record(project, user_memory("Use npm for installs", "npm install at the repository root")).memory
+    async with client(make_tools("accept-edits")) as c:
+        first = await ok(
+            c, "memory_record", record_args("Use pnpm for installs", "pnpm install at the repository root")
+        )
+        assert [(m["id"], m["source"]) for m in first["candidates"]] == [(mine.id, "user")]
+        assert first["relation"] is None
+        # The user's memory is not the agent's to replace: the same ask is stored as a conflict.
+        again = await ok(
+            c,
+            "memory_record",
+            record_args("Use pnpm for installs", "pnpm install at the repository root", replaces=mine.id),
+        )
+        assert (again["id"], again["relation"], again["related_id"]) == (first["id"], "conflicts", mine.id)
+        assert service.get(project, mine.id).status is Status.ACTIVE
+        later = await ok(
+            c,
+            "memory_record",
+            record_args(
+                "Use pnpm 9 for installs", "pnpm@9 via corepack, pnpm 8 breaks the lockfile", replaces=first["id"]
+            ),
+        )
+        assert (later["relation"], later["related_id"]) == ("replaces", first["id"])
+        assert service.get(project, first["id"]).status is Status.SUPERSEDED
+        assert "Name one older memory" in await refused(
+            c, "memory_record", record_args(replaces=mine.id, refines=mine.id)
+        )
+        assert "No memory" in await refused(c, "memory_record", record_args(conflicts_with=MISSING_ID))
+    [link] = [link for link in service.history.links(first["id"]) if link.from_id == later["id"]]
+    assert link.by == "agent"
 
 
 async def test_record_refuses_types_agents_may_not_use_and_broken_limits(make_tools: MakeTools):

@@ -57,7 +57,11 @@ DESCRIPTIONS = {
         "failed approach, a command that works, an environment quirk, a convention, or a spec. Skip what the code "
         "already shows, one-off details, progress notes and secrets. A topic_key groups memories that supersede "
         "each other (e.g. test/pool): a newer one replaces the older. You cannot use the topic key of a memory the "
-        "user wrote." + _WRITES_NOTE
+        "user wrote. The answer lists `candidates`: older memories under other topic keys this one may contradict "
+        "(id, title, body). If it replaces, refines or conflicts with one, say so with replaces, refines or "
+        "conflicts_with set to that id (call again with the same text to say it afterwards): a replaced memory is "
+        "kept as history, out of recall and search; a memory the user wrote can only be marked as conflicting, "
+        "for the user to settle." + _WRITES_NOTE
     ),
     "memory_feedback": (
         "Judge a memory you were given: helpful raises its confidence, wrong retracts it, stale marks it out of "
@@ -191,9 +195,24 @@ def build_server(tools: AgentTools | Callable[[], AgentTools]) -> MCPServer:
         return None if question is None else Elicit(question, Approval)
 
     async def approve_record(
-        ctx: Context, type: str, title: str, body: str, topic_key: str | None
+        ctx: Context,
+        type: str,
+        title: str,
+        body: str,
+        topic_key: str | None,
+        replaces: str | None,
+        refines: str | None,
+        conflicts_with: str | None,
     ) -> Elicit[Approval] | None:
-        arguments = {"type": type, "title": title, "body": body, "topic_key": topic_key}
+        arguments = {
+            "type": type,
+            "title": title,
+            "body": body,
+            "topic_key": topic_key,
+            "replaces": replaces,
+            "refines": refines,
+            "conflicts_with": conflicts_with,
+        }
         return await ask_first(ctx, "memory_record", arguments)
 
     async def approve_feedback(ctx: Context, id: str, verdict: str) -> Elicit[Approval] | None:
@@ -300,9 +319,21 @@ def build_server(tools: AgentTools | Callable[[], AgentTools]) -> MCPServer:
                 optional=True,
             ),
         ] = None,
+        replaces: Annotated[
+            str | None,
+            _text("The id of an older memory this one replaces (it is kept as history).", optional=True),
+        ] = None,
+        refines: Annotated[
+            str | None, _text("The id of an older memory this one refines (both stay).", optional=True)
+        ] = None,
+        conflicts_with: Annotated[
+            str | None,
+            _text("The id of an older memory this one contradicts, for the user to settle.", optional=True),
+        ] = None,
     ) -> str:
         ask = _ask_from(approval)
-        return await run(lambda agent: agent.asking(ask).record(type, title, body, topic_key))
+        related = {"replaces": replaces, "refines": refines, "conflicts_with": conflicts_with}
+        return await run(lambda agent: agent.asking(ask).record(type, title, body, topic_key, **related))
 
     @server.tool(
         name="memory_feedback",

@@ -12,7 +12,7 @@ from typing import Any
 
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
 from orcmem.models.errors import ValidationError
-from orcmem.models.types import Memory, Project, SearchHit, Source, Status
+from orcmem.models.types import Memory, Project, Relation, SearchHit, Source, Status
 from orcmem.models.vocabulary import Mode
 from orcmem.service.approvals import Approvals, Ask
 from orcmem.service.memory_service import MemoryService
@@ -30,6 +30,28 @@ SUMMARY_MAX_CHARS = 200
 def summarize(body: str) -> str:
     """The body itself when short, else its first 200 characters and an ellipsis."""
     return body if len(body) <= SUMMARY_MAX_CHARS else body[:SUMMARY_MAX_CHARS] + "…"
+
+
+def pick_relation(
+    replaces: str | None, refines: str | None, conflicts_with: str | None
+) -> tuple[Relation | None, str | None]:
+    """The one relation a memory_record call names, with the older memory's id; (None, None) when it names none.
+
+    Raises:
+        ValidationError: it names more than one.
+    """
+    given = [
+        (relation, memory_id)
+        for relation, memory_id in (
+            (Relation.REPLACES, replaces),
+            (Relation.REFINES, refines),
+            (Relation.CONFLICTS, conflicts_with),
+        )
+        if memory_id
+    ]
+    if len(given) > 1:
+        raise ValidationError("Name one older memory: replaces, refines or conflicts_with, not several.")
+    return given[0] if given else (None, None)
 
 
 class AgentTools:
@@ -156,19 +178,46 @@ class AgentTools:
         return Tasks(self.memory).context(self.project)
 
     # --- writes ------------------------------------------------------------------------------------------------
-    def record(self, type: str, title: str, body: str, topic_key: str | None = None) -> dict[str, Any]:
-        """Save a decision, lesson, command, env_quirk, convention or spec as the agent.
+    def record(
+        self,
+        type: str,
+        title: str,
+        body: str,
+        topic_key: str | None = None,
+        *,
+        replaces: str | None = None,
+        refines: str | None = None,
+        conflicts_with: str | None = None,
+    ) -> dict[str, Any]:
+        """Save a decision, lesson, command, env_quirk, convention or spec as the agent, saying what it is to an older
+        memory when it replaces, refines or conflicts with one.
 
-        Returns {"id", "recorded": True, "merged"}; merged is True when a memory with the same topic key took it in;
-        with "waits_for_review": True when the project's review policy holds the agent's writes for the person.
+        Returns {"id", "recorded": True, "merged", "relation", "related_id", "candidates"}; merged is True when a
+        memory with the same topic key (or the same words) took it in; relation is what was stored (a replacement of
+        the user's memory becomes "conflicts"); candidates are older memories under other topic keys it may
+        contradict, [{"id", "type", "title", "body", "source"}]; with "waits_for_review": True when the
+        project's review policy holds the agent's writes for the person.
 
         Raises:
-            MemoryOffError, ValidationError, OwnershipError, PermissionDenied.
+            MemoryOffError, ValidationError, NotFoundError, OwnershipError, PermissionDenied.
         """
-        write, new = self.plans.plan_record(type, title, body, topic_key)
+        relation, related_id = pick_relation(replaces, refines, conflicts_with)
+        write, new = self.plans.plan_record(type, title, body, topic_key, related_id)
         self.approvals.authorize(write)
-        result = self.memory.record(self.project, new)
-        answer: dict[str, Any] = {"id": result.memory.id, "recorded": True, "merged": result.merged}
+        result = self.memory.record(self.project, new, relation=relation, related_id=related_id, candidates=True)
+        shown = [
+            {"id": m.id, "type": str(m.type), "title": m.title, "body": m.body, "source": str(m.source)}
+            for m in result.candidates
+            if m.id != result.related_id
+        ]
+        answer: dict[str, Any] = {
+            "id": result.memory.id,
+            "recorded": True,
+            "merged": result.merged,
+            "relation": str(result.relation) if result.relation else None,
+            "related_id": result.related_id,
+            "candidates": shown,
+        }
         if result.memory.status is Status.PENDING:
             answer["waits_for_review"] = True  # the agent must not count on it until the person accepts it
         return answer

@@ -88,7 +88,8 @@ class WritePlans:
     def _plan(self, tool: str, arguments: Mapping[str, Any]) -> PlannedWrite | None:
         args = dict(arguments)
         if tool == "memory_record":
-            return self.plan_record(args["type"], args["title"], args["body"], args.get("topic_key"))[0]
+            related = args.get("replaces") or args.get("refines") or args.get("conflicts_with")
+            return self.plan_record(args["type"], args["title"], args["body"], args.get("topic_key"), related)[0]
         if tool == "memory_feedback":
             return self.plan_feedback(args["id"], args["verdict"])[0]
         if tool == "memory_manage":
@@ -105,18 +106,22 @@ class WritePlans:
         return None
 
     # --- plans: validate everything (ownership included) before anyone is asked ----------------------------------
-    def plan_record(self, type: str, title: str, body: str, topic_key: str | None) -> tuple[PlannedWrite, NewMemory]:
-        """Check a memory_record call's arguments and ownership; what will be written."""
+    def plan_record(
+        self, type: str, title: str, body: str, topic_key: str | None, related_id: str | None = None
+    ) -> tuple[PlannedWrite, NewMemory]:
+        """Check a memory_record call's arguments, ownership and the older memory it names; what will be written."""
         self.approvals.require_enabled()
         memory_type = self._agent_type(type)
         clean_title = rules.check_title(title)
         clean_body = rules.check_body(body)
         key = rules.check_topic_key(topic_key)
         self._check_topic_owner(self.project.id, key)
+        older = self.memory.history.target(self.project, related_id) if related_id else None
+        about = f"\n(about the older memory: {redact(older.title)})" if older is not None else ""
         write = PlannedWrite(
             tool="memory_record",
             reason=f"Save to project memory: {redact(clean_title)}",
-            detail=f"[{memory_type}] {redact(clean_title)}\n{redact(clean_body)}",
+            detail=f"[{memory_type}] {redact(clean_title)}\n{redact(clean_body)}{about}",
             review_text=f"{clean_title}\n{clean_body}",
             duplicate_of=(clean_title, clean_body),
         )
