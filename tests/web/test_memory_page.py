@@ -416,3 +416,27 @@ def test_a_persons_edit_on_the_page_makes_the_words_theirs(
     assert response.status_code == 303
     assert service.get(project, memory_id).provenance is Provenance.PERSON
     assert "badge-person" in client.get("/").text
+
+
+def test_a_card_shows_its_history_and_settles_a_conflict(
+    client: TestClient, service: MemoryService, project: Project
+) -> None:
+    from orcmem.models.types import Relation, Status
+
+    def write(title: str, body: str, **kw: Any) -> str:
+        return service.record(project, NewMemory("convention", title, body, Source.USER), **kw).memory.id
+
+    npm = write("Use npm for installs", "npm install at the root")
+    pnpm = write("Use pnpm for installs", "pnpm install at the root", relation=Relation.REPLACES, related_id=npm)
+    pg15 = write("Tests need Postgres 15", "the tests run on 15")
+    pg16 = write("Tests need Postgres 16", "the tests run on 16", relation=Relation.CONFLICTS, related_id=pg15)
+    text = client.get("/?status=superseded").text
+    assert 'class="badge badge-superseded">Superseded<' in text
+    assert f'replaced by {pnpm} "Use pnpm for installs" on ' in text.replace("&#34;", '"')
+    text = client.get("/").text.replace("&#34;", '"')
+    assert f'replaced {npm} "Use npm for installs" on ' in text
+    assert text.count(">Conflict</span>") == 2 and f'name="other" value="{pg15}"' in text
+    response = client.post(f"/memories/{pg16}/keep", data=form(project=project.id, other=pg15), follow_redirects=False)
+    assert flash(client, response) == "ok: Conflict settled: “Tests need Postgres 16” kept, the other is history."
+    assert service.get(project, pg15).status is Status.SUPERSEDED and service.history.open_conflicts(project) == []
+    assert ">Conflict</span>" not in client.get("/").text

@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from orcmem.app.runtime import open_service
+from orcmem.rules.contradictions import history_line
 from orcmem.rules.freshness import possibly_stale
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import plural
@@ -60,6 +61,7 @@ def _templates() -> Jinja2Templates:
         share_bar=share_bar,
         plural=plural,
         possibly_stale=possibly_stale,
+        history_line=history_line,
     )
     env.filters.update(ago=views.relative_time, iso=views.iso_time, fulltime=views.full_time)
     return Jinja2Templates(env=env)

@@ -22,8 +22,19 @@ from orcmem.extract.resolve import agent_name
 from orcmem.host import keystore
 from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, MODEL_HARNESS, SEARCH_MAX_LIMIT
 from orcmem.models.errors import KeyStoreError, OrcmemError, ValidationError
-from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status, Verdict
+from orcmem.models.types import (
+    Memory,
+    MemoryFilter,
+    MemoryLink,
+    MemoryType,
+    Project,
+    Provenance,
+    Source,
+    Status,
+    Verdict,
+)
 from orcmem.models.vocabulary import values
+from orcmem.rules.contradictions import KEEP_BOTH
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.overview import RunsOverview
 from orcmem.text.wording import plural
@@ -38,7 +49,8 @@ T = TypeVar("T")
 PARTIAL_HEADER = "x-orcmem-partial"
 MISSING_TOKEN = "Refused: this change did not carry the key of this page. Reload the page and try again."
 REVIEW_ACTIONS = ("accept", "reject", "accept-run")  # the Inbox's buttons (docs/learning.md, The review inbox)
-MEMORY_ACTIONS = ("edit", *values(Verdict), "delete", "export", *REVIEW_ACTIONS)  # a verdict is one of the buttons
+CONFLICT_ACTIONS = ("keep", "keep-both")  # settle an open conflict with the memory in the form's `other`
+MEMORY_ACTIONS = ("edit", *values(Verdict), "delete", "export", *REVIEW_ACTIONS, *CONFLICT_ACTIONS)
 
 
 def _state(request: Request) -> WebState:
@@ -197,6 +209,7 @@ class MemoryPage:
     reasons: dict[str, str] = field(default_factory=dict)  # why each waits, under the policy as it is now
     expire_days: int = 0
     search_notice: str | None = None  # the search matched words only although meaning was wanted, and why
+    history: dict[str, list[MemoryLink]] = field(default_factory=dict)  # each shown memory's links, by its id
 
 
 def _check_choice(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -260,6 +273,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
             )
             page.pages = views.Pages.clamp(query.page, service.count(project, flt))
             page.items = service.list(project, replace(flt, offset=page.pages.start))
+        page.history = {memory.id: service.history.links(memory.id) for memory in page.items}
     except OrcmemError as exc:
         page.error = str(exc)
     return page
@@ -330,6 +344,12 @@ def _apply(service: MemoryService, action: str, memory_id: str, project_id: str,
     if action == "delete":
         memory = service.forget(project, memory_id)
         return ActionResult(f"Deleted {_quote(memory.title)}.", None)
+    if action in ("keep", "keep-both"):
+        other = _form_text(form, "other")
+        service.history.resolve(project, other, KEEP_BOTH if action == "keep-both" else memory_id)
+        memory = service.get(project, memory_id)
+        kept = "both kept" if action == "keep-both" else f"{_quote(memory.title)} kept, the other is history"
+        return ActionResult(f"Conflict settled: {kept}.", memory)
     if action == "export":
         file_name = _form_text(form, "file")
         if file_name not in EXPORT_FILES:
@@ -372,6 +392,7 @@ def _card_html(request: Request, memory: Memory, project_id: str, next_url: str)
         project_id=project_id,
         next_url=next_url,
         token=state.token,
+        history=state.service.history.links(memory.id),
         now=state.service.clock(),
         person=state.service.settings.own_ids(),
         offset=state.utc_offset_ms(),

@@ -44,6 +44,7 @@ STATUS_LABELS = {
     Status.STALE: "Stale",
     Status.RETRACTED: "Retracted",
     Status.PENDING: "Waiting for review",
+    Status.SUPERSEDED: "Superseded",
 }
 JOB_STATE_LABELS = {
     JobState.QUEUED: "Queued",
