@@ -15,6 +15,7 @@ from bench import (
     agents,
     cli_search,
     context_cost,
+    contradictions,
     costs,
     duplicates,
     floor,
@@ -81,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     once = duplicates.run()
     print("the review inbox...", flush=True)
     reviewed = review.run()
+    print("contradiction candidates...", flush=True)
+    contradicted = contradictions.run()
     print("redaction...", flush=True)
     redacted = redaction.run()
     print("the instruction flag...", flush=True)
@@ -132,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         render(command, results, rates, learned, served, quality),
         "\n".join(duplicates.render(once)),
         "\n".join(review.render(reviewed)),
+        "\n".join(contradictions.render(contradicted)),
         "\n".join(redaction.render(redacted)),
         "\n".join(injection.render(flagged)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
