@@ -41,7 +41,7 @@ def test_breakdown_counts_what_the_project_sees(service: MemoryService, project:
     assert dict(overview.by_type)["fact"] == 1 and dict(overview.by_type)["workflow"] == 0
     assert [t for t, _ in overview.by_type][:2] == ["decision", "spec"]  # the vocabulary's order
     assert dict(overview.by_source) == {"user": 2, "agent": 2, "extraction": 2, "tool": 1}
-    assert dict(overview.by_status) == {"active": 6, "stale": 0, "retracted": 1, "pending": 0}
+    assert dict(overview.by_status) == {"active": 6, "stale": 0, "retracted": 1, "pending": 0, "superseded": 0}
 
 
 def test_created_per_day_follows_the_local_day(service: MemoryService, project: Project, clock: Any) -> None:
