@@ -163,14 +163,6 @@ async def test_record_lists_candidates_and_replaces_what_the_agent_names(
         )
         assert [(m["id"], m["source"]) for m in first["candidates"]] == [(mine.id, "user")]
         assert first["relation"] is None
-        # The user's memory is not the agent's to replace: the same ask is stored as a conflict.
-        again = await ok(
-            c,
-            "memory_record",
-            record_args("Use pnpm for installs", "pnpm install at the repository root", replaces=mine.id),
-        )
-        assert (again["id"], again["relation"], again["related_id"]) == (first["id"], "conflicts", mine.id)
-        assert service.get(project, mine.id).status is Status.ACTIVE
         later = await ok(
             c,
             "memory_record",
@@ -180,6 +172,13 @@ async def test_record_lists_candidates_and_replaces_what_the_agent_names(
         )
         assert (later["relation"], later["related_id"]) == ("replaces", first["id"])
         assert service.get(project, first["id"]).status is Status.SUPERSEDED
+        # The user's memory is not the agent's to replace: the same ask is a conflict, waiting for the user.
+        refused_ask = await ok(
+            c, "memory_record", record_args("Use yarn for installs", "yarn install at the root", replaces=mine.id)
+        )
+        assert (refused_ask["relation"], refused_ask["related_id"]) == ("conflicts", mine.id)
+        assert refused_ask["waits_for_review"] is True
+        assert service.get(project, mine.id).status is Status.ACTIVE
         assert "Name one older memory" in await refused(
             c, "memory_record", record_args(replaces=mine.id, refines=mine.id)
         )

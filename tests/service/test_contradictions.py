@@ -14,7 +14,8 @@ import pytest
 from orcmem.extract.claude_cli import ClaudeCliGenerator
 from orcmem.extract.resolve import GeneratorChoice
 from orcmem.models.errors import NotFoundError
-from orcmem.models.types import NewMemory, Relation, Source, Status
+from orcmem.models.types import MemoryFilter, NewMemory, Relation, Source, Status
+from orcmem.rules.review import ReviewPolicy
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.migrations import LATEST_VERSION, MIGRATIONS, migrate
@@ -39,7 +40,7 @@ SUMMARY = {"request": "installs", "workDone": "changed the installer", "outcome"
 
 
 def extraction(title: str, body: str, topic: str) -> str:
-    memory = {"type": "convention", "title": title, "body": body, "topicKey": topic, "files": [], "confidence": 0.7}
+    memory = {"type": "lesson", "title": title, "body": body, "topicKey": topic, "files": [], "confidence": 0.7}
     return json.dumps({"summary": SUMMARY, "memories": [memory]})
 
 
@@ -77,12 +78,14 @@ def distil(service: MemoryService, project, standin: Standin, session: str) -> N
 
 
 @pytest.fixture
-def standin(tmp_path: Path) -> Standin:
+def standin(tmp_path: Path, service: MemoryService, project) -> Standin:
+    service.review.set_policy(project, ReviewPolicy(min_confidence=0.0))  # learned memories go straight in
     return Standin(tmp_path)
 
 
 def only(service: MemoryService, project, title: str):
-    [memory] = [m for m in service.list(project) if m.title == title]
+    every = MemoryFilter(statuses=tuple(str(status) for status in Status))
+    [memory] = [m for m in service.list(project, every) if m.title == title]
     return memory
 
 
@@ -98,8 +101,8 @@ def test_a_distilled_replacement_supersedes_the_older_memory_and_recall_says_so(
     distil(service, project, standin, "run-2")
     extract_prompt, judge_prompt = standin.sent()[1:]
     assert "Run to distill:" in extract_prompt
-    assert "New memory n1 [convention] Use pnpm for installs" in judge_prompt
-    assert "older c1 [convention, learned" in judge_prompt and "Use npm for installs" in judge_prompt
+    assert "New memory n1 [lesson] Use pnpm for installs" in judge_prompt
+    assert "older c1 [lesson, learned" in judge_prompt and "Use npm for installs" in judge_prompt
 
     new = only(service, project, "Use pnpm for installs")
     assert service.get(project, old.id).status is Status.SUPERSEDED
@@ -112,13 +115,14 @@ def test_a_distilled_replacement_supersedes_the_older_memory_and_recall_says_so(
     assert "replaces: Use npm for installs (2027-01-15)" in service.context.brief(project)
 
 
-def test_an_unsettled_conflict_keeps_both_visible_until_a_person_settles_it(service, project, standin) -> None:
+def test_an_unsettled_conflict_waits_in_the_inbox_until_a_person_settles_it(service, project, standin) -> None:
     standin.answer("Tests need Postgres 15", "the integration tests run against Postgres 15", "db/pg15")
     distil(service, project, standin, "run-1")
     standin.answer("Tests need Postgres 16", "the integration tests run against Postgres 16", "db/pg16", "conflicts")
     distil(service, project, standin, "run-2")
     old, new = only(service, project, "Tests need Postgres 15"), only(service, project, "Tests need Postgres 16")
-    assert {old.status, new.status} == {Status.ACTIVE}
+    assert (old.status, new.status) == (Status.ACTIVE, Status.PENDING)
+    assert [m.id for m in service.review.pending(project)] == [new.id]  # the inbox holds it, with the other side
     [conflict] = service.history.open_conflicts(project)
     assert (conflict.from_id, conflict.to_id, conflict.open) == (new.id, old.id, True)
 
@@ -140,6 +144,22 @@ def test_the_model_cannot_replace_what_the_person_wrote(service, project, standi
     assert service.get(project, mine.memory.id).status is Status.ACTIVE
     [conflict] = service.history.open_conflicts(project)
     assert (conflict.to_id, conflict.relation) == (mine.memory.id, Relation.CONFLICTS)
+    accepted = service.review.accept(project, conflict.from_id)  # the person accepts it from the inbox: both stay
+    assert accepted.status is Status.ACTIVE and service.get(project, mine.memory.id).status is Status.ACTIVE
+    assert service.history.open_conflicts(project) == [conflict]  # still to settle
+
+
+def test_a_replacement_waiting_for_review_supersedes_only_once_accepted(service, project, standin) -> None:
+    standin.answer("Use npm for installs", "npm install sets up the workspace packages", "tooling/npm")
+    distil(service, project, standin, "run-1")
+    old = only(service, project, "Use npm for installs")
+    service.review.set_policy(project, ReviewPolicy(all_wait=True))
+    standin.answer("Use pnpm for installs", "pnpm install replaces npm install", "tooling/pnpm", "replaces")
+    distil(service, project, standin, "run-2")
+    new = only(service, project, "Use pnpm for installs")
+    assert (new.status, service.get(project, old.id).status) == (Status.PENDING, Status.ACTIVE)
+    service.review.accept(project, new.id)
+    assert service.get(project, old.id).status is Status.SUPERSEDED
 
 
 def test_a_failed_judgement_loses_no_memory(service, project, standin) -> None:
@@ -176,7 +196,10 @@ def test_the_migration_widens_the_status_and_adds_the_links_table(tmp_path: Path
     conn = apsw.Connection(str(tmp_path / "old.db"))
     conn.create_scalar_function("orcmem_text_digest", lambda title, body: 0, 2, deterministic=True)
     for _version, sql in MIGRATIONS[:-1]:
-        conn.execute(sql)
+        if callable(sql):
+            sql(conn)
+        else:
+            conn.execute(sql)
     conn.execute(f"PRAGMA user_version = {LATEST_VERSION - 1}")
     conn.execute("INSERT INTO projects VALUES ('p1', '/r', '/r', 'r', 1, 1)")
     insert = (

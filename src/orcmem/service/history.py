@@ -43,18 +43,34 @@ class History:
     ) -> Relation | None:
         """Store what `new` says of `old` (inside the caller's transaction); the relation stored, after the ownership
         rule turned a replacement the actor may not make into a conflict; None when `new` is `old` itself (the
-        write only confirmed it)."""
+        write only confirmed it).
+
+        A conflict a model or an agent raised waits in the review inbox (`new` becomes pending) for the person to
+        settle; a replacement by a memory that waits there supersedes the older one only once accepted (`accepted`).
+        """
         if new.id == old.id:
             return None
         stored = allowed_relation(relation, old.source, actor, same_person=same_person)
         now = self.core.clock()
         self.store.links.add(new.id, old.id, stored, at=now, by=str(actor))
-        if stored is Relation.REPLACES:
+        if stored is Relation.CONFLICTS and actor is not Source.USER and new.status is Status.ACTIVE:
+            self.store.memories.update_fields(new.id, {"status": str(Status.PENDING), "updated_at": now})
+        if stored is Relation.REPLACES and new.status is not Status.PENDING:
             self.store.memories.update_fields(old.id, {"status": str(Status.SUPERSEDED), "updated_at": now})
         self.core.audit(
             str(actor), f"memory.{stored}", new.id, new.project_id, metadata={"other": old.id, "asked": str(relation)}
         )
         return stored
+
+    def accepted(self, memory_id: str) -> None:
+        """A memory that waited for review was accepted: the older memories it replaces are superseded now (inside
+        the caller's transaction)."""
+        now = self.core.clock()
+        for link in self.store.links.of(memory_id):
+            if link.from_id == memory_id and link.relation is Relation.REPLACES:
+                older = self.store.memories.get(link.to_id)
+                if older is not None and older.status is Status.ACTIVE:
+                    self.store.memories.update_fields(older.id, {"status": str(Status.SUPERSEDED), "updated_at": now})
 
     def links(self, memory_id: str) -> list[MemoryLink]:
         """Every link from or to a memory, oldest first."""

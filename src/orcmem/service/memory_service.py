@@ -336,7 +336,9 @@ class MemoryService(ServiceCore):
             if older is not None and relation is not None:
                 same_person = older.author is None or author is None or older.author == author
                 stored = self.history.relate(result.memory, relation, older, source, same_person=same_person)
-                result = replace(result, relation=stored, related_id=older.id if stored else None)
+                now_stored = self.store.memories.get(result.memory.id)  # a conflict may have sent it to the inbox
+                assert now_stored is not None
+                result = replace(result, memory=now_stored, relation=stored, related_id=older.id if stored else None)
         if candidates:
             model = self.embedder.model_id if self.embedder is not None else None
             found = self.contradictions.candidates(

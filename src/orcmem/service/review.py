@@ -169,6 +169,7 @@ class Review:
                     waiting.id, {"status": str(Status.ACTIVE), "updated_at": now, "last_confirmed_at": now}
                 )
                 accepted_id = waiting.id
+                self.memory.history.accepted(waiting.id)  # what it replaces is history from now on
             self.memory.audit(
                 "user", "memory.review.accept", accepted_id, waiting.project_id, metadata={"reviewed": waiting.id}
             )
