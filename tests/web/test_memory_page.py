@@ -440,3 +440,17 @@ def test_a_card_shows_its_history_and_settles_a_conflict(
     assert flash(client, response) == "ok: Conflict settled: “Tests need Postgres 16” kept, the other is history."
     assert service.get(project, pg15).status is Status.SUPERSEDED and service.history.open_conflicts(project) == []
     assert ">Conflict</span>" not in client.get("/").text
+
+
+def test_a_conflict_an_agent_raised_waits_in_the_inbox_with_its_other_side(
+    client: TestClient, service: MemoryService, project: Project
+) -> None:
+    from orcmem.models.types import Relation, Status
+
+    mine = service.record(project, NewMemory("convention", "Use npm", "npm install", Source.USER)).memory
+    agent = NewMemory("convention", "Use yarn", "yarn install", Source.AGENT)
+    asked = service.record(project, agent, relation=Relation.REPLACES, related_id=mine.id)
+    assert (asked.relation, asked.memory.status) == (Relation.CONFLICTS, Status.PENDING)
+    text = client.get("/").text
+    assert f"Contradicts “Use npm” ({mine.id}), which stays active." in text
+    assert f"orcmem conflicts resolve {asked.memory.id} --keep {asked.memory.id}|{mine.id}|both" in text

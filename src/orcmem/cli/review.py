@@ -11,6 +11,7 @@ from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_ap
 from orcmem.cli.formatting import PROVENANCE_LABELS, age_text
 from orcmem.models.errors import OrcmemError
 from orcmem.models.types import Memory, MemoryType, Project
+from orcmem.rules.contradictions import resolve_hint
 from orcmem.rules.review import ReviewPolicy, changed_policy
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import plural
@@ -40,6 +41,9 @@ def _card(service: MemoryService, project: Project | None, memory: Memory, posit
         f"    run: {run or 'unknown'}",
         f"    waits: {why or 'the policy now lets it in; accept it to use it'}",
     ]
+    for link in service.history.open_conflicts_of(memory.id):
+        other, title = (link.to_id, link.to_title) if link.from_id == memory.id else (link.from_id, link.from_title)
+        lines.append(f'    contradicts: {other} "{title}" (stays active; accepting keeps both: {resolve_hint(link)})')
     if memory.topic_key:
         lines.append(f"    topic: {memory.topic_key}")
     if memory.files:

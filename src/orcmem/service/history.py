@@ -80,6 +80,10 @@ class History:
         """What each of these memories replaced, to say so in recall and the brief."""
         return self.store.links.replaced_by(memory_ids)
 
+    def open_conflicts_of(self, memory_id: str) -> list[MemoryLink]:
+        """The open conflicts a memory is on either side of."""
+        return self.store.links.open_conflicts_of(memory_id)
+
     def open_conflicts(self, project: Project | None) -> list[MemoryLink]:
         """Conflicts nobody settled, newest first."""
         return self.store.links.open_conflicts(project.id if project else None)

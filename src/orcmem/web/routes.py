@@ -237,6 +237,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
             if m.source_run_id and (label := service.review.run_label(m.source_run_id))
         }
         page.expire_days = service.review.expire_days()
+        page.history = {m.id: service.history.links(m.id) for m in page.inbox}  # a conflict shows its other side
         page.reasons = {
             m.id: reason
             for m in page.inbox
@@ -273,7 +274,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
             )
             page.pages = views.Pages.clamp(query.page, service.count(project, flt))
             page.items = service.list(project, replace(flt, offset=page.pages.start))
-        page.history = {memory.id: service.history.links(memory.id) for memory in page.items}
+        page.history.update({memory.id: service.history.links(memory.id) for memory in page.items})
     except OrcmemError as exc:
         page.error = str(exc)
     return page
