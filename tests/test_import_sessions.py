@@ -91,8 +91,10 @@ def orcmem(env: dict[str, str], cwd: Path, *args: str, code: int = 0) -> subproc
 
 
 def prompts_sent(env: dict[str, str]) -> list[str]:
+    """The distillation prompts the stand-in got (a contradiction judgement, the short second call, is not one)."""
     path = Path(env["STANDIN_PROMPTS"])
-    return [p for p in path.read_text(encoding="utf-8").split("\n\f\n") if p.strip()] if path.exists() else []
+    sent = [p for p in path.read_text(encoding="utf-8").split("\n\f\n") if p.strip()] if path.exists() else []
+    return [p for p in sent if "Run to distill:" in p]
 
 
 def plan(env: dict[str, str], cwd: Path, *args: str) -> dict[str, object]:
