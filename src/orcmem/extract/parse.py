@@ -6,7 +6,6 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
@@ -21,6 +20,7 @@ from orcmem.models.constants import (
     EXTRACTION_TYPES,
     TITLE_MAX_CHARS,
 )
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.text.redact import redact
 
 _FENCE = re.compile(r"```json\s*|```")
@@ -58,15 +58,15 @@ class Extraction:
     memories: tuple[ExtractedMemory, ...] = ()
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> JsonValue:
     raise ValueError(f"{name} is not JSON")  # NaN and Infinity are not JSON, as in JavaScript's JSON.parse
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> JsonValue:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def _object_in(raw: str, depth: int = 0) -> dict[str, Any] | None:
+def _object_in(raw: str, depth: int = 0) -> JsonObject | None:
     cleaned = _FENCE.sub("", raw).strip()
     start = cleaned.find("{")
     end = cleaned.rfind("}")
@@ -97,7 +97,7 @@ def _utf8(text: str) -> str:
     return text
 
 
-def _trimmed(value: Any) -> str:
+def _trimmed(value: JsonValue) -> str:
     return _utf8(value).strip() if isinstance(value, str) else ""
 
 
@@ -106,11 +106,11 @@ def _cut(text: str, limit: int) -> str:
     return redact(text)[:limit] if len(text) > limit else text
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: JsonValue) -> list[str]:
     return [_utf8(item) for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def _confidence(value: Any) -> float:
+def _confidence(value: JsonValue) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return CONFIDENCE_DEFAULT
     try:
@@ -122,7 +122,7 @@ def _confidence(value: Any) -> float:
     return min(CONFIDENCE_MAX, max(CONFIDENCE_MIN, number))
 
 
-def _summary(value: Any) -> ExtractedSummary:
+def _summary(value: JsonValue) -> ExtractedSummary:
     data = value if isinstance(value, dict) else {}
     return ExtractedSummary(
         request=_trimmed(data.get("request")),
@@ -132,7 +132,7 @@ def _summary(value: Any) -> ExtractedSummary:
     )
 
 
-def _memory(entry: Any) -> ExtractedMemory | None:
+def _memory(entry: JsonValue) -> ExtractedMemory | None:
     if not isinstance(entry, dict):
         return None
     kind = entry.get("type")

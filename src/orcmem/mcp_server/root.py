@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from orcmem.mcp_server.freshness_watch import FreshnessWatch
     from orcmem.mcp_server.recall_socket import RecallSocket
+    from orcmem.models.data_shapes import JsonObject
     from orcmem.service.agent_tools import AgentTools
     from orcmem.team.background import TeamSyncer
 
@@ -278,11 +279,11 @@ def _freshness_watch(home: Path, project_dir: Path) -> FreshnessWatch:
     return watch
 
 
-def early_tool_list(home: Path) -> Callable[[], dict[str, Any] | None]:
+def early_tool_list(home: Path) -> Callable[[], JsonObject | None]:
     """What lists the tools before the SDK has loaded: the pinned list, or task_context alone while memory is off;
     None (the SDK answers) when the database cannot tell."""
 
-    def listing() -> dict[str, Any] | None:
+    def listing() -> JsonObject | None:
         import json
 
         from orcmem.models.constants import DB_FILENAME

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from orcmem import __version__
 from orcmem.mcp_server.identity import ALWAYS_LISTED, INSTRUCTIONS, SERVER_NAME
 from orcmem.mcp_server.tool_specs import HINTS, TOOLS, Arg, ArgValue, Kind, ToolSpec
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import OrcmemError
 from orcmem.service.agent_tools import AgentTools
 from orcmem.service.approvals import Ask
@@ -91,7 +92,7 @@ class OrcmemServer(MCPServer):
             return listed
         return [tool for tool in listed if tool.name in ALWAYS_LISTED]
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+    async def call_tool(self, name: str, arguments: JsonObject, context: Context | None = None) -> Any:
         """Refuse a memory tool while memory is off (an agent may have listed it earlier), else call it."""
         if name in MEMORY_TOOLS and await self.memory_on() is False:
             raise ToolError(MEMORY_OFF_REFUSAL)
@@ -163,10 +164,10 @@ def _parameters(spec: ToolSpec) -> list[Parameter]:
     return parameters
 
 
-def _schema_of(arg: Arg) -> Callable[[dict[str, Any]], None]:
+def _schema_of(arg: Arg) -> Callable[[JsonObject], None]:
     """Make the SDK list the argument's schema as the spec gives it (the pinned early list is the spec's too)."""
 
-    def replace(schema: dict[str, Any]) -> None:
+    def replace(schema: JsonObject) -> None:
         schema.clear()
         schema.update(arg.schema())
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+
+from orcmem.models.data_shapes import JsonObject
 
 
 class MemoryType(StrEnum):
@@ -109,7 +110,7 @@ class Project:
     created_at: int
     last_seen_at: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output."""
         return asdict(self)
 
@@ -142,7 +143,7 @@ class Memory:
     stale_reason: str | None = None  # why the code it cites may have moved on (docs/freshness.md); None: it has not
     provenance: Provenance = Provenance.TOOL_TEXT  # where its words came from; the least trusted when unknown
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output, enums as strings and files as a list."""
         data = asdict(self)
         data["files"] = list(self.files)
@@ -222,7 +223,7 @@ class MemorySettings:
     provider: str
     models: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output."""
         return asdict(self)
 

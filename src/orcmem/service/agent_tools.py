@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, Project, SearchHit, Source, Status
 from orcmem.models.vocabulary import Mode
@@ -90,7 +90,7 @@ class AgentTools:
         """Whether memory is on now (it can be switched while a session runs)."""
         return self.memory.is_enabled()
 
-    def question(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+    def question(self, tool: str, arguments: Mapping[str, JsonValue]) -> str | None:
         """The question the user must answer before `tool` may run with `arguments` (WritePlans.question)."""
         return self.plans.question(tool, arguments)
 
@@ -101,7 +101,7 @@ class AgentTools:
         limit: int = SEARCH_DEFAULT_LIMIT,
         *,
         searcher: Callable[[str, int], list[SearchHit]] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObject]:
         """This project's and global active memories matching `query`, best first (words and meaning fused);
         `searcher` searches elsewhere instead (the team's pool).
 
@@ -126,8 +126,8 @@ class AgentTools:
         return results
 
     @staticmethod
-    def _search_result(memory: Memory, now: int) -> dict[str, Any]:
-        result: dict[str, Any] = {
+    def _search_result(memory: Memory, now: int) -> JsonObject:
+        result: JsonObject = {
             "id": memory.id,
             "type": str(memory.type),
             "title": memory.title,
@@ -156,7 +156,7 @@ class AgentTools:
         return Tasks(self.memory).context(self.project)
 
     # --- writes ------------------------------------------------------------------------------------------------
-    def record(self, type: str, title: str, body: str, topic_key: str | None = None) -> dict[str, Any]:
+    def record(self, type: str, title: str, body: str, topic_key: str | None = None) -> JsonObject:
         """Save a decision, lesson, command, env_quirk, convention or spec as the agent.
 
         Returns {"id", "recorded": True, "merged"}; merged is True when a memory with the same topic key took it in;
@@ -173,7 +173,7 @@ class AgentTools:
             answer["waits_for_review"] = True  # the agent must not count on it until the person accepts it
         return answer
 
-    def feedback(self, id: str, verdict: str) -> dict[str, Any]:
+    def feedback(self, id: str, verdict: str) -> JsonObject:
         """Mark a memory helpful (more confidence, age reset), wrong (retracted) or stale.
 
         Raises:
@@ -193,7 +193,7 @@ class AgentTools:
         title: str | None = None,
         body: str | None = None,
         topic_key: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Create, update or forget a preference, fact, workflow or decision in this workspace or globally.
 
         Returns what changed and in which scope, e.g. {"action": "updated", "id", "scope": "workspace",
