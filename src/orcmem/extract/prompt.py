@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
 
@@ -62,11 +61,6 @@ OUTPUT_SCHEMA: JsonObject = {
         },
     },
 }
-
-
-def output_schema() -> JsonObject:
-    """A fresh copy of the output JSON schema, safe to change."""
-    return copy.deepcopy(OUTPUT_SCHEMA)
 
 
 def output_schema_json() -> str:

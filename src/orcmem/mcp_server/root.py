@@ -198,19 +198,7 @@ def run_stdio(
     )
     wire.start(early_initialize=early_initialize)
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download)
-    recall = _recall_socket(home, box)
-    team = _team_syncer(home, box)
-    watch = _freshness_watch(home, project_dir)
-    try:
-        server = build_server(box)
-        if box.tools is not None:
-            warm_up(box.tools)
-        return wire.serve(server)
-    finally:
-        watch.close()
-        team.close()
-        recall.close()
-        box.close()
+    return _serve(home, project_dir, box, wire.serve)
 
 
 def run_http(
@@ -237,6 +225,14 @@ def run_http(
 
     _check_mode(mode)
     box = _box(home, project_dir, mode, auto_approve, headless, allow_download, answers_from_person=False)
+    return _serve(
+        home, project_dir, box, lambda server: serve_http(server, home, port, stop_after=stop_after, on_ready=on_ready)
+    )
+
+
+def _serve(home: Path, project_dir: Path, box: ToolsBox, transport: Callable[[MCPServer], int]) -> int:
+    """Start the server's companions (the recall socket, the team syncer, the freshness watch), build the server,
+    warm it up and serve it with `transport` until it ends; then close them and the tools."""
     recall = _recall_socket(home, box)
     team = _team_syncer(home, box)
     watch = _freshness_watch(home, project_dir)
@@ -244,7 +240,7 @@ def run_http(
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
-        return serve_http(server, home, port, stop_after=stop_after, on_ready=on_ready)
+        return transport(server)
     finally:
         watch.close()
         team.close()

@@ -6,22 +6,22 @@ Ownership rules hold in every mode: an agent never changes what the user wrote.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping
+from typing import Unpack
 
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
 from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, Project, SearchHit, Source, Status
-from orcmem.models.vocabulary import Mode
-from orcmem.service.approvals import Approvals, Ask
+from orcmem.service.approvals import Approvals, Ask, Flow
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.service.write_plans import (
     WritePlans,
     scope_name,
 )
-from orcmem.store.grants import GrantRepository
 
 SEARCH_LIMIT_MAX = 20
 SUMMARY_MAX_CHARS = 200
@@ -36,50 +36,21 @@ class AgentTools:
     """The memory tools of one agent session in one project; it holds the session's permission flow
     (`approvals`: its mode and its way of asking the user) and the plans that check a write before it is asked."""
 
-    def __init__(
-        self,
-        memory: MemoryService,
-        project: Project,
-        *,
-        mode: Mode | str,
-        headless: bool,
-        auto_approve: bool,
-        session_id: str,
-        ask: Ask | None = None,
-        grants: GrantRepository | None = None,
-        answers_from_person: bool = True,
-    ) -> None:
-        """Bind the tools to a service and the project derived from the host's working folder (the arguments are
-        `Approvals`'s)."""
+    def __init__(self, memory: MemoryService, project: Project, **flow: Unpack[Flow]) -> None:
+        """Bind the tools to a service and the project derived from the host's working folder (`flow`: the session's
+        permission flow, `Approvals`'s arguments)."""
         self.memory = memory
         self.project = project
-        self.approvals = Approvals(
-            memory,
-            project,
-            mode=mode,
-            headless=headless,
-            auto_approve=auto_approve,
-            session_id=session_id,
-            ask=ask,
-            grants=grants,
-            answers_from_person=answers_from_person,
-        )
+        self.approvals = Approvals(memory, project, **flow)
         self.plans = WritePlans(self.approvals)
 
     def asking(self, ask: Ask | None) -> AgentTools:
         """The same tools with another way of asking (a host that gets one answer per call)."""
-        flow = self.approvals
-        return AgentTools(
-            self.memory,
-            self.project,
-            mode=flow.mode,
-            headless=flow.headless,
-            auto_approve=flow.auto_approve,
-            session_id=flow.session_id,
-            ask=ask,
-            grants=flow.grants,
-            answers_from_person=flow.answers_from_person,
-        )
+        tools = copy.copy(self)
+        tools.approvals = copy.copy(self.approvals)
+        tools.approvals.ask = ask
+        tools.plans = WritePlans(tools.approvals)
+        return tools
 
     @property
     def headless(self) -> bool:
@@ -168,7 +139,7 @@ class AgentTools:
         write, new = self.plans.plan_record(type, title, body, topic_key)
         self.approvals.authorize(write)
         result = self.memory.record(self.project, new)
-        answer: dict[str, Any] = {"id": result.memory.id, "recorded": True, "merged": result.merged}
+        answer: JsonObject = {"id": result.memory.id, "recorded": True, "merged": result.merged}
         if result.memory.status is Status.PENDING:
             answer["waits_for_review"] = True  # the agent must not count on it until the person accepts it
         return answer

@@ -35,7 +35,6 @@ CANCELLED_REASON = "the worker was stopped; the run waits in the queue"
 SUMMARY_WORK_MAX_CHARS = 2000  # a summary's "work done" grows with each pass up to this, keeping the newest
 RUN_KIND_TASK = "task"
 RUN_KIND_DISCUSSION = "discussion"
-RUN_KINDS = ("conversation", RUN_KIND_TASK, RUN_KIND_DISCUSSION)
 
 
 GeneratorFactory = Callable[[Run], "GeneratorChoice"]

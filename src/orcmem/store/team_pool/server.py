@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import struct
@@ -68,8 +69,6 @@ def connect(url: str, password: str | None = None) -> Any:
 def channel(team: str) -> str:
     """The LISTEN/NOTIFY channel a team's pushes are announced on (`team.background` listens): a hash of the team,
     so any team name fits PostgreSQL's 63 bytes."""
-    import hashlib
-
     return "orcmem." + hashlib.sha256(team.encode()).hexdigest()[:32]
 
 
@@ -428,11 +427,7 @@ class TeamServer:
             project_key,
             memory_id,
             *[row[column] for column in SHARED_COLUMNS],
-            json.dumps(row["files"]),
-            row["model_id"],
-            _vector_param(row["embedding"]),
-            _edited(row),
-            person,
+            *_stored_after_columns(row, person),
         )
 
     def _update(self, project_key: str, memory_id: str, row: JsonObject, person: str) -> int:
@@ -460,11 +455,7 @@ class TeamServer:
         return (
             project_key,
             *[row[column] for column in _UPDATED_COLUMNS],
-            json.dumps(row["files"]),
-            row["model_id"],
-            _vector_param(row["embedding"]),
-            _edited(row),
-            person,
+            *_stored_after_columns(row, person),
         )
 
     def _forget(self, memory_id: str, person: str, merged_into: str | None) -> None:
@@ -669,6 +660,11 @@ def _memory(row: Row, project_id: str) -> Memory:
         author_agent=row[15],
         provenance=provenance_seen_by(row[16], row[7], None, None),  # the writer's; `search_team` says a teammate's
     )
+
+
+def _stored_after_columns(row: JsonObject, person: str) -> Row:
+    """What an insert and an update both store after the shared columns: files, model, vector, when and who."""
+    return (json.dumps(row["files"]), row["model_id"], _vector_param(row["embedding"]), _edited(row), person)
 
 
 def _edited(row: JsonObject) -> int:
