@@ -18,9 +18,11 @@ from orcmem.models.vocabulary import HookName
 TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TextIO
+    from typing import TextIO
 
     from orcmem.models.data_shapes import JsonObject
+    from orcmem.rules.permissions import PolicyVerdict
+    from orcmem.service.learning import TaskLink
 
 LOG_NAME = "hooks.log"
 TASK_ENV_VAR = "ORCMEM_TASK"  # set by whatever starts an agent on a task: the run belongs to that task
@@ -101,7 +103,7 @@ def _ingest(payload: JsonObject, home: str, *, ended: bool) -> None:
         service.close()
 
 
-def _task_link() -> Any:
+def _task_link() -> TaskLink | None:
     """The task this agent was started for (`ORCMEM_TASK`; none: the one in progress), and whether it only
     discusses it (`ORCMEM_RUN_KIND=discussion`)."""
     from orcmem.service.learning import RUN_KIND_DISCUSSION, RUN_KIND_TASK, TaskLink
@@ -235,7 +237,7 @@ def pre_tool_use(payload: JsonObject, home: str) -> str:
     )
 
 
-def _audit_decision(home: str, tool: str, mode: object, verdict: Any, payload: JsonObject) -> None:
+def _audit_decision(home: str, tool: str, mode: object, verdict: PolicyVerdict, payload: JsonObject) -> None:
     from pathlib import Path
 
     from orcmem.service.memory_service import MemoryService

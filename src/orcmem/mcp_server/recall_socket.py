@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
 from orcmem.hooks.handlers import hook_context
@@ -339,7 +338,7 @@ class _Client:
         self.answer: bytes | None = None
         self.sent = 0
         self.writing = False  # selected for writing (an answer larger than the socket's buffer)
-        self.remember: Any = None
+        self.remember: Callable[[], None] | None = None
 
 
 def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socket.socket, _Client]) -> None:

@@ -17,7 +17,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import BinaryIO
 
 from orcmem.models.data_shapes import JsonObject, JsonValue
 
@@ -189,7 +189,7 @@ class StdioWire:
         with self._answered:
             return self._answered.wait_for(lambda: not self._unanswered, timeout)
 
-    def _refuse_too_large(self, head: bytes, stream: Any) -> None:
+    def _refuse_too_large(self, head: bytes, stream: BinaryIO) -> None:
         """Answer an oversized request with an error (its id, when its first or last bytes name one) and skip the
         rest of it, holding no more than a chunk of it at a time."""
         tail = head[-4096:]
