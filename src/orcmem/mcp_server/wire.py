@@ -19,11 +19,11 @@ import threading
 from collections.abc import Callable
 from typing import BinaryIO
 
-from orcmem.models.data_shapes import JsonObject, JsonValue
-
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: this module is on the path that answers before the SDK loads
     from mcp.server import MCPServer
+
+    from orcmem.models.data_shapes import JsonObject, JsonValue
 
 # No request of orcmem's tools comes near this (a body is 800 characters at most): a longer line is answered with
 # an error at once, read no further than the cap, so a huge or endless line costs neither memory nor time.
