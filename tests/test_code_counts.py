@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ANY_LIMIT = 60  # each one left has its reason (docs/architecture.md, Types)
-DEFERRED_IMPORT_LIMIT = 178  # the fast paths and the optional extras only (docs/architecture.md, Imports)
+DEFERRED_IMPORT_LIMIT = 187  # the fast paths and the optional extras only (docs/architecture.md, Imports)
 REPEATED_BLOCK_LIMIT = 13  # migrations restating a trigger, signatures a wrapper repeats...: no new ones
 
 
