@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import Latency, embedded_service, latency, profile_with_memories
-from bench.search import queries
+from bench.common import Latency, embedded_service, latency, profile_with_memories, queries
 from orcmem.host.warm import WARM_PATH, ask
 
 PROTOCOL = "2025-06-18"

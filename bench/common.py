@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -12,6 +13,8 @@ from importlib import metadata
 from pathlib import Path
 
 import apsw
+
+from orcmem.models.types import NewMemory, Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -124,7 +127,6 @@ def embedded_service(home: Path) -> MemoryService:
 
 def profile_with_memories(home: Path, project: Path, count: int) -> None:
     """A profile at `home`, memory on, holding `count` synthetic memories in the project at `project`."""
-    from bench.search import synthetic_memories
     from orcmem.host.workspace import Location
     from orcmem.service.memory_service import MemoryService
 
@@ -136,3 +138,160 @@ def profile_with_memories(home: Path, project: Path, count: int) -> None:
         for memory in synthetic_memories(count):
             svc.record(proj, memory, embed=False)
     svc.close()
+
+
+# The synthetic corpus every search benchmark shares: memories in the style agents write, and questions about them.
+TOOLS = [
+    "pytest",
+    "vitest",
+    "docker",
+    "postgres",
+    "redis",
+    "alembic",
+    "webpack",
+    "vite",
+    "poetry",
+    "uv",
+    "nginx",
+    "kubernetes",
+    "terraform",
+    "celery",
+    "django",
+    "fastapi",
+    "react",
+    "eslint",
+    "mypy",
+    "ruff",
+    "gradle",
+    "cargo",
+    "npm",
+    "pnpm",
+    "git",
+    "github actions",
+    "sqlite",
+    "kafka",
+    "grpc",
+    "playwright",
+]
+PROBLEMS = [
+    "times out",
+    "crashes on start",
+    "leaks memory",
+    "hangs in CI",
+    "fails on Windows",
+    "corrupts the cache",
+    "ignores the config file",
+    "needs a restart",
+    "runs out of file handles",
+    "breaks after an upgrade",
+    "is flaky under load",
+    "picks the wrong Python",
+]
+FIXES = [
+    "pin the version",
+    "set the pool to forks",
+    "raise the timeout to 60 s",
+    "clear the build cache first",
+    "run it with --no-cache",
+    "use the staging credentials from the vault",
+    "disable parallel workers",
+    "export the env var before starting",
+    "mount the volume read-only",
+    "retry with backoff",
+]
+AREAS = [
+    "auth",
+    "billing",
+    "search",
+    "the importer",
+    "the API gateway",
+    "the scheduler",
+    "the web client",
+    "the CLI",
+    "migrations",
+    "the test suite",
+    "the release job",
+    "the data pipeline",
+]
+TYPES = ["lesson", "decision", "command", "env_quirk", "convention", "preference", "spec", "fact", "workflow"]
+
+
+SYLLABLES = [
+    "par",
+    "se",
+    "con",
+    "fig",
+    "load",
+    "er",
+    "sto",
+    "re",
+    "ses",
+    "sion",
+    "in",
+    "voice",
+    "que",
+    "ue",
+    "work",
+    "tok",
+    "en",
+    "cache",
+    "sync",
+    "batch",
+    "ret",
+    "ry",
+    "lim",
+    "it",
+    "map",
+    "per",
+    "hook",
+    "ind",
+    "ex",
+]
+
+
+def _identifiers(rng: random.Random, count: int) -> list[str]:
+    """Made-up function, module and file names, the specific words real memories carry."""
+    names = set()
+    while len(names) < count:
+        word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+        names.add(
+            rng.choice([word, f"{word}_{rng.choice(SYLLABLES)}", f"src/{rng.choice(AREAS[:6]).split()[-1]}/{word}.py"])
+        )
+    return sorted(names)
+
+
+def synthetic_memories(count: int, seed: int = 7) -> list[NewMemory]:
+    """Deterministic, varied memories in the style agents write: a tool, a symptom, a fix, and named code."""
+    rng = random.Random(seed)
+    names = _identifiers(rng, 5000)
+    memories = []
+    for i in range(count):
+        tool, problem, fix, area = rng.choice(TOOLS), rng.choice(PROBLEMS), rng.choice(FIXES), rng.choice(AREAS)
+        code, other = rng.choice(names), rng.choice(names)
+        title = f"{tool} {problem} in {code}"[:120]
+        body = (
+            f"When {tool} {problem} while working on {area} ({other}), {fix}. "
+            f"Seen {rng.randint(2, 40)} times; case {i}."
+        )
+        memories.append(NewMemory(type=rng.choice(TYPES), title=title, body=body, source=Source.AGENT))
+    return memories
+
+
+def queries(count: int = 200, seed: int = 11) -> list[str]:
+    """Questions an agent might ask before a prompt."""
+    rng = random.Random(seed)
+    names = _identifiers(random.Random(7), 5000)
+    forms = [
+        "why does {tool} {problem}",
+        "how do we fix {tool} in {code}",
+        "{code} {problem} again",
+        "what is the command for {area}",
+        "{area} keeps failing with {tool}",
+        "change {code} without breaking {area}",
+    ]
+    return [
+        rng.choice(forms).format(
+            tool=rng.choice(TOOLS), problem=rng.choice(PROBLEMS), area=rng.choice(AREAS), code=rng.choice(names)
+        )
+        for _ in range(count)
+    ]

@@ -117,9 +117,8 @@ class CodingRequest:
 
 def coding_requests(work: Path) -> list[CodingRequest]:
     """bench.precision's requests about one of 10,000 synthetic coding memories, with their 40 + 40 candidates."""
-    from bench.common import embedded_service, profile_with_memories
+    from bench.common import embedded_service, profile_with_memories, synthetic_memories
     from bench.precision import ABOUT_PROMPTS, prompts_about_memories
-    from bench.search import synthetic_memories
 
     home, project_dir = work / "home", work / "project"
     profile_with_memories(home, project_dir, CODING_MEMORIES)

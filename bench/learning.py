@@ -127,7 +127,7 @@ def _hooks_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[float], l
     Each prompt run is paired with a `python -c pass` run right before it, so the ratio is not skewed by the
     machine getting busier or quieter during the run. Returns (floor, prompt, session-start, share injected).
     """
-    from bench.search import queries
+    from bench.common import queries
 
     home = work / "home-10k"
     project = work / "project-10k"

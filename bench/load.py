@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import Latency, embedding_source, latency, profile_with_memories
-from bench.search import queries
+from bench.common import Latency, embedding_source, latency, profile_with_memories, queries
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -25,8 +25,7 @@ from importlib import metadata
 from pathlib import Path
 
 from bench import locomo, peers_offline
-from bench.common import Latency, embedding_source, latency, time_call
-from bench.search import queries, synthetic_memories
+from bench.common import Latency, embedding_source, latency, queries, synthetic_memories, time_call
 from orcmem.models.constants import FUSION_WORD_WEIGHT
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,9 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import Latency, latency, profile_with_memories
+from bench.common import Latency, latency, profile_with_memories, queries
 from bench.learning import _wall
-from bench.search import queries
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "plugin" / "bin" / "orcmem-run"

@@ -22,8 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import locomo
-from bench.common import Latency, embedded_service, latency, profile_with_memories
-from bench.search import PROBLEMS, queries, synthetic_memories
+from bench.common import (
+    PROBLEMS,
+    Latency,
+    embedded_service,
+    latency,
+    profile_with_memories,
+    queries,
+    synthetic_memories,
+)
 from orcmem.agent_context.recall import recall_match
 from orcmem.models.constants import (
     FTS_MAX_TERMS,
@@ -358,7 +365,7 @@ ABOUT_TEMPLATES: tuple[str, ...] = (
 )
 
 
-# The body bench.search.synthetic_memories writes, to read a memory's facets back.
+# The body bench.common.synthetic_memories writes, to read a memory's facets back.
 _SHAPE = re.compile(
     r"^When (?P<tool>.+?) (?P<problem>" + "|".join(map(re.escape, PROBLEMS)) + r") while working on "
     r"(?P<area>.+?) \((?P<other>[^)]+)\), (?P<fix>.+?)\. Seen"
@@ -387,7 +394,7 @@ def prompts_about_memories(count: int, memories: Sequence[NewMemory], seed: int 
 
 # --- measuring ---------------------------------------------------------------------------------------------------
 MEMORIES = 10_000
-ON_TOPIC_PROMPTS = 200  # bench.search.queries, the prompts the hook benchmark times
+ON_TOPIC_PROMPTS = 200  # bench.common.queries, the prompts the hook benchmark times
 ABOUT_PROMPTS = 300
 HOOK_SAMPLES = 30
 # The gate's two numbers and their neighbours, measured side by side; share 0 is no gate at all.

@@ -98,7 +98,7 @@ def _scanner_rates(scanner: str) -> ScannerRates:
 
 
 def _ordinary() -> list[str]:
-    from bench.search import synthetic_memories
+    from bench.common import synthetic_memories
 
     items: list[str] = []
     for name in sorted(glob.glob(str(ROOT / "tests" / "fixtures" / "agents" / "*.jsonl"))):
@@ -154,8 +154,8 @@ def _detect_secrets(secrets: list, ordinary: list[str]) -> list[tuple[str, int, 
 def run() -> RedactionResult:
     """Measure the corpus, the false changes and the cost."""
     sys.path.insert(0, str(ROOT))
+    from bench.common import synthetic_memories
     from bench.learning import synthetic_transcript
-    from bench.search import synthetic_memories
     from orcmem.ingest.transcript import parse_transcript
     from orcmem.models.vocabulary import Agent
     from orcmem.text.redact import redact_text

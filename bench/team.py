@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import Latency, embedded_service, latency, profile_with_memories
-from bench.search import queries, synthetic_memories
+from bench.common import Latency, embedded_service, latency, profile_with_memories, queries, synthetic_memories
 from orcmem.host.workspace import Location
 from orcmem.models.constants import SEARCH_CANDIDATES
 from orcmem.models.types import Project

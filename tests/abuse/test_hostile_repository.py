@@ -155,7 +155,7 @@ def test_team_identity_the_person_and_the_top_folder_run_none_of_them(
 
     root, marker = hostile
     assert team_key(root) == "github.com/acme/app"
-    assert code_state.top_level(root) == root.resolve()
+    assert run_git(root, "rev-parse", "--show-toplevel") == f"{root.resolve()}\n".encode()
     monkeypatch.delenv(PERSON_ENV, raising=False)
     monkeypatch.chdir(root)
     assert person_from_environment() == "repo-person@example.com"
@@ -174,7 +174,7 @@ def test_an_inherited_git_dir_does_not_point_git_at_another_repository(
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))
     monkeypatch.setenv("GIT_EXTERNAL_DIFF", str(tmp_path / "nothing-here"))
     assert team_key(mine) == "github.com/acme/mine"
-    assert code_state.top_level(mine) == mine.resolve()
+    assert run_git(mine, "rev-parse", "--show-toplevel") == f"{mine.resolve()}\n".encode()
 
 
 def test_a_driver_named_so_that_c_would_split_it_makes_git_answer_nothing(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import click
 
 from orcmem.app.runtime import open_service
 from orcmem.host.profile import home_dir
 from orcmem.host.workspace import Location, locate
+from orcmem.models.data_shapes import JsonValue
 from orcmem.models.types import Project
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.textsafe import printable
@@ -72,6 +72,6 @@ def _close(service: MemoryService, embed_here: bool) -> None:
         hand_off_embedding(service.home)
 
 
-def echo_json(data: Any) -> None:
+def echo_json(data: JsonValue) -> None:
     # ASCII only: JSON escapes C0 controls by itself, and with this also C1 controls and bidi or invisible marks.
     click.echo(json.dumps(data, ensure_ascii=True, indent=2))

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from orcmem.agent_context.recall import age_label, is_own, source_label
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.types import Memory, Provenance, Scope, SearchHit, Status
 from orcmem.rules.freshness import possibly_stale
 from orcmem.text.textsafe import printable
@@ -68,7 +69,7 @@ def snippet(body: str) -> str:
     return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
 
 
-def hit_dict(hit: SearchHit) -> dict[str, Any]:
+def hit_dict(hit: SearchHit) -> JsonObject:
     parts = hit.parts
     return {
         **hit.memory.to_dict(),
@@ -122,6 +123,6 @@ def explain_line(hit: SearchHit, on_team: bool) -> str:
     )
 
 
-def as_dict(value: Any) -> dict[str, Any]:
+def as_dict(value: Any) -> JsonObject:
     """A dataclass as a dict, for --json."""
     return asdict(value)

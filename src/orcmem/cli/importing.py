@@ -15,7 +15,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -36,6 +36,7 @@ from orcmem.importing.files import read_note
 from orcmem.importing.instructions import instruction_items
 from orcmem.importing.items import ImportItem
 from orcmem.models.constants import INSTRUCTION_FILES
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import MemoryOffError, ValidationError
 from orcmem.models.types import Scope
 from orcmem.models.vocabulary import ImportKind
@@ -43,6 +44,11 @@ from orcmem.service.core import MEMORY_OFF_MESSAGE
 from orcmem.service.importing import Importing
 from orcmem.store.claude_mem import read_observations
 from orcmem.text.wording import duration, plural
+
+if TYPE_CHECKING:  # annotations only: the session importer and the learning service load in the command
+    from orcmem.app.session_import import Candidate, ImportPlan, ImportReport, SessionFile
+    from orcmem.service.learning import JobOutcome
+    from orcmem.service.session_import import SessionImports
 
 yes_option = click.option("--yes", "-y", is_flag=True, help="Import without asking (for scripts).")
 dry_run_option = click.option("--dry-run", is_flag=True, help="Say what would be imported; write nothing.")
@@ -152,7 +158,7 @@ def sessions(
     )
 
 
-def _list_or_undo(app: AppContext, imports: Any, *, undo: bool, as_json: bool) -> None:
+def _list_or_undo(app: AppContext, imports: SessionImports, *, undo: bool, as_json: bool) -> None:
     project = app.project()
     if project is None:
         echo("Nothing imported into this project.")
@@ -194,7 +200,7 @@ def _list_or_undo(app: AppContext, imports: Any, *, undo: bool, as_json: bool) -
 
 def _import(
     app: AppContext,
-    imports: Any,
+    imports: SessionImports,
     *,
     yes: bool,
     dry_run: bool,
@@ -243,7 +249,7 @@ def _import(
         _say_report(report)
 
 
-def _plan_dict(found: list[Any], chosen: Any) -> dict[str, Any]:
+def _plan_dict(found: list[SessionFile], chosen: ImportPlan) -> JsonObject:
     return {
         "sessions": len(found),
         "runs": len(chosen.chosen),
@@ -259,7 +265,7 @@ def _plan_dict(found: list[Any], chosen: Any) -> dict[str, Any]:
     }
 
 
-def _say_plan(found: list[Any], chosen: Any) -> None:
+def _say_plan(found: list[SessionFile], chosen: ImportPlan) -> None:
     agents = sorted({str(session.agent) for session in found})
     echo(
         f"Found {plural(len(found), 'past session')} of this project" + (f" ({', '.join(agents)})." if agents else ".")
@@ -283,7 +289,7 @@ def _say_plan(found: list[Any], chosen: Any) -> None:
     )
 
 
-def _distil(app: AppContext, imports: Any, chosen: Any) -> Any:
+def _distil(app: AppContext, imports: SessionImports, chosen: ImportPlan) -> ImportReport:
     """Distil the chosen runs behind a progress bar; on Ctrl-C, say how to resume and exit 130."""
     from orcmem.app import session_import as importer
     from orcmem.app.distilling import generator_factory
@@ -300,7 +306,7 @@ def _distil(app: AppContext, imports: Any, chosen: Any) -> Any:
     )
     with shown as bar:
 
-        def advance(_candidate: Any, _outcome: Any) -> None:
+        def advance(_candidate: Candidate, _outcome: JobOutcome | None) -> None:
             nonlocal done
             done += 1
             if bar is not None:
@@ -320,7 +326,7 @@ def _distil(app: AppContext, imports: Any, chosen: Any) -> Any:
     return report
 
 
-def _say_report(report: Any) -> None:
+def _say_report(report: ImportReport) -> None:
     echo(
         f"Distilled {plural(report.distilled, 'run')} into {plural(report.memories, 'new memory', 'new memories')}"
         + (f" ({report.confirmed} more confirmed)" if report.confirmed else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +15,9 @@ from orcmem.host.profile import home_dir
 from orcmem.models.vocabulary import HookName, JobState, values
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import cost_text, duration, plural
+
+if TYPE_CHECKING:  # annotations only: the worker's and the generators' modules load where they run
+    from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
 
 
 @click.command()
@@ -59,7 +62,7 @@ def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
         echo(_outcome_line(outcome))
 
 
-def _why_not_now(service: MemoryService, learning: Any, run_id: str) -> str:
+def _why_not_now(service: MemoryService, learning: Learning, run_id: str) -> str:
     """Why `extract` distilled nothing: the day's budget, a rate limit, or another worker has the run."""
     hold = service.cost.hold()
     if hold is not None:
@@ -70,7 +73,7 @@ def _why_not_now(service: MemoryService, learning: Any, run_id: str) -> str:
     return f"{run_id} is already being distilled by another worker"
 
 
-def _outcome_line(outcome: Any) -> str:
+def _outcome_line(outcome: JobOutcome) -> str:
     detail = f": {outcome.error}" if outcome.error else ""
     return f"{outcome.run_id}: {outcome.state}, {plural(outcome.written, 'memory', 'memories')}{detail}"
 
@@ -285,7 +288,7 @@ def summaries(app: AppContext, limit: int, as_json: bool) -> None:
             echo(f"    open: {item}")
 
 
-def generator_factory(service: MemoryService) -> Any:
+def generator_factory(service: MemoryService) -> GeneratorFactory:
     """The extraction generator for each run, from the settings, the environment and the OS keyring."""
 
     from orcmem.app.distilling import generator_factory as factory

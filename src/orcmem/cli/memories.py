@@ -17,8 +17,9 @@ from orcmem.models.constants import (
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
 )
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance, Relation, Scope, Source, Status
-from orcmem.rules.contradictions import KEEP_BOTH, history_line, resolve_hint
+from orcmem.rules.contradictions import KEEP_BOTH, history_line, pick_relation, resolve_hint
 from orcmem.service.memory_service import MemoryService
 
 if TYPE_CHECKING:
@@ -96,18 +97,10 @@ def relation_option(
     replaces: str | None, refines: str | None, conflicts_with: str | None
 ) -> tuple[Relation | None, str | None]:
     """The one relation --replaces, --refines or --conflicts-with gave, with its memory id; (None, None) without."""
-    given = [
-        (relation, memory_id)
-        for relation, memory_id in (
-            (Relation.REPLACES, replaces),
-            (Relation.REFINES, refines),
-            (Relation.CONFLICTS, conflicts_with),
-        )
-        if memory_id
-    ]
-    if len(given) > 1:
-        raise click.UsageError("give one of --replaces, --refines and --conflicts-with")
-    return given[0] if given else (None, None)
+    try:
+        return pick_relation(replaces, refines, conflicts_with)
+    except ValidationError:
+        raise click.UsageError("give one of --replaces, --refines and --conflicts-with") from None
 
 
 def _body_text(body: str | None, body_file: Path | None) -> str | None:

@@ -20,6 +20,7 @@ from orcmem.cli.formatting import age_text
 from orcmem.embed.model_files import install_from, model_dir, model_dir_problem
 from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.host.profile import home_dir
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import ModelError
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import plural
@@ -34,7 +35,7 @@ def progress_bar(label: str) -> tuple[Any, Any]:
     """A progress callback drawing a bar on a terminal (silent otherwise), and a function to finish it."""
     if not sys.stderr.isatty():
         return None, lambda: None
-    state: dict[str, Any] = {}
+    state: JsonObject = {}
 
     def update(done: int, total: int) -> None:
         bar = state.get("bar")

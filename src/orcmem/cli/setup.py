@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -29,6 +29,7 @@ from orcmem.service.memory_service import MemoryService
 
 if TYPE_CHECKING:  # imported where used: `add` and the other quick commands do not load them
     from orcmem.app.onboarding import AgentWiring
+    from orcmem.setup_agents.report import SetupReport
 
 
 MEMORY_OFF_AFTER_SETUP = (
@@ -37,7 +38,7 @@ MEMORY_OFF_AFTER_SETUP = (
 )
 
 
-def _echo_setup(app: AppContext, report: Any, as_json: bool) -> None:
+def _echo_setup(app: AppContext, report: SetupReport, as_json: bool) -> None:
     """The report; and, after wiring an agent, a plain warning when memory is still off."""
     memory_off = not report.remove and not app.service().is_enabled()
     if as_json:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import TeamError, ValidationError
 from orcmem.text.wording import plural
 
@@ -166,7 +166,7 @@ def status(app: AppContext, as_json: bool) -> None:
     service = app.service()
     link = service.team.link()
     shared = service.team.shared()
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "connected": link is not None,
         "team": link.team if link else None,
         "url": link.url if link else None,

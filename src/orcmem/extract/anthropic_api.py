@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
 from typing import Any
 
 from orcmem.extract.constants import API_MAX_TOKENS
 from orcmem.extract.generator import GeneratorResult
 from orcmem.extract.usage_report import api_rate_limit, api_usage
 from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.usage import RateLimit
 
 
@@ -76,7 +76,7 @@ class AnthropicApiGenerator:
     def __repr__(self) -> str:
         return f"AnthropicApiGenerator(model={self.model!r}, timeout={self.timeout!r}, base_url={self.base_url!r})"
 
-    def generate(self, prompt: str, schema: Mapping[str, Any] | None = None) -> GeneratorResult:
+    def generate(self, prompt: str, schema: JsonObject | None = None) -> GeneratorResult:
         """Send the prompt once; never raises. (the prompt itself asks for the JSON: `schema` is not enforced here)."""
         try:
             import anthropic

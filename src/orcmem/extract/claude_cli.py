@@ -7,7 +7,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from orcmem.extract.constants import (
     CLAUDE_BINARY,
@@ -19,6 +18,7 @@ from orcmem.extract.generator import GeneratorResult, clip
 from orcmem.extract.runner import ProcessOutcome, run_process
 from orcmem.extract.usage_report import claude_rate_limit, claude_usage, json_lines
 from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.env_names import DISTILLING_ENV_VAR
 
 
@@ -60,7 +60,7 @@ def claude_env(base: Mapping[str, str], cwd: str, api_key: str | None) -> dict[s
     return env
 
 
-def _envelope(stdout: str) -> dict[str, Any] | None:
+def _envelope(stdout: str) -> JsonObject | None:
     """The result object: the whole output (`--output-format json`), or else its last line that is one (the
     stream's final `result` event)."""
     text = stdout.strip()
@@ -77,7 +77,7 @@ def _envelope(stdout: str) -> dict[str, Any] | None:
     return None
 
 
-def _envelope_error(envelope: Mapping[str, Any]) -> str:
+def _envelope_error(envelope: JsonObject) -> str:
     """What a failed envelope says: its result text or its errors, with the subtype and API status when present."""
     parts: list[str] = []
     result = envelope.get("result")
@@ -161,7 +161,7 @@ class ClaudeCliGenerator:
         """The command line this generator runs."""
         return claude_argv(self.binary, self.model or DEFAULT_CLAUDE_MODEL, self.launcher)
 
-    def generate(self, prompt: str, schema: Mapping[str, Any] | None = None) -> GeneratorResult:
+    def generate(self, prompt: str, schema: JsonObject | None = None) -> GeneratorResult:
         """Ask Claude Code once; never raises. (the prompt itself asks for the JSON: `schema` is not enforced here)."""
         try:
             workdir = tempfile.mkdtemp(prefix=TEMP_DIR_PREFIX)

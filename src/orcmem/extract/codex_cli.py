@@ -9,7 +9,6 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from orcmem.extract.agent_cli import codex_config
 from orcmem.extract.constants import CODEX_BINARY, CODEX_MODEL_HINTS, GENERATOR_OUTPUT_MAX_BYTES, TEMP_DIR_PREFIX
@@ -18,6 +17,7 @@ from orcmem.extract.prompt import output_schema_json
 from orcmem.extract.runner import ProcessOutcome, run_process
 from orcmem.extract.usage_report import codex_report, rate_limit_text
 from orcmem.models.constants import GENERATOR_TIMEOUT_S
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.env_names import DISTILLING_ENV_VAR
 from orcmem.models.usage import RateLimit
 
@@ -145,7 +145,7 @@ class CodexCliGenerator:
         """The command line this generator runs with its files in `workdir`, switching off `mcp_servers`."""
         return codex_argv(self.binary, self.model, workdir, self.disable_hooks, self.launcher, mcp_servers)
 
-    def generate(self, prompt: str, schema: Mapping[str, Any] | None = None) -> GeneratorResult:
+    def generate(self, prompt: str, schema: JsonObject | None = None) -> GeneratorResult:
         """Ask Codex once, held to `schema` (the extraction's when None); never raises."""
         try:
             workdir = tempfile.mkdtemp(prefix=TEMP_DIR_PREFIX)

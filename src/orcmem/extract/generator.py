@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from orcmem.extract.constants import GENERATOR_ERROR_MAX_CHARS
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.usage import RateLimit, Usage
 from orcmem.text.redact import redact
 
@@ -52,7 +52,7 @@ class Generator(Protocol):
     provider: str  # "claude", "codex" or "apikey"
     model: str | None  # None: the provider's own default
 
-    def generate(self, prompt: str, schema: Mapping[str, Any] | None = None) -> GeneratorResult:
+    def generate(self, prompt: str, schema: JsonObject | None = None) -> GeneratorResult:
         """Run the prompt once and return the raw answer or why there is none; `schema` is the answer's JSON schema
         where the provider enforces one (Codex), None for the extraction's own."""
         ...

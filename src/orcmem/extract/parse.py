@@ -7,8 +7,8 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from orcmem.extract.prompt import JUDGE_RELATIONS
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     CONFIDENCE_DEFAULT,
@@ -22,6 +22,7 @@ from orcmem.models.constants import (
     EXTRACTION_TYPES,
     TITLE_MAX_CHARS,
 )
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.text.redact import redact
 
 _FENCE = re.compile(r"```json\s*|```")
@@ -59,15 +60,15 @@ class Extraction:
     memories: tuple[ExtractedMemory, ...] = ()
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> JsonValue:
     raise ValueError(f"{name} is not JSON")  # NaN and Infinity are not JSON, as in JavaScript's JSON.parse
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> JsonValue:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def _object_in(raw: str, depth: int = 0) -> dict[str, Any] | None:
+def _object_in(raw: str, depth: int = 0) -> JsonObject | None:
     cleaned = _FENCE.sub("", raw).strip()
     start = cleaned.find("{")
     end = cleaned.rfind("}")
@@ -98,7 +99,7 @@ def _utf8(text: str) -> str:
     return text
 
 
-def _trimmed(value: Any) -> str:
+def _trimmed(value: JsonValue) -> str:
     return _utf8(value).strip() if isinstance(value, str) else ""
 
 
@@ -107,11 +108,11 @@ def _cut(text: str, limit: int) -> str:
     return redact(text)[:limit] if len(text) > limit else text
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: JsonValue) -> list[str]:
     return [_utf8(item) for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def _confidence(value: Any) -> float:
+def _confidence(value: JsonValue) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return CONFIDENCE_DEFAULT
     try:
@@ -123,7 +124,7 @@ def _confidence(value: Any) -> float:
     return min(CONFIDENCE_MAX, max(CONFIDENCE_MIN, number))
 
 
-def _summary(value: Any) -> ExtractedSummary:
+def _summary(value: JsonValue) -> ExtractedSummary:
     data = value if isinstance(value, dict) else {}
     return ExtractedSummary(
         request=_trimmed(data.get("request")),
@@ -133,7 +134,7 @@ def _summary(value: Any) -> ExtractedSummary:
     )
 
 
-def _memory(entry: Any) -> ExtractedMemory | None:
+def _memory(entry: JsonValue) -> ExtractedMemory | None:
     if not isinstance(entry, dict):
         return None
     kind = entry.get("type")
@@ -182,8 +183,6 @@ _NEW_ID = re.compile(r"n(\d{1,2})")
 def parse_judgement(raw: str, new_count: int, candidate_ids: Mapping[int, set[str]]) -> list[Judgement]:
     """Read the judgement leniently: one relation per new memory at most, naming a candidate it was shown; anything
     else (an unknown id, a relation to a candidate another memory was shown, "none") is left out."""
-    from orcmem.extract.prompt import JUDGE_RELATIONS
-
     data = _object_in(raw) if isinstance(raw, str) else None
     entries = data.get("relations") if data is not None else None
     found: dict[int, Judgement] = {}

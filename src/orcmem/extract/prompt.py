@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from orcmem.models.constants import EXTRACTION_SOURCES, EXTRACTION_TYPES
+from orcmem.models.data_shapes import JsonObject
 
 SYSTEM = """You distill a finished coding-agent run into durable memory for future runs on the same project.
 Return ONLY minified JSON, no prose, no code fences, matching exactly:
@@ -23,11 +23,11 @@ Rules:
 - source: "user" when the memory rests on the user's own words (User asked), "agent" when it is the agent's own finding, "tool" when it comes from the fenced tool data, even if the agent repeated it. When unsure, "tool"."""  # noqa: E501
 
 
-def _strings() -> dict[str, Any]:
+def _strings() -> JsonObject:
     return {"type": "array", "items": {"type": "string"}}
 
 
-OUTPUT_SCHEMA: dict[str, Any] = {
+OUTPUT_SCHEMA: JsonObject = {
     "type": "object",
     "additionalProperties": False,
     "required": ["summary", "memories"],
@@ -62,11 +62,6 @@ OUTPUT_SCHEMA: dict[str, Any] = {
         },
     },
 }
-
-
-def output_schema() -> dict[str, Any]:
-    """A fresh copy of the output JSON schema, safe to change."""
-    return copy.deepcopy(OUTPUT_SCHEMA)
 
 
 def output_schema_json() -> str:
@@ -138,7 +133,7 @@ One entry per new memory at most; candidate is null for "none". Prefer "none" wh
 
 JUDGE_RELATIONS = ("replaces", "refines", "conflicts", "none")
 
-JUDGE_SCHEMA: dict[str, Any] = {
+JUDGE_SCHEMA: JsonObject = {
     "type": "object",
     "additionalProperties": False,
     "required": ["relations"],
@@ -161,7 +156,7 @@ JUDGE_SCHEMA: dict[str, Any] = {
 JUDGE_LINE_MAX = 300  # an older memory's text as the judgement shows it
 
 
-def judge_schema() -> dict[str, Any]:
+def judge_schema() -> JsonObject:
     """A fresh copy of the judgement's JSON schema, safe to change."""
     return copy.deepcopy(JUDGE_SCHEMA)
 

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from orcmem.models.constants import RATE_LIMIT_HEADROOM_MIN
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.usage import RateLimit, Usage
 
 # How the CLIs word a refusal for rate or usage limits (Claude Code: "You've reached your … limit", "rate_limit";
@@ -27,7 +28,7 @@ def rate_limit_text(text: str) -> bool:
     return bool(RATE_LIMIT_TEXT.search(text))
 
 
-def json_lines(stdout: str) -> Iterator[dict[str, Any]]:
+def json_lines(stdout: str) -> Iterator[JsonObject]:
     """Every line of `stdout` that is a JSON object (the others are skipped)."""
     for line in stdout.splitlines():
         line = line.strip()
@@ -60,7 +61,7 @@ def _epoch_ms(value: object) -> int | None:
 
 
 # --- Claude Code ---------------------------------------------------------------------------------------------------
-def claude_usage(result: Mapping[str, Any]) -> Usage | None:
+def claude_usage(result: Mapping[str, JsonValue]) -> Usage | None:
     """The `result` event's cost: `modelUsage` summed (it counts subagents and compaction), else `usage`."""
     per_model = result.get("modelUsage")
     usage = result.get("usage")
@@ -104,10 +105,10 @@ def claude_usage(result: Mapping[str, Any]) -> Usage | None:
     return None
 
 
-def claude_rate_limit(events: list[dict[str, Any]], result: Mapping[str, Any] | None) -> RateLimit | None:
+def claude_rate_limit(events: list[JsonObject], result: Mapping[str, JsonValue] | None) -> RateLimit | None:
     """What Claude Code's stream said of its limits: a `rate_limit_event` (`rejected`, `allowed_warning`, a
     utilization), a synthetic `rate_limit` error, or a failed result with status 429 or a limit's wording."""
-    info: dict[str, Any] = {}
+    info: JsonObject = {}
     for event in events:
         if event.get("type") == "rate_limit_event" and isinstance(event.get("rate_limit_info"), dict):
             info = event["rate_limit_info"]

@@ -18,14 +18,18 @@ from orcmem.models.vocabulary import HookName
 TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TextIO
+    from typing import TextIO
+
+    from orcmem.models.data_shapes import JsonObject
+    from orcmem.rules.permissions import PolicyVerdict
+    from orcmem.service.learning import TaskLink
 
 LOG_NAME = "hooks.log"
 TASK_ENV_VAR = "ORCMEM_TASK"  # set by whatever starts an agent on a task: the run belongs to that task
 RUN_KIND_ENV_VAR = "ORCMEM_RUN_KIND"  # "discussion": the run only talks about the task and is never distilled
 
 
-def _read_payload(stream: TextIO) -> dict[str, Any]:
+def _read_payload(stream: TextIO) -> JsonObject:
     raw = stream.read(MAX_STDIN_BYTES)
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
@@ -49,12 +53,12 @@ def _log(home: str, event: str, message: str) -> None:
         pass
 
 
-def _text(payload: dict[str, Any], key: str) -> str | None:
+def _text(payload: JsonObject, key: str) -> str | None:
     value = payload.get(key)
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _ingest(payload: dict[str, Any], home: str, *, ended: bool) -> None:
+def _ingest(payload: JsonObject, home: str, *, ended: bool) -> None:
     """Ingest the session's transcript (what is new), mark the turn or the end, queue and start a worker."""
     from pathlib import Path
 
@@ -99,7 +103,7 @@ def _ingest(payload: dict[str, Any], home: str, *, ended: bool) -> None:
         service.close()
 
 
-def _task_link() -> Any:
+def _task_link() -> TaskLink | None:
     """The task this agent was started for (`ORCMEM_TASK`; none: the one in progress), and whether it only
     discusses it (`ORCMEM_RUN_KIND=discussion`)."""
     from orcmem.service.learning import RUN_KIND_DISCUSSION, RUN_KIND_TASK, TaskLink
@@ -120,7 +124,7 @@ def _ensure_worker(home: str) -> None:
         spawn_worker(Path(home))
 
 
-def session_end(payload: dict[str, Any], home: str) -> str:
+def session_end(payload: JsonObject, home: str) -> str:
     """SessionEnd: ingest the transcript and queue the run; never waits for a model."""
     from orcmem.agent_context.session_recall import forget_session
 
@@ -129,7 +133,7 @@ def session_end(payload: dict[str, Any], home: str) -> str:
     return ""
 
 
-def stop(payload: dict[str, Any], home: str) -> str:
+def stop(payload: JsonObject, home: str) -> str:
     """Stop: ingest what the turn added and record it; the worker distils the session once it goes idle."""
     _ingest(payload, home, ended=False)
     # Codex requires JSON on stdout from a Stop hook; an empty object changes nothing for either agent.
@@ -144,7 +148,7 @@ def hook_context(event: str, text: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
-def session_start(payload: dict[str, Any], home: str) -> str:
+def session_start(payload: JsonObject, home: str) -> str:
     """SessionStart: the project brief as added context (nothing when memory is off or empty)."""
     from pathlib import Path
 
@@ -174,7 +178,7 @@ def session_start(payload: dict[str, Any], home: str) -> str:
         service.close()
 
 
-def prompt(payload: dict[str, Any], home: str, warm_tried: str = "warm server not asked") -> str:
+def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not asked") -> str:
     """UserPromptSubmit, the word path: the memories whose words match the prompt, as reference material; nothing
     when none match, and nothing the session was already given unchanged.
 
@@ -204,7 +208,7 @@ def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, st
 WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})
 
 
-def pre_tool_use(payload: dict[str, Any], home: str) -> str:
+def pre_tool_use(payload: JsonObject, home: str) -> str:
     """PreToolUse on orcmem's MCP tools: map the session's permission mode to orcmem's policy, and audit it."""
     from orcmem.models.vocabulary import Mode
     from orcmem.rules.permissions import CLAUDE_MODES, Decision, auto_review, decide
@@ -214,7 +218,7 @@ def pre_tool_use(payload: dict[str, Any], home: str) -> str:
         return ""  # reads are always allowed; other tools are none of orcmem's business
     mode = CLAUDE_MODES.get(_text(payload, "permission_mode") or "default", Mode.REVIEW)
     given = payload.get("tool_input")
-    tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
+    tool_input: JsonObject = given if isinstance(given, dict) else {}
     review = None
     if mode is Mode.AUTO:
         words = " ".join(str(tool_input.get(key, "")) for key in ("title", "body"))
@@ -233,7 +237,7 @@ def pre_tool_use(payload: dict[str, Any], home: str) -> str:
     )
 
 
-def _audit_decision(home: str, tool: str, mode: object, verdict: Any, payload: dict[str, Any]) -> None:
+def _audit_decision(home: str, tool: str, mode: object, verdict: PolicyVerdict, payload: JsonObject) -> None:
     from pathlib import Path
 
     from orcmem.service.memory_service import MemoryService
@@ -258,7 +262,7 @@ def _audit_decision(home: str, tool: str, mode: object, verdict: Any, payload: d
         service.close()
 
 
-HOOKS: dict[str, Callable[[dict[str, Any], str], str]] = {
+HOOKS: dict[str, Callable[[JsonObject, str], str]] = {
     HookName.SESSION_START: session_start,
     HookName.PROMPT: prompt,
     HookName.PRE_TOOL_USE: pre_tool_use,

@@ -110,12 +110,6 @@ def blob_contents(root: Path, blobs: list[str]) -> dict[str, bytes]:
     return contents
 
 
-def top_level(root: Path) -> Path | None:
-    """The repository's top folder, or None outside git."""
-    out = _git(root, "rev-parse", "--show-toplevel")
-    return Path(out.decode().strip()) if out else None
-
-
 def tracked_files(root: Path) -> dict[str, str]:
     """Every tracked path with the blob id of its staged content (one `git ls-files --stage`); outside git, none."""
     out = _git(root, "ls-files", "--stage", "-z")

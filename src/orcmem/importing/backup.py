@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from orcmem.models.constants import BACKUP_FORMAT, BACKUP_VERSION
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, Project
 from orcmem.rules import memory as rules
@@ -116,7 +116,7 @@ def read_backup(lines: Iterable[str]) -> Backup:
     return backup
 
 
-def _object(numbered: tuple[int, str]) -> dict[str, Any]:
+def _object(numbered: tuple[int, str]) -> JsonObject:
     number, line = numbered
     try:
         data = json.loads(line)
@@ -127,7 +127,7 @@ def _object(numbered: tuple[int, str]) -> dict[str, Any]:
     return data
 
 
-def _int(data: dict[str, Any], name: str, number: int | None = None) -> int:
+def _int(data: JsonObject, name: str, number: int | None = None) -> int:
     value = data.get(name)
     if not isinstance(value, int) or isinstance(value, bool):
         where = f"Line {number} of the backup: " if number else ""
@@ -135,14 +135,14 @@ def _int(data: dict[str, Any], name: str, number: int | None = None) -> int:
     return value
 
 
-def _text_or_none(data: dict[str, Any], name: str) -> str | None:
+def _text_or_none(data: JsonObject, name: str) -> str | None:
     value = data.get(name)
     if value is not None and not isinstance(value, str):
         raise ValidationError(f"{name} must be text")
     return value
 
 
-def _project(data: Any) -> Project:
+def _project(data: JsonValue) -> Project:
     if not isinstance(data, dict):
         raise ValidationError("the project is not an object")
     names = ("id", "canonical_root", "root_path", "name")
@@ -158,7 +158,7 @@ def _project(data: Any) -> Project:
     )
 
 
-def _memory(line: dict[str, Any]) -> BackedUpMemory:
+def _memory(line: JsonObject) -> BackedUpMemory:
     data = line["memory"]
     if not isinstance(data, dict):
         raise ValidationError("the memory is not an object")
@@ -211,13 +211,13 @@ def _memory(line: dict[str, Any]) -> BackedUpMemory:
     return BackedUpMemory(memory, citations, freshness)
 
 
-def _strings(value: Any, name: str) -> list[str]:
+def _strings(value: JsonValue, name: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError(f"{name} must be a list of text")
     return value
 
 
-def _citation(data: Any) -> CitationRow:
+def _citation(data: JsonValue) -> CitationRow:
     if not isinstance(data, dict) or data.get("kind") not in CITATION_KINDS or not isinstance(data.get("target"), str):
         raise ValidationError("a citation needs a kind (file, program or none) and a target")
     return CitationRow(

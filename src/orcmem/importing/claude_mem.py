@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from orcmem.importing.items import ImportItem, body_text, item_key, shorten
 from orcmem.models.constants import FILE_PATH_MAX_CHARS, FILES_MAX_COUNT, TITLE_MAX_CHARS
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import MemoryType, Provenance, Source
 from orcmem.models.vocabulary import ImportKind
@@ -33,7 +33,7 @@ CONCEPTS: tuple[tuple[str, MemoryType], ...] = (
 )
 
 
-def _list(value: Any) -> list[str]:
+def _list(value: JsonValue) -> list[str]:
     """A JSON array column (or an array in an export) as strings; anything else as no items."""
     if isinstance(value, str):
         try:
@@ -43,7 +43,7 @@ def _list(value: Any) -> list[str]:
     return [str(item).strip() for item in value if str(item).strip()] if isinstance(value, list) else []
 
 
-def observations_in_export(data: Any) -> list[dict[str, Any]]:
+def observations_in_export(data: JsonValue) -> list[JsonObject]:
     """The observations of claude-mem's JSON export (scripts/export-memories.ts: an object whose `observations` is a
     list of rows), or of a bare list of rows.
 
@@ -56,7 +56,7 @@ def observations_in_export(data: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def projects_of(observations: Sequence[dict[str, Any]]) -> dict[str, int]:
+def projects_of(observations: Sequence[JsonObject]) -> dict[str, int]:
     """How many observations each claude-mem project holds."""
     counts: dict[str, int] = {}
     for row in observations:
@@ -65,7 +65,7 @@ def projects_of(observations: Sequence[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def claude_mem_items(observations: Sequence[dict[str, Any]]) -> list[ImportItem]:
+def claude_mem_items(observations: Sequence[JsonObject]) -> list[ImportItem]:
     """One memory for each observation with a title or a narrative."""
     items: list[ImportItem] = []
     for row in observations:

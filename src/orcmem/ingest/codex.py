@@ -29,7 +29,6 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from orcmem.ingest.common import (
     Record,
@@ -42,6 +41,7 @@ from orcmem.ingest.common import (
     strip_orcmem_context,
     time_ms,
 )
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.ledger import EventKind, LedgerEvent, TranscriptChunk
 from orcmem.models.vocabulary import Agent
 
@@ -346,7 +346,7 @@ def _output_text(output: object) -> tuple[str, bool]:
     return json.dumps(output, ensure_ascii=False), False
 
 
-def _object_output(output: dict[str, Any]) -> tuple[str, bool]:
+def _object_output(output: JsonObject) -> tuple[str, bool]:
     text = output.get("output", output.get("content"))
     if not isinstance(text, str):
         text = json.dumps(output, ensure_ascii=False, default=str)

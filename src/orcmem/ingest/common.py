@@ -6,9 +6,10 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from orcmem.models.constants import CONTEXT_TAG, MAX_EVENT_TEXT
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.ledger import NO_PENDING_TURN, EventKind, LedgerEvent, TranscriptChunk, TurnState
 from orcmem.models.vocabulary import Agent
 from orcmem.text.redact import redact
@@ -17,7 +18,7 @@ from orcmem.text.redact import redact
 # Tests set this to () so that a handler bug surfaces instead of hiding among skipped lines.
 RECORD_ERRORS: tuple[type[BaseException], ...] = (Exception,)
 
-Record = dict[str, Any]
+Record = JsonObject
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)

@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
 from orcmem.hooks.handlers import hook_context
@@ -47,6 +46,7 @@ from orcmem.host.warm import (
 from orcmem.host.workspace import Location, locate
 from orcmem.mcp_server.warm_search import search_answer, search_request
 from orcmem.models.constants import CHARS_PER_TOKEN, RECALL_CANDIDATES
+from orcmem.models.data_shapes import JsonObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ REMEMBER = "remember"  # a reply's key (never sent) for what marks the memories 
 ROOTS_CACHED = 256  # folders whose project root is remembered (a hook sends its session's folder every prompt)
 
 
-def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[JsonObject], JsonObject]:
     """The function that answers one request with the session's service: recall for a prompt, or (`{"embed":
     true}`, from a command that wrote memories) embed every memory lacking a vector, in the background."""
     locations: dict[str, Location] = {}
@@ -75,7 +75,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
     def root_of(cwd: str) -> str:
         return location_of(cwd).canonical_root
 
-    def answer(request: dict[str, Any]) -> dict[str, Any]:
+    def answer(request: JsonObject) -> JsonObject:
         if request.get("embed") is True:
             service = provide().memory
             service.vectors_changed()
@@ -119,7 +119,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[di
 class RecallSocket:
     """Serves recall on the profile's socket while this process holds it; tries to take it over otherwise."""
 
-    def __init__(self, home: Path, answer: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(self, home: Path, answer: Callable[[JsonObject], JsonObject]) -> None:
         """Nothing happens until `start`."""
         self.folder = run_dir(str(home))
         self.path = os.path.join(self.folder, SOCKET_NAME)
@@ -312,7 +312,7 @@ def _same_user(connection: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
-def _parse_request(data: bytes | None) -> tuple[bytes, dict[str, Any] | None]:
+def _parse_request(data: bytes | None) -> tuple[bytes, JsonObject | None]:
     """(mode, request) of what the client sent before it shut its side; the request is None when it was too large
     (`data` None) or is not a JSON object."""
     if data is None:
@@ -338,7 +338,7 @@ class _Client:
         self.answer: bytes | None = None
         self.sent = 0
         self.writing = False  # selected for writing (an answer larger than the socket's buffer)
-        self.remember: Any = None
+        self.remember: Callable[[], None] | None = None
 
 
 def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socket.socket, _Client]) -> None:
@@ -349,7 +349,7 @@ def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socke
     client.connection.close()
 
 
-def _encode(mode: bytes, reply: dict[str, Any]) -> bytes:
+def _encode(mode: bytes, reply: JsonObject) -> bytes:
     """The answer as the mode asks: the hook's own output after `ok` (or the error), the JSON object, or for
     `orcmem search` `ok`, its notice line and what it prints."""
     if mode == JSON_MODE:

@@ -17,11 +17,13 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import BinaryIO
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: this module is on the path that answers before the SDK loads
     from mcp.server import MCPServer
+
+    from orcmem.models.data_shapes import JsonObject, JsonValue
 
 # No request of orcmem's tools comes near this (a body is 800 characters at most): a longer line is answered with
 # an error at once, read no further than the cap, so a huge or endless line costs neither memory nor time.
@@ -35,7 +37,7 @@ _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 # mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS of the pinned SDK (a test keeps them equal).
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # What MCPServer advertises in its initialize result (a test compares with the SDK's own answer).
-SERVER_CAPABILITIES: dict[str, Any] = {
+SERVER_CAPABILITIES: JsonObject = {
     "prompts": {"listChanged": False},
     "resources": {"listChanged": False, "subscribe": False},
     "tools": {"listChanged": False},
@@ -55,7 +57,7 @@ def _well_formed(line: bytes) -> bytes:
     return line if clean == message else (json.dumps(clean, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def _replace_surrogates(value: Any) -> Any:
+def _replace_surrogates(value: JsonValue) -> JsonValue:
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -69,7 +71,7 @@ def _replace_surrogates(value: Any) -> Any:
     return value
 
 
-def initialize_result(message: object, *, name: str, version: str, instructions: str | None) -> dict[str, Any] | None:
+def initialize_result(message: object, *, name: str, version: str, instructions: str | None) -> JsonObject | None:
     """The result the SDK gives an `initialize` request, or None when `message` is not a well-formed one."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":
         return None
@@ -88,7 +90,7 @@ def initialize_result(message: object, *, name: str, version: str, instructions:
         or not isinstance(client.get("version"), str)
     ):
         return None
-    result: dict[str, Any] = {
+    result: JsonObject = {
         "protocolVersion": requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
         "capabilities": SERVER_CAPABILITIES,
         "serverInfo": {"name": name, "version": version},
@@ -107,7 +109,7 @@ class StdioWire:
         server_name: str,
         version: str,
         instructions: str | None,
-        tools_early: Callable[[], dict[str, Any] | None] | None = None,
+        tools_early: Callable[[], JsonObject | None] | None = None,
     ) -> None:
         """Remember what the early `initialize` answer says about the server, and what lists the tools early (the
         `tools/list` result, or None to leave the answer to the SDK)."""
@@ -117,7 +119,7 @@ class StdioWire:
         self.tools_early = tools_early
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         # Results already sent, by request id: the SDK's own answers to those requests are compared and dropped.
-        self.answered_early: dict[int | str, dict[str, Any]] = {}
+        self.answered_early: dict[int | str, JsonObject] = {}
         self._initialized_early = False
         self.mismatch: str | None = None  # set when the SDK would have answered differently
         self._lock = threading.Lock()
@@ -187,7 +189,7 @@ class StdioWire:
         with self._answered:
             return self._answered.wait_for(lambda: not self._unanswered, timeout)
 
-    def _refuse_too_large(self, head: bytes, stream: Any) -> None:
+    def _refuse_too_large(self, head: bytes, stream: BinaryIO) -> None:
         """Answer an oversized request with an error (its id, when its first or last bytes name one) and skip the
         rest of it, holding no more than a chunk of it at a time."""
         tail = head[-4096:]
@@ -235,11 +237,11 @@ class StdioWire:
         if result is not None:
             self._answer_early(request_id, result)
 
-    def _answer_early(self, request_id: int | str, result: dict[str, Any]) -> None:
+    def _answer_early(self, request_id: int | str, result: JsonObject) -> None:
         self.answered_early[request_id] = result
         self.write({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    def write(self, message: dict[str, Any] | str) -> None:
+    def write(self, message: JsonObject | str) -> None:
         """Write one JSON-RPC message as a line (thread-safe)."""
         text = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
         data = (text.rstrip("\n") + "\n").encode("utf-8")

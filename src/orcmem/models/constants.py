@@ -19,7 +19,6 @@ MS_PER_DAY: Final = 86_400_000
 CONTEXT_TAG: Final = "orcmem-context"
 
 # --- Memories -----------------------------------------------------------------------------------------------------
-MEMORY_ID_HEX_CHARS: Final = 32  # 128 random bits
 MEMORY_ID_PATTERN: Final = r"^mem_[0-9a-f]{32}$"
 
 TITLE_MAX_CHARS: Final = 120

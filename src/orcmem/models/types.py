@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+
+from orcmem.models.data_shapes import JsonObject
 
 
 class MemoryType(StrEnum):
@@ -118,7 +119,7 @@ class Project:
     created_at: int
     last_seen_at: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output."""
         return asdict(self)
 
@@ -151,7 +152,7 @@ class Memory:
     stale_reason: str | None = None  # why the code it cites may have moved on (docs/freshness.md); None: it has not
     provenance: Provenance = Provenance.TOOL_TEXT  # where its words came from; the least trusted when unknown
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output, enums as strings and files as a list."""
         data = asdict(self)
         data["files"] = list(self.files)
@@ -205,7 +206,7 @@ class MemoryLink:
     settled_by: str | None = None
     project_id: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output."""
         data = asdict(self)
         data["relation"] = str(self.relation)
@@ -258,7 +259,7 @@ class MemorySettings:
     provider: str
     models: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output."""
         return asdict(self)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from orcmem.models.errors import ValidationError
 from orcmem.models.types import MemoryLink, Relation, Source
 from orcmem.rules.permissions import may_change
 
@@ -57,3 +58,26 @@ def resolve_hint(link: MemoryLink) -> str:
 def _short(title: str) -> str:
     flat = " ".join(title.split())
     return flat if len(flat) <= NOTE_TITLE_MAX else flat[: NOTE_TITLE_MAX - 1] + "…"
+
+
+def pick_relation(
+    replaces: str | None, refines: str | None, conflicts_with: str | None
+) -> tuple[Relation | None, str | None]:
+    """The one relation a write names (memory_record's arguments, the CLI's options), with the older memory's id;
+    (None, None) when it names none.
+
+    Raises:
+        ValidationError: it names more than one.
+    """
+    given = [
+        (relation, memory_id)
+        for relation, memory_id in (
+            (Relation.REPLACES, replaces),
+            (Relation.REFINES, refines),
+            (Relation.CONFLICTS, conflicts_with),
+        )
+        if memory_id
+    ]
+    if len(given) > 1:
+        raise ValidationError("Name one older memory: replaces, refines or conflicts_with, not several.")
+    return given[0] if given else (None, None)

@@ -6,22 +6,23 @@ Ownership rules hold in every mode: an agent never changes what the user wrote.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Unpack
 
 from orcmem.models.constants import MS_PER_DAY, SEARCH_DEFAULT_LIMIT
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import ValidationError
-from orcmem.models.types import Memory, Project, Relation, SearchHit, Source, Status
-from orcmem.models.vocabulary import Mode
-from orcmem.service.approvals import Approvals, Ask
+from orcmem.models.types import Memory, Project, SearchHit, Source, Status
+from orcmem.rules.contradictions import pick_relation
+from orcmem.service.approvals import Approvals, Ask, Flow
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.tasks import Tasks
 from orcmem.service.write_plans import (
     WritePlans,
     scope_name,
 )
-from orcmem.store.grants import GrantRepository
 
 SEARCH_LIMIT_MAX = 20
 SUMMARY_MAX_CHARS = 200
@@ -32,76 +33,25 @@ def summarize(body: str) -> str:
     return body if len(body) <= SUMMARY_MAX_CHARS else body[:SUMMARY_MAX_CHARS] + "…"
 
 
-def pick_relation(
-    replaces: str | None, refines: str | None, conflicts_with: str | None
-) -> tuple[Relation | None, str | None]:
-    """The one relation a memory_record call names, with the older memory's id; (None, None) when it names none.
-
-    Raises:
-        ValidationError: it names more than one.
-    """
-    given = [
-        (relation, memory_id)
-        for relation, memory_id in (
-            (Relation.REPLACES, replaces),
-            (Relation.REFINES, refines),
-            (Relation.CONFLICTS, conflicts_with),
-        )
-        if memory_id
-    ]
-    if len(given) > 1:
-        raise ValidationError("Name one older memory: replaces, refines or conflicts_with, not several.")
-    return given[0] if given else (None, None)
-
-
 class AgentTools:
     """The memory tools of one agent session in one project; it holds the session's permission flow
     (`approvals`: its mode and its way of asking the user) and the plans that check a write before it is asked."""
 
-    def __init__(
-        self,
-        memory: MemoryService,
-        project: Project,
-        *,
-        mode: Mode | str,
-        headless: bool,
-        auto_approve: bool,
-        session_id: str,
-        ask: Ask | None = None,
-        grants: GrantRepository | None = None,
-        answers_from_person: bool = True,
-    ) -> None:
-        """Bind the tools to a service and the project derived from the host's working folder (the arguments are
-        `Approvals`'s)."""
+    def __init__(self, memory: MemoryService, project: Project, **flow: Unpack[Flow]) -> None:
+        """Bind the tools to a service and the project derived from the host's working folder (`flow`: the session's
+        permission flow, `Approvals`'s arguments)."""
         self.memory = memory
         self.project = project
-        self.approvals = Approvals(
-            memory,
-            project,
-            mode=mode,
-            headless=headless,
-            auto_approve=auto_approve,
-            session_id=session_id,
-            ask=ask,
-            grants=grants,
-            answers_from_person=answers_from_person,
-        )
+        self.approvals = Approvals(memory, project, **flow)
         self.plans = WritePlans(self.approvals)
 
     def asking(self, ask: Ask | None) -> AgentTools:
         """The same tools with another way of asking (a host that gets one answer per call)."""
-        flow = self.approvals
-        return AgentTools(
-            self.memory,
-            self.project,
-            mode=flow.mode,
-            headless=flow.headless,
-            auto_approve=flow.auto_approve,
-            session_id=flow.session_id,
-            ask=ask,
-            grants=flow.grants,
-            answers_from_person=flow.answers_from_person,
-        )
+        tools = copy.copy(self)
+        tools.approvals = copy.copy(self.approvals)
+        tools.approvals.ask = ask
+        tools.plans = WritePlans(tools.approvals)
+        return tools
 
     @property
     def headless(self) -> bool:
@@ -112,7 +62,7 @@ class AgentTools:
         """Whether memory is on now (it can be switched while a session runs)."""
         return self.memory.is_enabled()
 
-    def question(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+    def question(self, tool: str, arguments: Mapping[str, JsonValue]) -> str | None:
         """The question the user must answer before `tool` may run with `arguments` (WritePlans.question)."""
         return self.plans.question(tool, arguments)
 
@@ -123,7 +73,7 @@ class AgentTools:
         limit: int = SEARCH_DEFAULT_LIMIT,
         *,
         searcher: Callable[[str, int], list[SearchHit]] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObject]:
         """This project's and global active memories matching `query`, best first (words and meaning fused);
         `searcher` searches elsewhere instead (the team's pool).
 
@@ -148,8 +98,8 @@ class AgentTools:
         return results
 
     @staticmethod
-    def _search_result(memory: Memory, now: int) -> dict[str, Any]:
-        result: dict[str, Any] = {
+    def _search_result(memory: Memory, now: int) -> JsonObject:
+        result: JsonObject = {
             "id": memory.id,
             "type": str(memory.type),
             "title": memory.title,
@@ -188,7 +138,7 @@ class AgentTools:
         replaces: str | None = None,
         refines: str | None = None,
         conflicts_with: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Save a decision, lesson, command, env_quirk, convention or spec as the agent, saying what it is to an older
         memory when it replaces, refines or conflicts with one.
 
@@ -210,7 +160,7 @@ class AgentTools:
             for m in result.candidates
             if m.id != result.related_id
         ]
-        answer: dict[str, Any] = {
+        answer: JsonObject = {
             "id": result.memory.id,
             "recorded": True,
             "merged": result.merged,
@@ -222,7 +172,7 @@ class AgentTools:
             answer["waits_for_review"] = True  # the agent must not count on it until the person accepts it
         return answer
 
-    def feedback(self, id: str, verdict: str) -> dict[str, Any]:
+    def feedback(self, id: str, verdict: str) -> JsonObject:
         """Mark a memory helpful (more confidence, age reset), wrong (retracted) or stale.
 
         Raises:
@@ -242,7 +192,7 @@ class AgentTools:
         title: str | None = None,
         body: str | None = None,
         topic_key: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Create, update or forget a preference, fact, workflow or decision in this workspace or globally.
 
         Returns what changed and in which scope, e.g. {"action": "updated", "id", "scope": "workspace",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Required, TypedDict
 
 from orcmem.models.errors import MemoryOffError, PermissionDenied
 from orcmem.models.types import Project
@@ -20,6 +21,19 @@ from orcmem.service.memory_service import MemoryService
 from orcmem.store.grants import GrantRepository
 
 Ask = Callable[[str], str | None]  # returns an Answer, or None when no one could be asked after all
+
+
+class Flow(TypedDict, total=False):
+    """The keyword arguments of `Approvals` (a session's permission flow), as `AgentTools` takes them on."""
+
+    mode: Required[Mode | str]
+    headless: Required[bool]
+    auto_approve: Required[bool]
+    session_id: Required[str]
+    ask: Ask | None
+    grants: GrantRepository | None
+    answers_from_person: bool
+
 
 WRITE_ACTION = "memory_write"  # the one permission every memory write asks for (the action grants name)
 ANSWERS: tuple[str, ...] = values(Answer)

@@ -24,7 +24,7 @@ from orcmem.store.summaries import Summary
 from orcmem.text.redact import redact
 
 if TYPE_CHECKING:  # the hooks import this module; the generators load only when a job runs
-    from orcmem.extract.generator import Generator, GeneratorResult
+    from orcmem.extract.generator import GeneratorResult
     from orcmem.extract.parse import ExtractedSummary, Extraction
     from orcmem.extract.provenance import ProvenanceCheck
     from orcmem.extract.resolve import GeneratorChoice
@@ -36,7 +36,6 @@ CANCELLED_REASON = "the worker was stopped; the run waits in the queue"
 SUMMARY_WORK_MAX_CHARS = 2000  # a summary's "work done" grows with each pass up to this, keeping the newest
 RUN_KIND_TASK = "task"
 RUN_KIND_DISCUSSION = "discussion"
-RUN_KINDS = ("conversation", RUN_KIND_TASK, RUN_KIND_DISCUSSION)
 
 
 GeneratorFactory = Callable[[Run], "GeneratorChoice"]
@@ -386,8 +385,8 @@ class Learning:
 
     def _distil(self, job: Job, generators: GeneratorFactory) -> JobOutcome:
         from orcmem.extract.digest import build_digest, is_empty, render_digest
-        from orcmem.extract.parse import parse_extraction
-        from orcmem.extract.prompt import build_prompt
+        from orcmem.extract.parse import parse_extraction, parse_judgement
+        from orcmem.extract.prompt import build_judgement_prompt, build_prompt, judge_schema
         from orcmem.extract.provenance import ProvenanceCheck
 
         if self._policy_changed(job):
@@ -439,7 +438,27 @@ class Learning:
         checked = ProvenanceCheck(digest)
         # Embedding waits for the model to load: done before the transaction, which hooks must never wait behind.
         meanings = self.memory.meanings([(item.title, item.body) for item in extraction.memories])
-        relations = self._judge(run, extraction, meanings, choice.generator)
+        # A second short call: does each new memory replace, refine or conflict with an older one it may contradict?
+        shown = self._candidates(run, extraction, meanings)
+        short = _short_ids(shown)
+        relations: dict[int, tuple[Relation, str]] = {}
+        if short:  # no call when no memory has a candidate
+            judgement = choice.generator.generate(
+                build_judgement_prompt(
+                    [(item.type, item.title, item.body) for item in extraction.memories],
+                    [[(short[m.id], str(m.type), m.title, m.body, _written(m)) for m in found] for found in shown],
+                ),
+                schema=judge_schema(),
+            )
+            if judgement.text is None:  # every memory stays unrelated, none is lost
+                log.warning("the contradiction judgement of run %s failed: %s", run.id, judgement.error)
+            else:
+                offered = {index: {short[m.id] for m in found} for index, found in enumerate(shown)}
+                by_short = {value: key for key, value in short.items()}
+                relations = {
+                    judged.memory: (Relation(judged.relation), by_short[judged.candidate])
+                    for judged in parse_judgement(judgement.text, len(shown), offered)
+                }
         if self._policy_changed(job):
             return JobOutcome(run.id, JobState.SKIPPED, MEMORY_OFF_REASON)
         if self.cancelled.is_set():
@@ -455,42 +474,15 @@ class Learning:
             through=through,
         )
 
-    def _judge(
-        self, run: Run, extraction: Extraction, meanings: Sequence[Vector | None], generator: Generator
-    ) -> dict[int, tuple[Relation, str]]:
-        """Ask the model, in a second short call, whether each new memory replaces, refines or conflicts with the
-        older memories it may contradict (`Contradictions.candidates`); {index: (relation, older id)}. No call when
-        no memory has a candidate; a failed call leaves every memory unrelated (logged), never losing one."""
-        from orcmem.extract.parse import parse_judgement
-        from orcmem.extract.prompt import build_judgement_prompt, judge_schema
-
+    def _candidates(self, run: Run, extraction: Extraction, meanings: Sequence[Vector | None]) -> list[list[Memory]]:
+        """For each new memory, the older memories it may contradict (`Contradictions.candidates`), which the
+        judgement shows the model."""
         embedder = self.memory.embedder
         model = embedder.model_id if embedder is not None else None
-        short: dict[str, str] = {}  # an older memory's id -> the short id the prompt shows
-        shown: list[list[Memory]] = []
-        for item, meaning in zip(extraction.memories, meanings, strict=True):
-            found = self.memory.contradictions.candidates(
-                run.project_id, item.title, item.body, item.topic_key, meaning, model
-            )
-            shown.append(found)
-            for memory in found:
-                short.setdefault(memory.id, f"c{len(short) + 1}")
-        if not short:
-            return {}
-        prompt = build_judgement_prompt(
-            [(item.type, item.title, item.body) for item in extraction.memories],
-            [[(short[m.id], str(m.type), m.title, m.body, _written(m)) for m in found] for found in shown],
-        )
-        answer = generator.generate(prompt, schema=judge_schema())
-        if answer.text is None:
-            log.warning("the contradiction judgement of run %s failed: %s", run.id, answer.error)
-            return {}
-        offered = {index: {short[m.id] for m in found} for index, found in enumerate(shown)}
-        by_short = {value: key for key, value in short.items()}
-        return {
-            judged.memory: (Relation(judged.relation), by_short[judged.candidate])
-            for judged in parse_judgement(answer.text, len(shown), offered)
-        }
+        return [
+            self.memory.contradictions.candidates(run.project_id, item.title, item.body, item.topic_key, meaning, model)
+            for item, meaning in zip(extraction.memories, meanings, strict=True)
+        ]
 
     def _new_events(self, run: Run, through: int) -> list[LedgerEvent]:
         """The events this pass distils: those after the last finished pass, the newest EXTRACTION_EVENT_LIMIT of
@@ -624,6 +616,15 @@ def _call_status(answer: GeneratorResult) -> str:
     if answer.rate_limited:
         return "rate_limited"
     return "ok" if answer.ok else "failed"
+
+
+def _short_ids(shown: Sequence[Sequence[Memory]]) -> dict[str, str]:
+    """An older memory's id -> the short id the judgement shows (c1, c2...), in the order they are first shown."""
+    short: dict[str, str] = {}
+    for found in shown:
+        for memory in found:
+            short.setdefault(memory.id, f"c{len(short) + 1}")
+    return short
 
 
 def _written(memory: Memory) -> str:

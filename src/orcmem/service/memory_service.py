@@ -18,6 +18,7 @@ from orcmem.models.constants import (
     SETTING_FLAG_VERSION,
     TITLE_MAX_CHARS,
 )
+from orcmem.models.data_shapes import SqlValue
 from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import (
     DEFAULT_PROVENANCE,
@@ -429,7 +430,7 @@ class MemoryService(ServiceCore):
         """Change a memory's title, body or type; only the user may change what the user wrote."""
         memory = self.get(project, memory_id)
         self._require_owner(memory, actor, "Only the user can change a memory they wrote.")
-        fields: dict[str, object] = {}
+        fields: dict[str, SqlValue] = {}
         if title is not None:
             fields["title"] = stored_text(rules.check_title(title), TITLE_MAX_CHARS)
         if body is not None:
@@ -442,7 +443,7 @@ class MemoryService(ServiceCore):
         if not changed:
             return memory
         if "title" in changed or "body" in changed:
-            text = f"{changed.get('title', memory.title)}\n{changed.get('body', memory.body)}"
+            text = f"{str(changed.get('title', memory.title))}\n{str(changed.get('body', memory.body))}"
             changed["flagged"] = int(looks_like_instructions(text))
             # A person who rewrites a memory owns its words now; an agent's rewrite is trusted no more than before.
             edited = Provenance.PERSON if actor is Source.USER else least_trusted(memory.provenance, Provenance.AGENT)

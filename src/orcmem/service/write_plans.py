@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.models.types import Memory, MemoryType, NewMemory, Scope, Source, Verdict
 from orcmem.models.vocabulary import ManageAction, ManageScope, Mode, values
@@ -69,7 +69,7 @@ class WritePlans:
         self.project = approvals.project
 
     # --- asking before a call runs -----------------------------------------------------------------------------
-    def question(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+    def question(self, tool: str, arguments: Mapping[str, JsonValue]) -> str | None:
         """The question the user must answer before `tool` may run with `arguments`, or None if none is needed.
 
         A host that must ask before the call runs (MCP elicitation) calls this first, then calls the tool with an
@@ -85,7 +85,7 @@ class WritePlans:
             return None
         return self.approvals.question(write)
 
-    def _plan(self, tool: str, arguments: Mapping[str, Any]) -> PlannedWrite | None:
+    def _plan(self, tool: str, arguments: Mapping[str, JsonValue]) -> PlannedWrite | None:
         args = dict(arguments)
         if tool == "memory_record":
             related = args.get("replaces") or args.get("refines") or args.get("conflicts_with")
@@ -297,7 +297,7 @@ class _ManagePlan:
     edit: dict[str, str | None] | None = None
     predicted_changes: list[str] | None = None
 
-    def run(self, plans: WritePlans) -> dict[str, Any]:
+    def run(self, plans: WritePlans) -> JsonObject:
         """Carry out the change and say what changed, and in which scope."""
         service, project = plans.memory, plans.project
         if self.action == "create":

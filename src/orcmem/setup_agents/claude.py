@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import ValidationError
 from orcmem.setup_agents.entries import (
     PRE_TOOL_MATCHER,
@@ -59,7 +60,7 @@ def _servers_transform(path: Path, command: list[str] | None, *, user_scope: boo
     return json_transform(path, lambda doc: [merge_json_server(doc, command, path)], removing=False, notes=notes)
 
 
-def _local_scope_notes(doc: dict[str, Any], path: Path) -> list[str]:
+def _local_scope_notes(doc: JsonObject, path: Path) -> list[str]:
     """A local-scope `orcmem` server (`claude mcp add` default) overrides the user-scope one in that project."""
     projects = doc.get("projects")
     if not isinstance(projects, dict):

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.env_names import HOME_ENV_VAR
 from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.entries import (
@@ -61,7 +62,7 @@ def _tidy_end(new: str, old: str | None) -> str:
     return new
 
 
-def _server_values(command: list[str]) -> dict[str, Any]:
+def _server_values(command: list[str]) -> JsonObject:
     return {"command": command[0], "args": [*command[1:], "mcp"], "startup_timeout_sec": MCP_STARTUP_TIMEOUT_SECONDS}
 
 

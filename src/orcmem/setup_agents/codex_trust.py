@@ -15,8 +15,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.entries import is_orcmem_hook
 
@@ -54,7 +54,7 @@ class CodexHooks:
 
 
 def _requests(cwd: Path) -> str:
-    messages: list[dict[str, Any]] = [
+    messages: list[JsonObject] = [
         {"id": 0, "method": "initialize", "params": {"clientInfo": {"name": "orcmem", "version": "1"}}},
         {"method": "initialized"},
         {"id": 1, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
@@ -62,7 +62,7 @@ def _requests(cwd: Path) -> str:
     return "".join(json.dumps(message) + "\n" for message in messages)
 
 
-def _answer(process: subprocess.Popen[bytes], timeout_s: float) -> dict[str, Any]:
+def _answer(process: subprocess.Popen[bytes], timeout_s: float) -> JsonObject:
     """The app server's answer to request 1, read line by line until the deadline."""
     assert process.stdout is not None
     deadline = time.monotonic() + timeout_s
@@ -89,7 +89,7 @@ def _answer(process: subprocess.Popen[bytes], timeout_s: float) -> dict[str, Any
     raise OrcmemError(f"codex app-server did not list the hooks within {timeout_s:g} s")
 
 
-def _parse(answer: dict[str, Any]) -> CodexHooks:
+def _parse(answer: JsonObject) -> CodexHooks:
     entries = answer.get("result", {}).get("data", [])
     ours: list[HookTrust] = []
     warnings: list[str] = []

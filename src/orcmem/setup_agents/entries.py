@@ -16,8 +16,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents.report import ItemChange
@@ -51,12 +51,12 @@ class HookSpec:
     """One of orcmem's hook handlers and where it goes: the event and, for tool events, the matcher."""
 
     event: str
-    handler: dict[str, Any]
+    handler: JsonObject
     matcher: str | None = None
 
-    def group(self) -> dict[str, Any]:
+    def group(self) -> JsonObject:
         """The matcher group orcmem adds: its own, holding only this handler."""
-        group: dict[str, Any] = {"matcher": self.matcher} if self.matcher is not None else {}
+        group: JsonObject = {"matcher": self.matcher} if self.matcher is not None else {}
         group["hooks"] = [dict(self.handler)]
         return group
 
@@ -117,7 +117,7 @@ def _runs_orcmem(words: list[str]) -> bool:
     return len(words) >= 2 and words[-2:] == ["-m", "orcmem"]
 
 
-def _words(command: Any, args: Any) -> list[str] | None:
+def _words(command: JsonValue, args: JsonValue) -> list[str] | None:
     if not isinstance(command, str):
         return None
     if isinstance(args, list) and args and all(isinstance(a, str) for a in args):
@@ -128,7 +128,7 @@ def _words(command: Any, args: Any) -> list[str] | None:
         return None
 
 
-def is_orcmem_hook(handler: Any) -> bool:
+def is_orcmem_hook(handler: JsonValue) -> bool:
     """True for a hook handler that runs `orcmem hook ...` or calls a tool on the orcmem MCP server."""
     if not isinstance(handler, dict):
         return False
@@ -141,7 +141,7 @@ def is_orcmem_hook(handler: Any) -> bool:
     return words is not None and len(words) >= 3 and words[-2] == "hook" and _runs_orcmem(words[:-2])
 
 
-def is_orcmem_server(entry: Any) -> bool:
+def is_orcmem_server(entry: JsonValue) -> bool:
     """True for an MCP server entry (JSON or TOML) whose command line is `<orcmem> mcp`."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
@@ -154,9 +154,9 @@ def is_orcmem_server(entry: Any) -> bool:
 
 def command_handler(
     command: list[str], event: str, status: str | None = None, *, timeout: int = HOOK_TIMEOUT_SECONDS
-) -> dict[str, Any]:
+) -> JsonObject:
     """A command handler running `orcmem hook <name>` for the event, with orcmem's timeout."""
-    handler: dict[str, Any] = {
+    handler: JsonObject = {
         "type": "command",
         "command": shell_command(command, "hook", HOOK_NAMES[event]),
         "timeout": timeout,
@@ -169,26 +169,26 @@ def command_handler(
 # --- hooks in the Claude Code / Codex JSON shape -------------------------------------------------------------
 
 
-def _handlers(group: Any) -> list[Any]:
+def _handlers(group: JsonValue) -> list[JsonValue]:
     hooks = group.get("hooks") if isinstance(group, dict) else None
     return hooks if isinstance(hooks, list) else []
 
 
-def _event_groups(hooks: dict[str, Any], event: str, path: Path) -> list[Any] | None:
+def _event_groups(hooks: JsonObject, event: str, path: Path) -> list[JsonValue] | None:
     groups = hooks.get(event)
     if groups is not None and not isinstance(groups, list):
         raise OrcmemError(f"{path}: hooks.{event} is not a list; fix it, then run again (nothing was changed)")
     return groups
 
 
-def _hooks_table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
+def _hooks_table(doc: JsonObject, path: Path) -> JsonObject | None:
     hooks = doc.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise OrcmemError(f'{path}: "hooks" is not an object; fix it, then run again (nothing was changed)')
     return hooks
 
 
-def _strip_ours(groups: list[Any], replace: tuple[int, dict[str, Any]] | None = None) -> list[Any]:
+def _strip_ours(groups: list[JsonValue], replace: tuple[int, JsonObject] | None = None) -> list[JsonValue]:
     """The groups without orcmem's handlers (or with one group replaced); a group left empty by that goes."""
     result = []
     for index, group in enumerate(groups):
@@ -216,7 +216,7 @@ def _item(event: str) -> str:
     return f"hook {event}"
 
 
-def merge_hooks(doc: dict[str, Any], specs: list[HookSpec], path: Path) -> list[ItemChange]:
+def merge_hooks(doc: JsonObject, specs: list[HookSpec], path: Path) -> list[ItemChange]:
     """Put each spec's handler in place (once per event) and take orcmem's handlers out of managed events it left."""
     hooks = _hooks_table(doc, path)
     created = hooks is None
@@ -253,14 +253,14 @@ def merge_hooks(doc: dict[str, Any], specs: list[HookSpec], path: Path) -> list[
     return changes
 
 
-def _set_or_drop(hooks: dict[str, Any], event: str, groups: list[Any]) -> None:
+def _set_or_drop(hooks: JsonObject, event: str, groups: list[JsonValue]) -> None:
     if groups:
         hooks[event] = groups
     else:
         del hooks[event]
 
 
-def remove_hooks(doc: dict[str, Any], path: Path) -> list[ItemChange]:
+def remove_hooks(doc: JsonObject, path: Path) -> list[ItemChange]:
     """Take orcmem's handlers out of the events it manages; containers emptied by that go too."""
     hooks = _hooks_table(doc, path)
     if not hooks:
@@ -289,19 +289,19 @@ def server_item() -> str:
 CLAUDE_SERVER_ENV = {"ORCMEM_MCP_MODE": "accept-edits"}
 
 
-def json_server(command: list[str]) -> dict[str, Any]:
+def json_server(command: list[str]) -> JsonObject:
     """Claude Code's stdio server entry for `orcmem mcp`."""
     return {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"], "env": dict(CLAUDE_SERVER_ENV)}
 
 
-def _servers_table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
+def _servers_table(doc: JsonObject, path: Path) -> JsonObject | None:
     servers = doc.get("mcpServers")
     if servers is not None and not isinstance(servers, dict):
         raise OrcmemError(f'{path}: "mcpServers" is not an object; fix it, then run again (nothing was changed)')
     return servers
 
 
-def merge_json_server(doc: dict[str, Any], command: list[str], path: Path) -> ItemChange:
+def merge_json_server(doc: JsonObject, command: list[str], path: Path) -> ItemChange:
     """Register orcmem under `mcpServers`, keeping extra fields the user gave it (env, ...)."""
     servers = _servers_table(doc, path)
     desired = json_server(command)
@@ -313,7 +313,7 @@ def merge_json_server(doc: dict[str, Any], command: list[str], path: Path) -> It
     if not isinstance(entry, dict):
         servers[SERVER_NAME] = desired
         return ItemChange(server_item(), "added" if entry is None else "updated", detail)
-    env: dict[str, Any] = entry["env"] if isinstance(entry.get("env"), dict) else {}
+    env: JsonObject = entry["env"] if isinstance(entry.get("env"), dict) else {}
     same_env = all(env.get(k) == v for k, v in desired["env"].items())
     if same_env and all(entry.get(k) == v for k, v in desired.items() if k != "env"):
         return ItemChange(server_item(), "unchanged")
@@ -323,7 +323,7 @@ def merge_json_server(doc: dict[str, Any], command: list[str], path: Path) -> It
     return ItemChange(server_item(), "updated", detail)
 
 
-def remove_json_server(doc: dict[str, Any], path: Path) -> list[ItemChange]:
+def remove_json_server(doc: JsonObject, path: Path) -> list[ItemChange]:
     """Take orcmem's server out of `mcpServers` (only if it runs orcmem); an emptied `mcpServers` goes too."""
     servers = _servers_table(doc, path)
     if not servers or SERVER_NAME not in servers:

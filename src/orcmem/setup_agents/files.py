@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.json_text import render_json
 from orcmem.setup_agents.report import FileAction, FileReport, ItemChange
@@ -212,7 +212,7 @@ def _commit(plan: _Plan, backup_dir: Path) -> tuple[str | None, Path | None]:
 # --- JSON -------------------------------------------------------------------------------------------------------
 
 
-def load_json_object(text: str | None, path: Path) -> dict[str, Any]:
+def load_json_object(text: str | None, path: Path) -> JsonObject:
     """The file's top-level object ({} for a missing or blank file); invalid JSON is an OrcmemError naming it."""
     if text is None or not text.strip():
         return {}
@@ -228,17 +228,17 @@ def load_json_object(text: str | None, path: Path) -> dict[str, Any]:
     return value
 
 
-def snapshot(doc: dict[str, Any]) -> dict[str, Any]:
+def snapshot(doc: JsonObject) -> JsonObject:
     """A deep copy to compare against after editing."""
     return copy.deepcopy(doc)
 
 
 def json_transform(
     path: Path,
-    edit: Callable[[dict[str, Any]], list[ItemChange]],
+    edit: Callable[[JsonObject], list[ItemChange]],
     *,
     removing: bool,
-    notes: Callable[[dict[str, Any]], list[str]] | None = None,
+    notes: Callable[[JsonObject], list[str]] | None = None,
 ) -> Transform:
     """A transform of a JSON file: `edit` changes its object in place; a file left empty by a removal goes."""
 

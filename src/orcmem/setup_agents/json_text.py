@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from orcmem.models.data_shapes import JsonObject, JsonValue
 
 _WS = re.compile(r"[ \t\n\r]*")
 _Edits = list[tuple[int, int, str]]  # (start, end, replacement) in the original JSON text
 
 
-def render_json(original: str | None, before: dict[str, Any], after: dict[str, Any]) -> str:
+def render_json(original: str | None, before: JsonObject, after: JsonObject) -> str:
     """The new text of a JSON file: only what changed is rewritten, in the file's indentation; other bytes stay."""
     if original is None or not original.strip():
         return json.dumps(after, indent=2, ensure_ascii=False) + "\n"
@@ -42,7 +43,7 @@ class _Style:
         match = re.search(r"^([ \t]+)\S", text, re.MULTILINE)
         return cls(match.group(1) if match else "  ", newline)
 
-    def dump(self, value: Any, depth: int, *, inline: bool = False) -> str:
+    def dump(self, value: JsonValue, depth: int, *, inline: bool = False) -> str:
         """A value as it would be written at this depth."""
         if self.indent is None or inline:
             return json.dumps(value, ensure_ascii=False)
@@ -98,11 +99,13 @@ def _parse(text: str, i: int) -> _Node:
     return _Node(i, end)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: JsonValue, b: JsonValue) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _diff(text: str, node: _Node, before: Any, after: Any, depth: int, style: _Style, edits: _Edits) -> None:
+def _diff(
+    text: str, node: _Node, before: JsonValue, after: JsonValue, depth: int, style: _Style, edits: _Edits
+) -> None:
     """Record the smallest text edits turning `before` (found at node) into `after`."""
     if _same(before, after):
         return
@@ -117,7 +120,7 @@ def _diff(text: str, node: _Node, before: Any, after: Any, depth: int, style: _S
 
 
 def _diff_object(
-    text: str, node: _Node, before: dict[str, Any], after: dict[str, Any], depth: int, style: _Style, edits: _Edits
+    text: str, node: _Node, before: JsonObject, after: JsonObject, depth: int, style: _Style, edits: _Edits
 ) -> bool:
     assert node.members is not None
     last = {key: n for n, (key, _, _) in enumerate(node.members)}  # JSON's last duplicate wins
@@ -142,7 +145,7 @@ def _diff_object(
 
 
 def _diff_array(
-    text: str, node: _Node, before: list[Any], after: list[Any], depth: int, style: _Style, edits: _Edits
+    text: str, node: _Node, before: list[JsonValue], after: list[JsonValue], depth: int, style: _Style, edits: _Edits
 ) -> bool:
     assert node.items is not None
     spans = [(item.start, item.start, item.end) for item in node.items]
@@ -162,7 +165,7 @@ def _diff_array(
     return True
 
 
-def _subsequence(before: list[Any], after: list[Any]) -> set[int] | None:
+def _subsequence(before: list[JsonValue], after: list[JsonValue]) -> set[int] | None:
     """Indexes of `before` that make up `after` when it is `before` with some items taken out, else None."""
     kept: set[int] = set()
     n = 0

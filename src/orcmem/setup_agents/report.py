@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from orcmem.models.data_shapes import JsonObject
 
 ItemAction = Literal["added", "updated", "removed", "unchanged"]
 FileAction = Literal["created", "updated", "deleted", "unchanged"]
@@ -73,7 +75,7 @@ class SetupReport:
         out.extend(f"Note: {note}" for note in self.notes)
         return out
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         """A JSON-ready form (paths as strings)."""
         return {
             "agent": self.agent,

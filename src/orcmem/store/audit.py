@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from orcmem.models.data_shapes import JsonObject
 from orcmem.store.connection import Repository
 
 
@@ -21,7 +21,7 @@ class AuditRepository(Repository):
         resource_id: str | None = None,
         project_id: str | None = None,
         decision: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: JsonObject | None = None,
     ) -> None:
         """Append one row."""
         with self.db.transaction():
@@ -40,7 +40,7 @@ class AuditRepository(Repository):
                 ),
             )
 
-    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+    def recent(self, limit: int = 50) -> list[JsonObject]:
         """The newest rows first."""
         rows = self.db.query(
             "SELECT at, actor, action, resource_type, resource_id, project_id, decision, metadata "

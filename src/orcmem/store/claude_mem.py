@@ -4,10 +4,10 @@ read-only, whatever columns its version has (docs/importing.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import apsw
 
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import ValidationError
 
 # The observation columns orcmem reads, as claude-mem's schema names them; a column an older version lacks is None.
@@ -29,7 +29,7 @@ OBSERVATION_COLUMNS = (
 )
 
 
-def read_observations(path: Path) -> list[dict[str, Any]]:
+def read_observations(path: Path) -> list[JsonObject]:
     """Every observation of the claude-mem database at `path`, oldest first, as claude-mem stores it.
 
     Raises:

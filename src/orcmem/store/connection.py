@@ -8,13 +8,13 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import apsw
 
 from orcmem.models.constants import BUSY_TIMEOUT_MS, EMBEDDING_DIMENSIONS
+from orcmem.models.data_shapes import Bindings, Row
 from orcmem.models.errors import StoreError
 from orcmem.store.migrations import migrate
 
@@ -124,7 +124,7 @@ class Database:
         """Whether sqlite-vec loaded and `memory_vec` exists."""
         return self.vector_error is None
 
-    def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+    def query(self, sql: str, params: Bindings = ()) -> list[Row]:
         """Run a statement and return all rows."""
         with self._lock:
             try:
@@ -132,7 +132,7 @@ class Database:
             except (apsw.BusyError, *_FILE_ERRORS) as exc:
                 raise self._one_line(exc) from exc
 
-    def query_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    def query_many(self, sql: str, rows: Iterable[Bindings]) -> None:
         """Run one statement for each row of parameters (one prepared statement: a bulk insert)."""
         with self._lock:
             try:
@@ -146,7 +146,7 @@ class Database:
             return StoreError(f"The orcmem database stayed busy for over {BUSY_TIMEOUT_MS} ms.")
         return StoreError(_explain(self.path, exc, self.conn.system_errno))
 
-    def query_one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None:
+    def query_one(self, sql: str, params: Bindings = ()) -> Row | None:
         """Run a statement and return its first row, or None."""
         rows = self.query(sql, params)
         return rows[0] if rows else None

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from orcmem.models.data_shapes import Row, SqlValue
 from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import Answer
 from orcmem.store.connection import Repository
@@ -27,7 +27,7 @@ class Grant:
 _COLUMNS = "pk, project_id, session_id, action, scope, created_at"
 
 
-def _to_grant(row: tuple[Any, ...]) -> Grant:
+def _to_grant(row: Row) -> Grant:
     pk, project_id, session_id, action, scope, created_at = row
     return Grant(int(pk), str(project_id), session_id, str(action), str(scope), int(created_at))
 
@@ -89,7 +89,7 @@ class GrantRepository(Repository):
     def clear(self, project_id: str | None = None, *, session_id: str | None = None) -> int:
         """Delete grants: all of them, a project's, or (with `session_id`) one session's; returns how many."""
         clauses: list[str] = []
-        params: list[object] = []
+        params: list[SqlValue] = []
         if project_id is not None:
             clauses.append("project_id = ?")
             params.append(project_id)

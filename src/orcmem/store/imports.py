@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from orcmem.models.data_shapes import JsonObject, Row
 from orcmem.store.connection import Repository
 
 _BATCH_COLUMNS = "b.id, b.kind, b.source_path, b.project_id, b.at, b.found, b.added, b.skipped, b.undone_at"
@@ -28,12 +28,12 @@ class ImportBatch:
     undone_at: int | None
     remaining: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON output."""
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-def _to_batch(row: Sequence[Any]) -> ImportBatch:
+def _to_batch(row: Row) -> ImportBatch:
     pk, kind, path, project_id, at, found, added, skipped, undone_at, remaining = row
     return ImportBatch(
         int(pk),

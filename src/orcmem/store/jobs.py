@@ -5,9 +5,9 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from orcmem.models.constants import GENERATOR_TIMEOUT_S
+from orcmem.models.data_shapes import Row
 from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import JobState, values
 from orcmem.store.connection import Repository
@@ -198,7 +198,7 @@ class JobRepository(Repository):
         cols = ", ".join("j." + c.strip() for c in _JOB_COLUMNS.split(","))
         run_cols = ", ".join("r." + c.strip() for c in RUN_COLUMNS.split(","))
         where = "WHERE r.project_id = ?" if project_id else ""
-        params: tuple[Any, ...] = (project_id, limit) if project_id else (limit,)
+        params: Row = (project_id, limit) if project_id else (limit,)
         rows = self.db.query(
             f"SELECT {cols}, {run_cols} FROM extraction_jobs j JOIN runs r ON r.id = j.run_id {where} "
             "ORDER BY j.queued_at DESC LIMIT ?",

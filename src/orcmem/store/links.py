@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from orcmem.models.data_shapes import Row
 from orcmem.models.types import MemoryLink, Relation
 from orcmem.store.connection import Repository
 from orcmem.store.recall import REPLACED
@@ -16,7 +16,7 @@ _COLUMNS = (
 _JOINED = "memory_links l JOIN memories f ON f.pk = l.from_pk JOIN memories t ON t.pk = l.to_pk"
 
 
-def _to_link(row: Sequence[Any]) -> MemoryLink:
+def _to_link(row: Row) -> MemoryLink:
     return MemoryLink(
         from_id=row[0],
         from_title=row[1],

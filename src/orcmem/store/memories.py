@@ -6,9 +6,9 @@ import builtins
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from orcmem.models.constants import FILES_MAX_COUNT, FTS_BODY_WEIGHT, FTS_TITLE_WEIGHT
+from orcmem.models.data_shapes import Row, SqlValue
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Provenance, Scope, Source, Status
 from orcmem.store.connection import Repository
@@ -41,7 +41,7 @@ _SOURCES = {member.value: member for member in Source}
 _PROVENANCES = {member.value: member for member in Provenance}
 
 
-def _to_memory(row: Sequence[Any]) -> Memory:
+def _to_memory(row: Row) -> Memory:
     return Memory(
         id=row[0],
         scope=_SCOPES.get(row[1]) or Scope(row[1]),
@@ -156,11 +156,11 @@ class MemoryRepository(Repository):
         )
         return [str(row[0]) for row in rows]
 
-    def _where(self, project_id: str | None, flt: MemoryFilter) -> tuple[str, dict[str, Any]]:
+    def _where(self, project_id: str | None, flt: MemoryFilter) -> tuple[str, dict[str, SqlValue]]:
         clauses = [VISIBLE]
         if not flt.statuses:  # waiting for review is seen only when asked for by name (the inbox)
             clauses.append("m.status != 'pending'")
-        params: dict[str, Any] = {"project": project_id or ""}
+        params: dict[str, SqlValue] = {"project": project_id or ""}
         for column, values in (
             ("type", flt.types),
             ("source", flt.sources),
@@ -335,7 +335,7 @@ class MemoryRepository(Repository):
                 known = current.files if current is not None else ()
                 self._replace_files(memory_id, list(dict.fromkeys([*known, *files]))[:FILES_MAX_COUNT])
 
-    def update_fields(self, memory_id: str, fields: dict[str, Any]) -> None:
+    def update_fields(self, memory_id: str, fields: dict[str, SqlValue]) -> None:
         """Set the given columns (already validated) on one memory."""
         allowed = {
             "title",

@@ -219,7 +219,8 @@ INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1);
 """
 
 # A repeat of the same words is found by an index instead of a full-text query, which costs a write as much as a
-# search does at 100,000 memories. `orcmem_text_digest` is `repeats.same_text_digest`, given to the migration alone.
+# search does at 100,000 memories. `orcmem_text_digest` is `text.duplicates.same_text_digest`, given to the
+# migration alone.
 MIGRATION_4 = """
 ALTER TABLE memories ADD COLUMN text_digest INTEGER;
 UPDATE memories SET text_digest = orcmem_text_digest(title, body);

@@ -23,11 +23,12 @@ from orcmem.models.constants import (
     SCHEMA_VERSION,
     SETTING_MEMORY_ENABLED,
 )
+from orcmem.models.data_shapes import Row
 from orcmem.store.visibility import VISIBLE_AT
 
 TYPE_CHECKING = False  # importing typing costs the prompt hook milliseconds
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 # One recalled memory, as much of it as a recalled line shows (collections' namedtuple: `typing` costs the hook).
 # `id` and `updated_at` tell a session's recall whether it already gave this memory, unchanged.
@@ -132,7 +133,7 @@ def word_candidates(
         # Rank the best matches by BM25 alone first, then read and filter only those; the full join (every match
         # against its memory row) runs only when too few of them are this project's active memories.
         window = limit * WINDOW_FACTOR
-        rows: list[tuple[Any, ...]] = conn.execute(
+        rows: list[Row] = conn.execute(
             "WITH top AS MATERIALIZED "
             f"(SELECT rowid, bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}) AS rank "
             "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) "

@@ -6,9 +6,9 @@ import builtins
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from orcmem.models.constants import OPENING_REQUEST_SCAN
+from orcmem.models.data_shapes import Row
 from orcmem.models.ledger import NO_PENDING_TURN, EventKind, LedgerEvent, TurnState
 from orcmem.store.connection import Repository
 from orcmem.text.redact import redact_label, redact_text
@@ -272,7 +272,7 @@ class RunRepository(Repository):
             self.db.query("DELETE FROM imported_memories WHERE run_id = ?", (run_id,))
 
 
-def _event_row(run_id: str, seq: int, event: LedgerEvent, now: int) -> tuple[Any, ...]:
+def _event_row(run_id: str, seq: int, event: LedgerEvent, now: int) -> Row:
     """An event's row in `events`, its text and tool name redacted."""
     cleaned = redact_text(event.text)
     return (
@@ -290,7 +290,7 @@ def _event_row(run_id: str, seq: int, event: LedgerEvent, now: int) -> tuple[Any
     )
 
 
-def _event(row: Sequence[Any]) -> LedgerEvent:
+def _event(row: Row) -> LedgerEvent:
     return LedgerEvent(
         kind=EventKind(row[0]),
         at=int(row[1]),

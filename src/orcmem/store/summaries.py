@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from orcmem.models.data_shapes import Row
 from orcmem.store.connection import Repository
 from orcmem.text.redact import redact_text
 
@@ -29,7 +28,7 @@ class Summary:
 _SUMMARY_COLUMNS = "run_id, task_id, project_id, request, work_done, outcome, open_items, model, created_at"
 
 
-def _summary(row: Sequence[Any]) -> Summary:
+def _summary(row: Row) -> Summary:
     run_id, task_id, project_id, request, work_done, outcome, open_items, model, created_at = row
     items = tuple(json.loads(open_items or "[]"))
     return Summary(run_id, task_id, project_id, request, work_done, outcome, items, model, created_at)

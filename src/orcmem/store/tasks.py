@@ -5,8 +5,8 @@ from __future__ import annotations
 import builtins
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
+from orcmem.models.data_shapes import SqlValue
 from orcmem.models.errors import ValidationError
 from orcmem.models.vocabulary import TaskStatus, values
 from orcmem.store.connection import Repository
@@ -63,7 +63,7 @@ class TaskRepository(Repository):
     def list(self, project_id: str, statuses: tuple[str, ...] = ()) -> builtins.list[Task]:
         """A project's tasks, most recently changed first."""
         where = "project_id = ?"
-        params: builtins.list[Any] = [project_id]
+        params: builtins.list[SqlValue] = [project_id]
         if statuses:
             where += f" AND status IN ({', '.join('?' * len(statuses))})"
             params += list(statuses)

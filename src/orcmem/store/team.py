@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from orcmem.models.constants import SETTING_PERSON
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.types import provenance_seen_by
 from orcmem.store.connection import Database, Repository
 from orcmem.store.memories import MemoryRepository
@@ -32,7 +32,7 @@ class Outgoing:
     memory_id: str
     project_id: str
     queued_at: int
-    row: dict[str, Any] | None  # the shared fields, files, vector and the revision it was based on
+    row: JsonObject | None  # the shared fields, files, vector and the revision it was based on
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class Incoming:
     id: str
     revision: int
     forgotten: bool
-    fields: dict[str, Any]  # the shared columns (empty for a tombstone)
+    fields: JsonObject  # the shared columns (empty for a tombstone)
     files: list[str]
     model_id: str | None
     embedding: list[float] | None
@@ -155,7 +155,7 @@ class TeamRepository(Repository):
             result.append(Outgoing(memory_id, project_id, int(queued_at), row))
         return result
 
-    def _row(self, memory_id: str, model: str | None) -> dict[str, Any] | None:
+    def _row(self, memory_id: str, model: str | None) -> JsonObject | None:
         columns = ", ".join(f"m.{column}" for column in SHARED_COLUMNS)
         found = self.db.query_one(
             f"SELECT {columns}, m.team_revision, "

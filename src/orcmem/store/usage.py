@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from orcmem.models.data_shapes import Row, SqlValue
 from orcmem.models.usage import DailySpend, RateLimit, Usage, UsageRow, UsageTotal
 from orcmem.store.connection import Repository
 
@@ -17,7 +16,7 @@ _SUMS = (
 )
 
 
-def _total(sums: tuple[Any, ...], project_id: str | None = None) -> UsageTotal:
+def _total(sums: Row, project_id: str | None = None) -> UsageTotal:
     """A UsageTotal from the _SUMS columns."""
     runs, inputs, outputs, reads, writes, dollars, wall = sums
     return UsageTotal(
@@ -25,7 +24,7 @@ def _total(sums: tuple[Any, ...], project_id: str | None = None) -> UsageTotal:
     )
 
 
-def _row(row: tuple[Any, ...]) -> UsageRow:
+def _row(row: Row) -> UsageRow:
     values = list(row)
     values[15] = bool(values[15])
     return UsageRow(*values)
@@ -96,7 +95,7 @@ class UsageRepository(Repository):
     def recent(self, project_id: str | None, limit: int) -> list[UsageRow]:
         """The newest calls (of one project when `project_id` is set), newest first."""
         where = "WHERE project_id = ?" if project_id else ""
-        params: tuple[Any, ...] = (project_id, limit) if project_id else (limit,)
+        params: tuple[SqlValue, ...] = (project_id, limit) if project_id else (limit,)
         rows = self.db.query(
             f"SELECT {_COLUMNS} FROM distill_usage {where} ORDER BY started_at DESC, id DESC LIMIT ?", params
         )
@@ -115,7 +114,7 @@ class UsageRepository(Repository):
     def total(self, since: int, project_id: str | None = None) -> UsageTotal:
         """The calls started at or after `since`, summed (of one project when `project_id` is set)."""
         where = " AND project_id = ?" if project_id else ""
-        params: tuple[Any, ...] = (since, project_id) if project_id else (since,)
+        params: tuple[SqlValue, ...] = (since, project_id) if project_id else (since,)
         row = self.db.query_one(f"SELECT {_SUMS} FROM distill_usage WHERE started_at >= ?{where}", params)
         assert row is not None
         return _total(tuple(row), project_id)

@@ -6,8 +6,9 @@ import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from orcmem.models.data_shapes import Row
 from orcmem.models.errors import ValidationError
 from orcmem.store.connection import VECTOR_DIMENSIONS, Database, Repository
 from orcmem.store.visibility import VISIBLE, VISIBLE_UNINDEXED_AT
@@ -86,7 +87,7 @@ class _Snapshot:
         self.pks = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, VECTOR_DIMENSIONS), dtype=np.float32)
 
-    def absorbed(self, rows: list[tuple[Any, ...]]) -> tuple[np.ndarray, np.ndarray, int]:
+    def absorbed(self, rows: list[Row]) -> tuple[np.ndarray, np.ndarray, int]:
         """The keys, matrix and last seq once `rows` (memory_pk, seq, embedding) are taken in; self is unchanged."""
         import numpy as np
 

@@ -21,6 +21,7 @@ from orcmem.app.runtime import make_embedder
 from orcmem.extract.resolve import agent_name
 from orcmem.host import keystore
 from orcmem.models.constants import EXPORT_FILES, EXTRACTION_PROVIDERS, MODEL_HARNESS, SEARCH_MAX_LIMIT
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import KeyStoreError, OrcmemError, ValidationError
 from orcmem.models.types import (
     Memory,
@@ -83,7 +84,7 @@ def _pop_flash(request: Request, state: WebState) -> dict[str, str] | None:
 # --- rendering ---------------------------------------------------------------------------------------------------
 
 
-def _render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+def _render(request: Request, name: str, context: JsonObject, status: int = 200) -> Response:
     state = _state(request)
     flash = _pop_flash(request, state)
     choice = context.get("choice")
@@ -444,7 +445,7 @@ async def overview_page(request: Request) -> Response:
     """GET /overview: counts by type, source and status, and how the memories grew."""
     state = _state(request)
 
-    def load() -> dict[str, Any]:
+    def load() -> JsonObject:
         choice = _choose_project(state.service, request.query_params.get("project", ""))
         overview = None
         if choice.project is not None:
@@ -461,7 +462,7 @@ async def runs_page(request: Request) -> Response:
     """GET /runs: the project's run summaries and extraction jobs, newest first."""
     state = _state(request)
 
-    def load() -> dict[str, Any]:
+    def load() -> JsonObject:
         choice = _choose_project(state.service, request.query_params.get("project", ""))
         runs = state.service.runs_overview(choice.project) if choice.project else None
         return {"choice": choice, "runs": runs, **_learning_cost(state.service, choice.project, runs)}
@@ -491,7 +492,7 @@ def _learning_cost(service: MemoryService, project: Project | None, runs: RunsOv
 # --- settings ---------------------------------------------------------------------------------------------------
 
 
-def _load_settings(state: WebState) -> dict[str, Any]:
+def _load_settings(state: WebState) -> JsonObject:
     service = state.service
     settings = service.settings.current()
     key = keystore.load_api_key(state.environ)
@@ -512,7 +513,7 @@ async def settings_page(request: Request) -> Response:
     return _render(request, "settings.html", await _call(_load_settings, _state(request)))
 
 
-def _settings_answer(request: Request, ok: bool, message: str, extra: dict[str, Any] | None = None) -> Response:
+def _settings_answer(request: Request, ok: bool, message: str, extra: JsonObject | None = None) -> Response:
     state = _state(request)
     if _wants_json(request):
         return JSONResponse({"ok": ok, ("message" if ok else "error"): message, **(extra or {})}, 200 if ok else 400)
@@ -560,7 +561,7 @@ async def set_provider(request: Request) -> Response:
     if provider not in EXTRACTION_PROVIDERS:
         return _settings_answer(request, False, f"Could not change the provider: {provider!r} is not one of them.")
 
-    def apply() -> dict[str, Any]:
+    def apply() -> JsonObject:
         # Only providers that run a model have a model setting; an empty field restores the default.
         chosen = model if provider in MODEL_HARNESS else None
         settings = state.service.settings.set_provider(provider, chosen)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from orcmem.extract.runner import stop_all_processes
 from orcmem.models.constants import MAX_CONCURRENT_EXTRACTIONS
+from orcmem.models.errors import OrcmemError
 from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import is_alive
@@ -132,8 +133,7 @@ def _send_to_team(service: MemoryService) -> None:
     """Push what this profile wrote to its team before the worker exits (a profile without a team: nothing)."""
     if service.team.link() is None or not service.team.pending():
         return
-    from orcmem.models.errors import OrcmemError
-    from orcmem.team.sync import sync_now
+    from orcmem.team.sync import sync_now  # the team pool's client: only for a profile with a team
 
     try:
         sync_now(service, wait=False)  # an MCP server's syncer may be at it already

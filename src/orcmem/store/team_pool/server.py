@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import struct
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from orcmem.models.data_shapes import JsonObject, Row
 from orcmem.models.errors import TeamError
 from orcmem.models.types import Memory, MemoryType, Scope, Source, Status, provenance_seen_by
 from orcmem.store.team import SHARED_COLUMNS, Incoming, Outgoing
@@ -56,7 +58,7 @@ def connect(url: str, password: str | None = None) -> Any:
             "The team pool needs psycopg: pip install 'psycopg[binary]' keyring, in orcmem's environment."
         ) from None
     try:
-        options: dict[str, Any] = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S}
+        options: JsonObject = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S}
         if password:
             options["password"] = password
         return psycopg.connect(url, **options)
@@ -67,8 +69,6 @@ def connect(url: str, password: str | None = None) -> Any:
 def channel(team: str) -> str:
     """The LISTEN/NOTIFY channel a team's pushes are announced on (`team.background` listens): a hash of the team,
     so any team name fits PostgreSQL's 63 bytes."""
-    import hashlib
-
     return "orcmem." + hashlib.sha256(team.encode()).hexdigest()[:32]
 
 
@@ -281,7 +281,7 @@ class TeamServer:
 
     def _sort(
         self, changes: Sequence[Outgoing], person: str
-    ) -> tuple[list[tuple[Outgoing, dict[str, Any], int | None]], list[Outgoing]]:
+    ) -> tuple[list[tuple[Outgoing, JsonObject, int | None]], list[Outgoing]]:
         """Split a batch: plain changes (a new memory without a topic key, or an update on the revision the server
         holds that keeps its topic key and touches no other person's memory) go in bulk, with the revision they
         replace (None: new); the rest one by one."""
@@ -291,7 +291,7 @@ class TeamServer:
             (self.team, [change.memory_id for change in changes]),
         ).fetchall()
         current = {row[0]: row[1:] for row in found}
-        plain: list[tuple[Outgoing, dict[str, Any], int | None]] = []
+        plain: list[tuple[Outgoing, JsonObject, int | None]] = []
         careful: list[Outgoing] = []
         for change in changes:
             row, held = change.row, current.get(change.memory_id)
@@ -313,7 +313,7 @@ class TeamServer:
         return plain, careful
 
     def _push_plain(
-        self, project_key: str, plain: Sequence[tuple[Outgoing, dict[str, Any], int | None]], person: str
+        self, project_key: str, plain: Sequence[tuple[Outgoing, JsonObject, int | None]], person: str
     ) -> list[Pushed]:
         """Insert the new memories and update the rest, each kind in one pipelined statement."""
         inserts = [(change, row) for change, row, revision in plain if revision is None]
@@ -355,7 +355,7 @@ class TeamServer:
             return Pushed(change.memory_id, change.queued_at, self._update(project_key, change.memory_id, row, person))
         return Pushed(change.memory_id, change.queued_at, None, self._current(change.memory_id))
 
-    def _topic_holder(self, project_key: str, row: dict[str, Any], memory_id: str) -> dict[str, Any] | None:
+    def _topic_holder(self, project_key: str, row: JsonObject, memory_id: str) -> JsonObject | None:
         if row["topic_key"] is None or row["status"] != "active":
             return None
         found = self.conn.execute(
@@ -369,9 +369,7 @@ class TeamServer:
         keys = ("id", "source", "author", "updated_at", "evidence_count", "confidence")
         return dict(zip(keys, found, strict=True))
 
-    def _merge(
-        self, project_key: str, change: Outgoing, row: dict[str, Any], other: dict[str, Any], person: str
-    ) -> Pushed:
+    def _merge(self, project_key: str, change: Outgoing, row: JsonObject, other: JsonObject, person: str) -> Pushed:
         """Two memories with one topic key become one: the person's over an agent's, else the smaller id; the newer
         text; their evidence added. Another person's own memory is never changed: it survives as it is."""
         locked = other["source"] == "user" and other["author"] != person
@@ -405,12 +403,12 @@ class TeamServer:
         gone = Incoming(0, change.memory_id, 0, True, {}, [], None, None)  # ours was never stored there
         return Pushed(change.memory_id, change.queued_at, None, gone)
 
-    def _full(self, memory_id: str) -> dict[str, Any]:
+    def _full(self, memory_id: str) -> JsonObject:
         found = self._current(memory_id)
         assert found is not None
         return dict(found.fields, files=found.files, model_id=found.model_id, embedding=found.embedding)
 
-    def _insert(self, project_key: str, memory_id: str, row: dict[str, Any], person: str) -> int:
+    def _insert(self, project_key: str, memory_id: str, row: JsonObject, person: str) -> int:
         self.conn.execute(self._insert_sql(), self._insert_args(project_key, memory_id, row, person))
         return 1
 
@@ -423,20 +421,16 @@ class TeamServer:
             f"nextval('{SCHEMA}.change_seq'), %s)"
         )
 
-    def _insert_args(self, project_key: str, memory_id: str, row: dict[str, Any], person: str) -> tuple[Any, ...]:
+    def _insert_args(self, project_key: str, memory_id: str, row: JsonObject, person: str) -> Row:
         return (
             self.team,
             project_key,
             memory_id,
             *[row[column] for column in SHARED_COLUMNS],
-            json.dumps(row["files"]),
-            row["model_id"],
-            _vector_param(row["embedding"]),
-            _edited(row),
-            person,
+            *_stored_after_columns(row, person),
         )
 
-    def _update(self, project_key: str, memory_id: str, row: dict[str, Any], person: str) -> int:
+    def _update(self, project_key: str, memory_id: str, row: JsonObject, person: str) -> int:
         found = self.conn.execute(
             self._update_sql() + " RETURNING revision",
             (*self._update_args(project_key, row, person), self.team, memory_id),
@@ -456,16 +450,12 @@ class TeamServer:
             "WHERE team_id = %s AND id = %s"
         )
 
-    def _update_args(self, project_key: str, row: dict[str, Any], person: str) -> tuple[Any, ...]:
+    def _update_args(self, project_key: str, row: JsonObject, person: str) -> Row:
         """The update's values; the project's key too (a re-shared project moves its memories to its new key)."""
         return (
             project_key,
             *[row[column] for column in _UPDATED_COLUMNS],
-            json.dumps(row["files"]),
-            row["model_id"],
-            _vector_param(row["embedding"]),
-            _edited(row),
-            person,
+            *_stored_after_columns(row, person),
         )
 
     def _forget(self, memory_id: str, person: str, merged_into: str | None) -> None:
@@ -542,7 +532,7 @@ class TeamServer:
 
     def _words_query(
         self, project_key: str, weights: dict[str, tuple[float, int]], joiner: str, limit: int, skip: tuple[str, ...]
-    ) -> list[Any]:
+    ) -> list[Row]:
         lexemes = list(weights)
         words = ", ".join(f"plainto_tsquery('simple', %s) AS w{n}" for n in range(len(lexemes)))
         match = joiner.join(f"w{n}" for n in range(len(lexemes)))
@@ -614,8 +604,8 @@ class TeamServer:
         return moved
 
     def _read(
-        self, query: str, args: Sequence[Any], *, ef_search: int | None = None, no_seqscan: bool = False
-    ) -> list[Any]:
+        self, query: str, args: Sequence[object], *, ef_search: int | None = None, no_seqscan: bool = False
+    ) -> list[Row]:
         import psycopg
 
         try:
@@ -645,7 +635,7 @@ _MEMORY_COLUMNS = (
 )
 
 
-def _memory(row: Sequence[Any], project_id: str) -> Memory:
+def _memory(row: Row, project_id: str) -> Memory:
     """A search row as a Memory of the local project `project_id`."""
     return Memory(
         id=row[0],
@@ -672,17 +662,23 @@ def _memory(row: Sequence[Any], project_id: str) -> Memory:
     )
 
 
-def _edited(row: dict[str, Any]) -> int:
+def _stored_after_columns(row: JsonObject, person: str) -> Row:
+    """What an insert and an update both store after the shared columns: files, model, vector, when and who."""
+    return (json.dumps(row["files"]), row["model_id"], _vector_param(row["embedding"]), _edited(row), person)
+
+
+def _edited(row: JsonObject) -> int:
     """When the pushed version was written, by its writer's clock (a merge keeps the newer of two)."""
-    return int(row.get("edited_at", row["updated_at"]))
+    updated_at: int = row["updated_at"]
+    return int(row.get("edited_at", updated_at))
 
 
-def _text(row: dict[str, Any]) -> dict[str, Any]:
+def _text(row: JsonObject) -> JsonObject:
     """A memory's text and what goes with it (its vector was made from that text)."""
     return {key: row[key] for key in _TEXT}
 
 
-def _incoming(row: Sequence[Any]) -> Incoming:
+def _incoming(row: Row) -> Incoming:
     seq, memory_id, revision, forgotten = row[:4]
     width = len(SHARED_COLUMNS)
     fields = {} if forgotten else dict(zip(SHARED_COLUMNS, row[4 : 4 + width], strict=True))
