@@ -97,6 +97,22 @@ def _content_words(text: str) -> list[str]:
     return [word for word in _WORD.findall(text.lower()) if word not in _FILLER]
 
 
+def other_value(one: str, other: str) -> bool:
+    """Whether two texts give another value for one thing (a port, a version, a flag, a tool in one sentence) or
+    one negates what the other says: the stronger half of `differing_facts`, which the store audit shows as a
+    possible contradiction (a few words swapped for others is a rewording as often as another lesson)."""
+    mine, theirs = facts(one), facts(other)
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    if any(_alike(a, b) for a in only_mine for b in only_theirs):
+        return True
+    if only_mine and only_theirs and _without(one, only_mine) == _without(other, only_theirs):
+        return True
+    counts_one, counts_other = Counter(_content_words(one)), Counter(_content_words(other))
+    union = sum((counts_one | counts_other).values())
+    overlap = sum((counts_one & counts_other).values()) / union if union else 1.0
+    return overlap >= NEGATION_OVERLAP and bool(_NEGATION.search(one)) != bool(_NEGATION.search(other))
+
+
 def differing_facts(one: str, other: str) -> bool:
     """Whether two texts close in meaning still state different lessons (the rules in this module's docstring)."""
     mine, theirs = facts(one), facts(other)
