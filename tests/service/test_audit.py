@@ -161,3 +161,21 @@ def test_a_stale_citation_is_reported(embedded, clock: Clock, project_dir: Path)
 )
 def test_the_generic_rule(title: str, body: str, generic: bool) -> None:
     assert is_generic(title, body) is generic
+
+
+def test_the_session_start_hook_keeps_what_recall_gave(
+    embedded, clock: Clock, orcmem_home: Path, project_dir: Path
+) -> None:
+    from orcmem.hooks import handlers
+
+    svc, project, ids = embedded(HEALTHY[:2])
+    row = RecallRow("lesson", "t", "b", "user", clock(), False, ids[0], 1)
+    recall_for_session(str(orcmem_home), "earlier", [row], clock())
+    handlers.session_start({"cwd": str(project_dir), "session_id": "later"}, str(orcmem_home))
+    clock.advance_days(100)
+    report = svc.store_audit.run(project, days=200)
+    assert report.findings == []
+    unused = {f.memory_id for f in svc.store_audit.run(project, days=30).findings if f.kind is Kind.UNUSED}
+    assert unused == set(ids)  # recalled about 100 days ago: unused within 30 days
+    assert svc.store.audit_scan.rows(project.id)[0].last_recalled_at is not None
+    assert svc.store.audit_scan.rows(project.id)[1].last_recalled_at is None

@@ -3,6 +3,7 @@
 A small store is compared in full. A large one is cut into cells around centroids drawn from its own vectors (one
 k-means step), each vector placed in its two closest cells, and pairs are compared only within a cell: two vectors
 close enough to be duplicates almost always share one of their two closest centroids (measured in bench/audit.py).
+A cell still larger than a small store is cut the same way again.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-EXACT_UP_TO = 6_000  # up to this many vectors every pair is compared (blocks of BLOCK rows)
+EXACT_UP_TO = 3_000  # up to this many vectors (the whole store, or one cell) every pair is compared
+MAX_SPLITS = 3  # a cell still crowded after this many cuts is compared in full
 BLOCK = 1_024
 CELLS_PER_SQRT = 1.0  # cells: this many times the square root of the count
 PROBES = 2  # the closest cells each vector is placed in
@@ -28,11 +30,14 @@ def close_pairs(matrix: np.ndarray, min_similarity: float, seed: int = 7) -> lis
     if count < 2:
         return []
     found: dict[tuple[int, int], float] = {}
-    if count <= EXACT_UP_TO:
-        _within(matrix, np.arange(count), min_similarity, found)
-    else:
-        for members in _cells(matrix, seed):
+    waiting = [(np.arange(count), 0)]
+    while waiting:
+        members, depth = waiting.pop()
+        if len(members) <= EXACT_UP_TO or depth == MAX_SPLITS:
             _within(matrix, members, min_similarity, found)
+            continue
+        # A crowded cell (memories written from one mould crowd together) is cut again, around its own centroids.
+        waiting.extend((members[cell], depth + 1) for cell in _cells(matrix[members], seed + depth))
     return sorted(((i, j, s) for (i, j), s in found.items()), key=lambda p: (-p[2], p[0], p[1]))
 
 
@@ -79,21 +84,19 @@ def _within(
     import numpy as np
 
     sub = matrix[members]
+    keep = min(PER_VECTOR, len(members) - 1)
     for start in range(0, len(members), BLOCK):
         sims = sub[start : start + BLOCK] @ sub.T
-        local = np.arange(start, min(start + BLOCK, len(members)))
-        sims[np.arange(len(local)), local] = -1.0  # not a pair with itself
-        rows, cols = np.nonzero(sims >= min_similarity)
+        local = np.arange(sims.shape[0])
+        sims[local, start + local] = -1.0  # not a pair with itself
+        best = np.argpartition(-sims, keep - 1, axis=1)[:, :keep]
+        values = np.take_along_axis(sims, best, axis=1)
+        rows, slots = np.nonzero(values >= min_similarity)
         if rows.size == 0:
             continue
-        values = sims[rows, cols]
-        order = np.lexsort((-values, rows))
-        kept_per_row: dict[int, int] = {}
-        for r, c, v in zip(rows[order].tolist(), cols[order].tolist(), values[order].tolist(), strict=True):
-            if kept_per_row.get(r, 0) >= PER_VECTOR:
-                continue
-            kept_per_row[r] = kept_per_row.get(r, 0) + 1
-            i, j = int(members[start + r]), int(members[c])
+        firsts = members[start + rows]
+        seconds = members[best[rows, slots]]
+        for i, j, v in zip(firsts.tolist(), seconds.tolist(), values[rows, slots].tolist(), strict=True):
             key = (i, j) if i < j else (j, i)
-            if key not in found or found[key] < v:
-                found[key] = float(v)
+            if found.get(key, -2.0) < v:
+                found[key] = v

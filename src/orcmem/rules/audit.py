@@ -62,6 +62,8 @@ _STOCK = frozenset(
     check checks checking everything something anything fix fixes fixed bug bugs issue issues problem problems
     project projects file files task tasks step steps way ways done do does did doing it's don't can will would
     could might may try tried again first last time times well really thoroughly quality readable simple simply
+    you your yours we our us they them user users ask asked review reviewed commit commits often small big pass
+    passes finish finished made make progress today yesterday unclear clear helpful useful great nice okay fine
     """.split()
 )
 
@@ -72,10 +74,8 @@ def is_generic(title: str, body: str) -> bool:
     text = f"{title}\n{body}"
     if len("".join(text.split())) < GENERIC_MIN_CHARS:
         return True
-    if facts(text):
-        return False
     specific = {word for word in _WORD.findall(text.lower()) if word not in _STOCK}
-    return len(specific) < GENERIC_MIN_SPECIFIC_WORDS
+    return len(specific) < GENERIC_MIN_SPECIFIC_WORDS and not facts(text)  # identifiers looked for only then
 
 
 def keeper(one: tuple[str, int, int], other: tuple[str, int, int]) -> int:

@@ -265,13 +265,17 @@ def _rank(row: AuditRow) -> tuple[str, int, int]:
 def _alone(row: AuditRow, now: int, days: int) -> list[Finding]:
     """What one memory shows by itself: a secret, marked wrong, stale, empty or generic, unused."""
     found: list[Finding] = []
-    title, body = redact_text(row.title), redact_text(row.body)
-    shown = title.text  # a report never shows a secret, whatever it is about
-    if title.changed or body.changed:
-        what = ", ".join(sorted({*title.rules, *body.rules}))
-        found.append(
-            Finding(Kind.SECRET, row.id, shown, f"holds what today's rules redact ({what})", _fix(Kind.SECRET, row.id))
-        )
+    shown = row.title
+    if redact_text(f"{row.title}\n{row.body}").changed:  # one pass over both; each again only when one fired
+        title, body = redact_text(row.title), redact_text(row.body)
+        shown = title.text  # a report never shows a secret, whatever it is about
+        if title.changed or body.changed:  # as the fix redacts them: each on its own
+            what = ", ".join(sorted({*title.rules, *body.rules}))
+            found.append(
+                Finding(
+                    Kind.SECRET, row.id, shown, f"holds what today's rules redact ({what})", _fix(Kind.SECRET, row.id)
+                )
+            )
     if row.status == Status.RETRACTED:
         found.append(Finding(Kind.WRONG, row.id, shown, "marked wrong (retracted)", _fix(Kind.WRONG, row.id)))
         return found
