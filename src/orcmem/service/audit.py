@@ -239,7 +239,7 @@ class StoreAudit:
         title, body = redact_text(memory.title), redact_text(memory.body)
         if not title.changed and not body.changed:
             return memory, False
-        fields = {
+        fields: dict[str, int | float | str | bytes | None] = {
             "title": title.text[:TITLE_MAX_CHARS],
             "body": body.text[:BODY_MAX_CHARS],
             "updated_at": self.memory.clock(),
