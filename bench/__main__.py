@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench import (
     agents,
+    audit,
     cli_search,
     context_cost,
     costs,
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--team-sizes", default="100000,1000000", help="team pool search sizes, comma-separated ('' skips the section)"
     )
+    parser.add_argument("--audit-size", type=int, default=100_000, help="memories in the timed store audit")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md", help="report to write")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
@@ -81,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     once = duplicates.run()
     print("the review inbox...", flush=True)
     reviewed = review.run()
+    print("the store audit...", flush=True)
+    audited = audit.run(size=args.audit_size)
     print("redaction...", flush=True)
     redacted = redaction.run()
     print("the instruction flag...", flush=True)
@@ -132,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         render(command, results, rates, learned, served, quality),
         "\n".join(duplicates.render(once)),
         "\n".join(review.render(reviewed)),
+        "\n".join(audit.render(audited)),
         "\n".join(redaction.render(redacted)),
         "\n".join(injection.render(flagged)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),

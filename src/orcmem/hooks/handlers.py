@@ -150,23 +150,28 @@ def hook_context(event: str, text: str) -> str:
 
 def session_start(payload: JsonObject, home: str) -> str:
     """SessionStart: the project brief as added context (nothing when memory is off or empty)."""
+    import contextlib
     from pathlib import Path
 
     from orcmem.agent_context.brief import fenced_brief
     from orcmem.agent_context.recall import FENCE_CHARS
-    from orcmem.agent_context.session_recall import forget_session, prune_sessions, start_session
+    from orcmem.agent_context.session_recall import forget_session, prune_sessions, recalled_in_sessions, start_session
     from orcmem.host.workspace import locate
     from orcmem.models.constants import CHARS_PER_TOKEN
+    from orcmem.models.errors import OrcmemError
     from orcmem.service.memory_service import MemoryService
 
     cwd = _text(payload, "cwd")
     if cwd is None or not os.path.exists(os.path.join(home, DB_FILENAME)):
         return ""
+    recalled = recalled_in_sessions(home)  # read before the sessions' files go: the audit's "last recalled"
     # A new session, or a cleared or compacted one: the context no longer holds what recall gave before.
     forget_session(home, _text(payload, "session_id"))
     prune_sessions(home)
     service = MemoryService.open(Path(home), vectors=False)
     try:
+        with contextlib.suppress(OrcmemError):  # a busy database costs only these recall times, never the brief
+            service.store_audit.note_recalled(recalled)
         project = service.project(locate(cwd), create=False)
         # The brief and every recall of the session share its context budget: the brief takes at most half, so
         # that a small budget still leaves the session's prompts their recall.

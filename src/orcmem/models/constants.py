@@ -156,6 +156,10 @@ RECALL_RRF_K: Final = 20  # fusing recall's two lists: from 15 on it answered as
 # no differing fact (orcmem/text/duplicates.py), is the same lesson: it confirms that one. The lowest threshold whose
 # false-merge rate stays within 2 % on bench/data/duplicate_pairs.jsonl (docs/benchmarks.md, bench/duplicates.py).
 DUPLICATE_MIN_SIMILARITY: Final = 0.76
+# The audit (docs/audit.md): memories this close in meaning that state a differing fact are shown as possible
+# contradictions; a memory no recall gave in this many days is shown as unused (`orcmem audit --days`).
+AUDIT_CONTRADICTION_MIN_SIMILARITY: Final = 0.85
+AUDIT_UNUSED_DAYS_DEFAULT: Final = 90
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing ------------------------------------------------------------------------------------------------------
@@ -199,7 +203,7 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 11  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 12  # the newest migration (store/migrations.py); the prompt hook reads only this
 
 # --- Import (docs/importing.md) -----------------------------------------------------------------------------------
 INSTRUCTION_FILES: Final = (

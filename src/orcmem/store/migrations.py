@@ -467,6 +467,15 @@ ALTER TABLE extraction_jobs ADD COLUMN not_before INTEGER;
 ALTER TABLE extraction_jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 """
 
+# The audit's "never recalled" (docs/audit.md): when recall last gave each memory. Kept
+# apart from the memory row so noting a recall never touches the row, its full-text entry or the team outbox.
+MIGRATION_12 = """
+CREATE TABLE memory_recalls (
+  memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+  last_at INTEGER NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -479,6 +488,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (9, migration_9),
     (10, MIGRATION_10),
     (11, MIGRATION_11),
+    (12, MIGRATION_12),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.
