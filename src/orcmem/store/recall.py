@@ -23,12 +23,11 @@ from orcmem.models.constants import (
     SCHEMA_VERSION,
     SETTING_MEMORY_ENABLED,
 )
-from orcmem.models.data_shapes import Row
 from orcmem.store.visibility import VISIBLE_AT
 
 TYPE_CHECKING = False  # importing typing costs the prompt hook milliseconds
 if TYPE_CHECKING:
-    pass
+    from orcmem.models.data_shapes import Row
 
 # One recalled memory, as much of it as a recalled line shows (collections' namedtuple: `typing` costs the hook).
 # `id` and `updated_at` tell a session's recall whether it already gave this memory, unchanged.
