@@ -273,3 +273,46 @@ def test_the_real_codex_hands_the_model_what_the_warm_server_recalls(
     first = next(r for r in asked if "vehicle" in json.dumps(r.get("input")))
     assert WARM_TITLE in json.dumps(first["input"])  # the hook's context, a developer message, in the first request
     assert answered_warm(orcmem_home)
+
+
+def test_the_real_claude_code_hands_the_model_the_memory_citing_a_file_it_reads(
+    env, project_dir: Path, orcmem_home: Path
+) -> None:
+    """The PreToolUse hook `setup` writes, on a Read of a cited file: the memory reaches the model's next request in
+    the real Claude Code (answered by the session's own `orcmem mcp` once it runs, else directly)."""
+    claude = cli("claude")
+    (project_dir / "deploy.md").write_text("# Deploy\n\nRun the release script.\n")
+    orcmem(env, project_dir, "setup", "claude", "--scope", "project")
+    orcmem(env, project_dir, "memory", "on")
+    title = "Deploys need the staging flag"
+    orcmem(
+        env,
+        project_dir,
+        "add",
+        "--type",
+        "lesson",
+        "--title",
+        title,
+        "--body",
+        "pass --staging first",
+        "--file",
+        "deploy.md",
+    )
+
+    class ReadsAFile(AnthropicMessages):
+        tool_call = ("Read", {"file_path": str(project_dir / "deploy.md")})
+
+    ReadsAFile.requests.clear()
+    with loopback_http(ReadsAFile) as url:
+        env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"})
+        session = run_claude(claude, "Read the deploy notes", project_dir, env)
+    assert session.returncode == 0, session.stderr
+    asked = [r for r in ReadsAFile.requests if DISTILL_MARK not in json.dumps(r.get("messages"))]
+    after = [r for r in asked if "tool_result" in json.dumps(r.get("messages"))]
+    before = [r for r in asked if "tool_result" not in json.dumps(r.get("messages"))]
+    # The brief already names it once; the Read's hook adds it again, next to the tool call.
+    assert after and before
+    assert json.dumps(after[0]["messages"]).count(title) > json.dumps(before[0]["messages"]).count(title)
+    logged = (orcmem_home / "logs" / "recall.log").read_text()
+    tool_lines = [line for line in logged.splitlines() if " tool, " in line]  # the session's own server, or direct
+    assert len(tool_lines) == 1 and "shown=1" in tool_lines[0]
