@@ -136,7 +136,8 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
             return {"text": "", "path": WARM_PATH, "event": event}
         session = call.get("session_id")
         session_id = session if isinstance(session, str) else None
-        selection, remember = choose_for_session(str(home), session_id, rows, service.clock())
+        budget = service.context.session_budget() * CHARS_PER_TOKEN  # a tool call's memories count as recall's do
+        selection, remember = choose_for_session(str(home), session_id, rows, service.clock(), budget)
         ms = (time.perf_counter() - started) * 1000
         log_recall(str(home), f"tool, {WARM_PATH}", ms, session_id, selection)
         return {REMEMBER: remember, "text": selection.text, "path": WARM_PATH, "event": event}
