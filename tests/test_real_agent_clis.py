@@ -178,12 +178,13 @@ def test_codex_reads_the_server_entry_setup_writes_with_the_profile(env, project
 
 
 def test_codex_reads_the_hooks_setup_writes_and_doctor_reports_their_trust(env, project_dir: Path) -> None:
-    """Codex's own hook loader (`codex app-server`, hooks/list) finds orcmem's four hooks with no warning; doctor
+    """Codex's own hook loader (`codex app-server`, hooks/list) finds orcmem's five hooks (PreToolUse among them) with no warning; doctor
     reports them untrusted, trusted once the person trusts them in /hooks, and changed after a later setup."""
     codex = cli("codex")
     orcmem(env, project_dir, "setup", "codex")
     found = codex_hooks(str(codex), project_dir, env)
     assert sorted((hook.event, hook.command.rsplit(" ", 1)[-1]) for hook in found.orcmem) == [
+        ("preToolUse", "pre-tool-use"),
         ("sessionEnd", "session-end"),
         ("sessionStart", "session-start"),
         ("stop", "stop"),
@@ -191,14 +192,14 @@ def test_codex_reads_the_hooks_setup_writes_and_doctor_reports_their_trust(env, 
     ]
     assert (found.warnings, found.errors) == ([], [])  # the SessionEnd timeout is within Codex's 3 s clamp
     assert {hook.status for hook in found.orcmem} == {"untrusted"}
-    assert "skips 4 of orcmem's 4 hooks" in orcmem(env, project_dir, "doctor")
+    assert "skips 5 of orcmem's 5 hooks" in orcmem(env, project_dir, "doctor")
 
     config = Path(env["HOME"]) / ".codex" / "config.toml"
     with config.open("a") as file:  # what trusting them in Codex's /hooks records
         for hook in found.orcmem:
             file.write(f'\n[hooks.state."{hook.key}"]\ntrusted_hash = "{hook.current_hash}"\n')
     assert {hook.status for hook in codex_hooks(str(codex), project_dir, env).orcmem} == {"trusted"}
-    assert "ok codex hooks: Codex trusts all 4 of orcmem's hooks" in orcmem(env, project_dir, "doctor")
+    assert "ok codex hooks: Codex trusts all 5 of orcmem's hooks" in orcmem(env, project_dir, "doctor")
 
     hooks_file = Path(env["HOME"]) / ".codex" / "hooks.json"
     hooks_file.write_text(hooks_file.read_text().replace("hook stop", "hook  stop"))  # changed since trusted
