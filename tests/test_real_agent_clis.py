@@ -178,8 +178,9 @@ def test_codex_reads_the_server_entry_setup_writes_with_the_profile(env, project
 
 
 def test_codex_reads_the_hooks_setup_writes_and_doctor_reports_their_trust(env, project_dir: Path) -> None:
-    """Codex's own hook loader (`codex app-server`, hooks/list) finds orcmem's five hooks (PreToolUse among them) with no warning; doctor
-    reports them untrusted, trusted once the person trusts them in /hooks, and changed after a later setup."""
+    """Codex's own hook loader (`codex app-server`, hooks/list) finds orcmem's five hooks (PreToolUse too) with no
+    warning; doctor reports them untrusted, trusted once the person trusts them in /hooks, and changed after a
+    later setup."""
     codex = cli("codex")
     orcmem(env, project_dir, "setup", "codex")
     found = codex_hooks(str(codex), project_dir, env)
