@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.agents import _handshake, _start, _stop, _wall
-from bench.common import Latency, latency
-from bench.search import synthetic_memories
+from bench.common import Latency, latency, synthetic_memories
 from orcmem.host.warm import TOOL_MODE, ask, ask_for_hook
 from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Source
