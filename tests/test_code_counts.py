@@ -9,9 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ANY_LIMIT = 60  # each one left has its reason (docs/architecture.md, Types)
-DEFERRED_IMPORT_LIMIT = (
-    195  # the fast paths (the tool hook's direct path: 4) and the optional extras (docs/architecture.md)
-)
+DEFERRED_IMPORT_LIMIT = 202  # main's 198 (over its own 191 when this was rebased) and the tool hook's 4
 # migrations restating a trigger, signatures a wrapper repeats, store/recall.tool_rows reading rows as word_candidates
 REPEATED_BLOCK_LIMIT = 15
 
