@@ -36,6 +36,7 @@ from bench import (
     review,
     search,
     team,
+    toolcall,
     writes,
 )
 from bench.common import machine
@@ -126,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         compared = peers.run(locomo_path, size=args.peer_size)
     print(f"load test ({args.load_seconds:.0f} s)...", flush=True)
     loaded = load.run(seconds=args.load_seconds)
+    print("memory when the agent acts...", flush=True)
+    acting = toolcall.run()
     print("freshness checks...", flush=True)
     fresh = freshness.run()
     print("freshness on real release histories...", flush=True)
@@ -152,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(context_cost.render(context)),
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
+        "\n".join(toolcall.render(acting)),
         "\n".join(freshness.render(fresh)),
         "\n".join(freshness_history.render(history)),
         *([] if teamed is None else ["\n".join(team.render(teamed))]),

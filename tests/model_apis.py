@@ -66,6 +66,8 @@ class AnthropicMessages(_Api):
     """POST /v1/messages (streaming or not) as the Anthropic API answers it."""
 
     requests: ClassVar[list[dict[str, Any]]] = []
+    # The one tool call a session gets: (tool, input); a test may make it another tool's.
+    tool_call: ClassVar[tuple[str, dict[str, Any]]] = ("Bash", {"command": "echo hello", "description": "say hello"})
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         """A tool call, a final text, or the distillation JSON."""
@@ -82,9 +84,9 @@ class AnthropicMessages(_Api):
         tools = [tool.get("name") for tool in body.get("tools") or []]
         if DISTILL_MARK in said:
             blocks = [{"type": "text", "text": json.dumps(ANSWER)}]
-        elif "Bash" in tools and not answered:
-            command = {"command": "echo hello", "description": "say hello"}
-            blocks = [{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": command}]
+        elif self.tool_call[0] in tools and not answered:
+            name, given = self.tool_call
+            blocks = [{"type": "tool_use", "id": "toolu_01", "name": name, "input": given}]
         else:
             blocks = [{"type": "text", "text": FINAL_TEXT}]
         stop = "tool_use" if blocks[0]["type"] == "tool_use" else "end_turn"

@@ -213,7 +213,44 @@ def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, st
 WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})
 
 
-def pre_tool_use(payload: JsonObject, home: str) -> str:
+def pre_tool_use(payload: JsonObject, home: str, warm_tried: str = "warm server not asked") -> str:
+    """PreToolUse: on orcmem's MCP tools, the permission check; on the file and shell tools, the memories about
+    what the call touches."""
+    name = _text(payload, "tool_name") or ""
+    if not name.startswith("mcp__"):
+        return tool_call(payload, home, warm_tried)
+    return _permission(payload, home)
+
+
+def tool_call(payload: JsonObject, home: str, why: str) -> str:
+    """The direct path of memory at tool time (no warm server answered, `why`): the memories that cite the files
+    the call touches or concern its command, each once per session; nothing when there are none."""
+    from orcmem.agent_context.session_recall import log_recall, recall_for_session
+    from orcmem.agent_context.tool_recall import tool_call_rows
+    from orcmem.host.workspace import locate
+
+    name, cwd = _text(payload, "tool_name"), _text(payload, "cwd")
+    given = payload.get("tool_input")
+    if name is None or cwd is None or not isinstance(given, dict) or not os.path.isabs(cwd):
+        return ""
+    started = time.perf_counter()
+    where = locate(cwd)
+    db_path = os.path.join(home, DB_FILENAME)
+    rows = tool_call_rows(db_path, where.canonical_root, where.worktree_root, name, given, cwd)
+    if not rows:
+        return ""
+    session = _text(payload, "session_id")
+    selection = recall_for_session(home, session, rows, int(time.time() * 1000))
+    log_recall(home, f"tool, direct ({why})", (time.perf_counter() - started) * 1000, session, selection)
+    return hook_context(tool_event(_text(payload, "hook_event_name")), selection.text)
+
+
+def tool_event(event: str | None) -> str:
+    """The event a tool hook's output names: PostToolUse when it runs after the call, else PreToolUse."""
+    return "PostToolUse" if event == "PostToolUse" else "PreToolUse"
+
+
+def _permission(payload: JsonObject, home: str) -> str:
     """PreToolUse on orcmem's MCP tools: map the session's permission mode to orcmem's policy, and audit it."""
     from orcmem.models.vocabulary import Mode
     from orcmem.rules.permissions import CLAUDE_MODES, Decision, auto_review, decide
@@ -297,7 +334,10 @@ def main(
     home = home_dir_str()
     try:
         payload = _read_payload(stdin or sys.stdin)
-        output = prompt(payload, home, warm_tried) if warm_tried else handler(payload, home)
+        if warm_tried and name == HookName.PRE_TOOL_USE:
+            output = pre_tool_use(payload, home, warm_tried)
+        else:
+            output = prompt(payload, home, warm_tried) if warm_tried else handler(payload, home)
     except Exception as exc:  # a hook must never block or break the agent
         import traceback
 

@@ -23,7 +23,19 @@ from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents.report import ItemChange
 
 SERVER_NAME = "orcmem"
-PRE_TOOL_MATCHER = f"mcp__{SERVER_NAME}__.*"
+# The tools memory speaks before (files read or edited, commands run); anchored, so `Read` is not `ReadMcpResource`.
+CLAUDE_ACTING_TOOLS = "Read|Edit|Write|MultiEdit|NotebookEdit|Bash"
+CODEX_ACTING_TOOLS = "Bash|apply_patch"  # Codex's shell and patch tools (its matcher aliases Edit|Write to the patch)
+
+
+def pre_tool_matcher(own_tools: str = f"mcp__{SERVER_NAME}__.*", acting: str = CLAUDE_ACTING_TOOLS) -> str:
+    """The PreToolUse matcher: orcmem's own MCP tools (their permission check) and the file and shell tools."""
+    return f"^({own_tools}|{acting})$"
+
+
+PRE_TOOL_MATCHER = pre_tool_matcher()
+CODEX_PRE_TOOL_MATCHER = f"^({CODEX_ACTING_TOOLS})$"
+TOOL_STATUS = "orcmem: project memory about this"
 PROMPT_STATUS = "orcmem: recalling project memory"
 START_STATUS = "orcmem: loading project memory"
 HOOK_TIMEOUT_SECONDS = 10  # SessionEnd: also lifts Claude Code's 1.5 s budget for session-end hooks
