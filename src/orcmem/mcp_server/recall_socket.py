@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
-from orcmem.hooks.handlers import hook_context
+from orcmem.hooks.handlers import hook_context, prompt_event
 from orcmem.host.warm import (
     ANSWER_MAX_BYTES,
     HOOK_MODE,
@@ -280,7 +280,7 @@ class RecallSocket:
             reply = {"text": "", "path": WARM_PATH, "error": message}
         client.remember = reply.pop(REMEMBER, None)
         client.deadline = time.monotonic() + CLIENT_TIMEOUT_S
-        return _encode(mode, reply)
+        return _encode(mode, reply, request)
 
     def _release(self) -> None:
         """Close the socket, remove it, and give up the lock (only the holder has them)."""
@@ -349,9 +349,9 @@ def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socke
     client.connection.close()
 
 
-def _encode(mode: bytes, reply: JsonObject) -> bytes:
+def _encode(mode: bytes, reply: JsonObject, request: JsonObject | None = None) -> bytes:
     """The answer as the mode asks: the hook's own output after `ok` (or the error), the JSON object, or for
-    `orcmem search` `ok`, its notice line and what it prints."""
+    `orcmem search` `ok`, its notice line and what it prints; the hook's output names the event it answers."""
     if mode == JSON_MODE:
         return json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace")
     if "error" in reply:
@@ -361,4 +361,5 @@ def _encode(mode: bytes, reply: JsonObject) -> bytes:
             return b"not a search answer"
         notice, output = str(reply.get("notice") or "").replace("\n", " "), str(reply["output"])
         return OK + b"\n" + notice.encode("utf-8", "replace") + b"\n" + output.encode("utf-8", "replace")
-    return OK + b"\n" + hook_context("UserPromptSubmit", str(reply["text"])).encode("utf-8")
+    event = prompt_event(request or {})
+    return OK + b"\n" + hook_context(event, str(reply["text"])).encode("utf-8")
