@@ -170,3 +170,25 @@ class OpenAIResponses(_Api):
 
 def _message(text: str) -> dict[str, Any]:
     return {"type": "message", "role": "assistant", "id": "msg_1", "content": [{"type": "output_text", "text": text}]}
+
+
+class GeminiGenerate(_Api):
+    """POST /v1beta/models/<model>:streamGenerateContent?alt=sse (and :generateContent) as the Gemini API answers
+    it: one final text, no tool call."""
+
+    requests: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        """Every request gets FINAL_TEXT, streamed as SSE or whole as JSON."""
+        self._body()
+        reply = {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": FINAL_TEXT}]}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 4, "totalTokenCount": 14},
+            "modelVersion": "gemini-2.5-flash",
+        }
+        if ":streamGenerateContent" in self.path:
+            self._send(f"data: {json.dumps(reply)}\r\n\r\n".encode(), "text/event-stream")
+        else:
+            self._send(json.dumps(reply).encode(), "application/json")

@@ -291,3 +291,16 @@ def test_gemini_session_start_gets_the_brief(remembered, project_dir: Path) -> N
 def test_an_unknown_event_name_is_answered_as_a_prompt_submit(remembered, project_dir: Path) -> None:
     event = {"hook_event_name": "Whatever", "cwd": str(project_dir), "prompt": "Factorial?", "session_id": "x"}
     assert json.loads(run_hook("prompt", event))["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+
+
+def test_gemini_before_agent_searches_the_persons_words_not_the_brief_in_front(remembered, project_dir: Path) -> None:
+    brief = json.loads(run_hook("session-start", payload("SessionStart", project_dir)))
+    escaped = brief["hookSpecificOutput"]["additionalContext"].replace("<", "&lt;").replace(">", "&gt;")
+    prompt = f"<hook_context>{escaped}</hook_context>\n\nWrite a function to calculate the factorial of a number"
+    event = {**GEMINI_PAYLOAD, "hook_event_name": "BeforeAgent", "cwd": str(project_dir), "prompt": prompt}
+    assert (
+        "Factorial must be iterative"
+        in json.loads(run_hook("prompt", event))["hookSpecificOutput"]["additionalContext"]
+    )
+    only_context = {**event, "prompt": f"<hook_context>{escaped}</hook_context>\n"}
+    assert run_hook("prompt", only_context) == ""

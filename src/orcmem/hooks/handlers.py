@@ -194,9 +194,12 @@ def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not as
     `orcmem hook prompt` asks the session's warm server first (`prompt_hook`); this runs when it did not answer,
     `warm_tried` saying why: one read-only query, no service, no model.
     """
+    from orcmem.agent_context.recall import own_prompt
+
     text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
-    if text is None or cwd is None:
+    if text is None or cwd is None or not own_prompt(text).strip():
         return ""
+    text = own_prompt(text)
     session = _text(payload, "session_id")
     started = time.perf_counter()
     return hook_context(prompt_event(payload), recall_by_words_here(home, text, cwd, session, started, warm_tried))

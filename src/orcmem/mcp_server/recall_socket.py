@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from orcmem.agent_context.recall import own_prompt
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
 from orcmem.hooks.handlers import hook_context, prompt_event
 from orcmem.host.warm import (
@@ -87,6 +88,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
             return search_answer(provide().memory, asked, location_of)
         started = time.perf_counter()
         prompt, cwd, session = request.get("prompt"), request.get("cwd"), request.get("session_id")
+        prompt = own_prompt(prompt) if isinstance(prompt, str) else None
         if not isinstance(prompt, str) or not prompt.strip():
             return {"text": "", "path": WARM_PATH}
         if not isinstance(cwd, str) or not os.path.isabs(cwd):  # never the server's own folder by default
