@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
 from tests.fakes import loopback_http
 from tests.model_apis import FINAL_TEXT, GeminiGenerate
@@ -88,7 +89,9 @@ def test_gemini_cli_lists_and_connects_the_server_setup_wrote(env, project_dir: 
     assert "orcmem mcp" in line and "Connected" in line
 
 
-def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt(env, project_dir: Path) -> None:
+def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt_and_is_queued(
+    env, project_dir: Path, orcmem_home: Path
+) -> None:
     program = gemini()
     orcmem(env, project_dir, "setup", "gemini")
     offline_settings(env)
@@ -108,3 +111,12 @@ def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt(env, p
     assert '<hook_context>&lt;orcmem-context kind=\\"brief\\"' in first and BRIEFED[0] in first
     assert first.index(BRIEFED[0]) < first.index(prompt)  # SessionStart: before the prompt
     assert 'kind=\\"recall\\"' in first and RECALLED[0] in first.split(prompt, 1)[1]  # BeforeAgent: after it
+    # SessionEnd read the session file Gemini CLI wrote and queued the run, once, without the brief in its prompt.
+    service = MemoryService.open(orcmem_home, vectors=False)
+    try:
+        jobs = service.store.jobs.list(None)
+    finally:
+        service.close()
+    assert len(jobs) == 1
+    run = jobs[0][1]
+    assert run.agent == "gemini" and run.turns == 1
