@@ -98,6 +98,7 @@ def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt_and_is
     orcmem(env, project_dir, "memory", "on")
     orcmem(env, project_dir, "add", "--type", "lesson", "--title", BRIEFED[0], "--body", BRIEFED[1])
     GeminiGenerate.requests.clear()
+    GeminiGenerate.call = None
     with loopback_http(GeminiGenerate) as url:
         env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-not-a-key"})
         orcmem(env, project_dir, "add", "--type", "lesson", "--title", RECALLED[0], "--body", RECALLED[1])
@@ -120,3 +121,39 @@ def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt_and_is
     assert len(jobs) == 1
     run = jobs[0][1]
     assert run.agent == "gemini" and run.turns == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Gemini CLI 0.61's MCP transport (fixStructuredContent) parses a tool's first text as JSON into "
+    "structuredContent, then rejects it unless it is an object: memory_search answers a JSON list, so Gemini CLI "
+    "reports a tool error; offered, called, not yet answered (docs/agents.md, Gemini CLI)",
+)
+def test_a_gemini_session_is_offered_orcmems_search_and_gets_its_answer(env, project_dir: Path) -> None:
+    program = gemini()
+    orcmem(env, project_dir, "setup", "gemini")
+    offline_settings(env)
+    orcmem(env, project_dir, "memory", "on")
+    orcmem(env, project_dir, "add", "--type", "lesson", "--title", RECALLED[0], "--body", RECALLED[1])
+    GeminiGenerate.requests.clear()
+    GeminiGenerate.call = {"name": "mcp_orcmem_memory_search", "args": {"query": "lockfile release build"}}
+    try:
+        with loopback_http(GeminiGenerate) as url:
+            env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-not-a-key"})
+            command = [str(program), "-p", "Look it up in memory", "-m", "gemini-2.5-flash"]
+            session = subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True, timeout=180)
+    finally:
+        GeminiGenerate.call = None
+    assert session.returncode == 0, session.stderr
+    streamed = [r for r in GeminiGenerate.requests if ":streamGenerateContent" in r["path"]]
+    offered = json.dumps(streamed[0].get("tools", []))
+    assert "mcp_orcmem_memory_search" in offered  # trusted: `gemini -p` keeps the server's tools
+    assert streamed[-1] is not streamed[0]  # it called the tool and sent something back
+    responses = [
+        json.dumps(part["functionResponse"])
+        for content in streamed[-1]["contents"]
+        for part in content.get("parts", [])
+        if "functionResponse" in part
+    ]
+    assert len(responses) == 1 and "mcp_orcmem_memory_search" in responses[0], responses
+    assert RECALLED[0] in responses[0], responses[0]
