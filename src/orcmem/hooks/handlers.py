@@ -194,12 +194,9 @@ def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not as
     `orcmem hook prompt` asks the session's warm server first (`prompt_hook`); this runs when it did not answer,
     `warm_tried` saying why: one read-only query, no service, no model.
     """
-    from orcmem.agent_context.recall import own_prompt
-
     text, cwd = _text(payload, "prompt"), _text(payload, "cwd")
-    if text is None or cwd is None or not own_prompt(text).strip():
+    if text is None or cwd is None:
         return ""
-    text = own_prompt(text)
     session = _text(payload, "session_id")
     started = time.perf_counter()
     return hook_context(prompt_event(payload), recall_by_words_here(home, text, cwd, session, started, warm_tried))
@@ -207,11 +204,11 @@ def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not as
 
 def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, started: float, why: str) -> str:
     """The word path in this process, for the session; logged with why the warm server did not answer."""
-    from orcmem.agent_context.recall import recall_by_words
+    from orcmem.agent_context.recall import own_prompt, recall_by_words
     from orcmem.agent_context.session_recall import log_recall, recall_for_session
     from orcmem.host.workspace import locate
 
-    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, text)
+    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, own_prompt(text))
     selection = None if rows is None else recall_for_session(home, session, rows, int(time.time() * 1000))
     log_recall(home, f"words ({why})", (time.perf_counter() - started) * 1000, session, selection)
     return selection.text if selection is not None else ""

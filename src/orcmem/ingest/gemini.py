@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from orcmem.ingest.common import Record, chunk_of, cut_text, read_records, string, strip_orcmem_context, time_ms
+from orcmem.models.data_shapes import JsonValue
 from orcmem.models.ledger import EventKind, LedgerEvent, TranscriptChunk
 from orcmem.models.vocabulary import Agent
 
@@ -66,7 +66,7 @@ def _handle(record: Record, state: _State) -> bool:
     return True
 
 
-def _text(content: Any) -> str:
+def _text(content: JsonValue) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -76,7 +76,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _prompt(content: Any) -> str:
+def _prompt(content: JsonValue) -> str:
     text = _HOOK_CONTEXT.sub("", _text(content))
     if text.lstrip().startswith("<session_context>"):
         return ""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.env_names import HOME_ENV_VAR
 from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.setup_agents.entries import (
@@ -47,10 +48,10 @@ def gemini_hook_specs(command: list[str]) -> list[HookSpec]:
     ]
 
 
-def gemini_server(command: list[str], profile_home: Path | None = None) -> dict[str, Any]:
+def gemini_server(command: list[str], profile_home: Path | None = None) -> JsonObject:
     """The `mcpServers` entry: trusted, since `gemini -p` silently leaves an untrusted server's tools out (orcmem's
     own approvals still govern its writes)."""
-    entry: dict[str, Any] = {"command": command[0], "args": [*command[1:], "mcp"], "trust": True}
+    entry: JsonObject = {"command": command[0], "args": [*command[1:], "mcp"], "trust": True}
     if profile_home is not None:
         entry["env"] = {HOME_ENV_VAR: str(profile_home)}
     return entry
@@ -68,13 +69,13 @@ def gemini_settings_path(scope: Scope, *, home: Path, project_dir: Path) -> Path
 def _transform(path: Path, command: list[str] | None, profile_home: Path | None) -> Transform:
     if command is None:
 
-        def take_out(doc: dict[str, Any]) -> list[ItemChange]:
+        def take_out(doc: JsonObject) -> list[ItemChange]:
             return [*remove_hooks(doc, path), *remove_json_server(doc, path)]
 
         return json_transform(path, take_out, removing=True)
     specs = gemini_hook_specs(command)
 
-    def put_in(doc: dict[str, Any]) -> list[ItemChange]:
+    def put_in(doc: JsonObject) -> list[ItemChange]:
         hooks = merge_hooks(doc, specs, path)
         server = merge_json_server(doc, command, path, server=lambda c: gemini_server(c, profile_home))
         return [*hooks, server]
@@ -82,7 +83,7 @@ def _transform(path: Path, command: list[str] | None, profile_home: Path | None)
     return json_transform(path, put_in, removing=False, notes=lambda doc: _notes(doc, path))
 
 
-def _notes(doc: dict[str, Any], path: Path) -> list[str]:
+def _notes(doc: JsonObject, path: Path) -> list[str]:
     hooks_config = doc.get("hooksConfig")
     if isinstance(hooks_config, dict) and hooks_config.get("enabled") is False:
         return [f"Hooks are turned off in {path} (hooksConfig.enabled: false); orcmem's hooks will not run"]
@@ -139,7 +140,7 @@ def gemini_wiring(path: Path) -> tuple[bool, str]:
     return True, f"hooks and MCP server in {path}"
 
 
-def _has_our_hook(hooks: Any, event: str) -> bool:
+def _has_our_hook(hooks: JsonValue, event: str) -> bool:
     groups = hooks.get(event) if isinstance(hooks, dict) else None
     return isinstance(groups, list) and any(
         is_orcmem_hook(handler)
