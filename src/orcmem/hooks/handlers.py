@@ -140,8 +140,17 @@ def stop(payload: JsonObject, home: str) -> str:
     return "{}"
 
 
+PROMPT_EVENTS = ("UserPromptSubmit", "BeforeAgent")  # Claude Code's and Codex's, Gemini CLI's
+
+
+def prompt_event(payload: JsonObject) -> str:
+    """The agent's name for the prompt hook's event, which its answer repeats (UserPromptSubmit unless told)."""
+    event = payload.get("hook_event_name")
+    return event if event in PROMPT_EVENTS else PROMPT_EVENTS[0]
+
+
 def hook_context(event: str, text: str) -> str:
-    """The JSON both Claude Code and Codex read as added context ("" adds nothing)."""
+    """The JSON Claude Code, Codex and Gemini CLI read as added context ("" adds nothing)."""
     if not text:
         return ""
     text = text[:HOOK_OUTPUT_MAX_CHARS]
@@ -184,8 +193,8 @@ def session_start(payload: JsonObject, home: str) -> str:
 
 
 def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not asked") -> str:
-    """UserPromptSubmit, the word path: the memories whose words match the prompt, as reference material; nothing
-    when none match, and nothing the session was already given unchanged.
+    """UserPromptSubmit (Gemini CLI: BeforeAgent), the word path: the memories whose words match the prompt, as
+    reference material; nothing when none match, and nothing the session was already given unchanged.
 
     `orcmem hook prompt` asks the session's warm server first (`prompt_hook`); this runs when it did not answer,
     `warm_tried` saying why: one read-only query, no service, no model.
@@ -195,16 +204,16 @@ def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not as
         return ""
     session = _text(payload, "session_id")
     started = time.perf_counter()
-    return hook_context("UserPromptSubmit", recall_by_words_here(home, text, cwd, session, started, warm_tried))
+    return hook_context(prompt_event(payload), recall_by_words_here(home, text, cwd, session, started, warm_tried))
 
 
 def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, started: float, why: str) -> str:
     """The word path in this process, for the session; logged with why the warm server did not answer."""
-    from orcmem.agent_context.recall import recall_by_words
+    from orcmem.agent_context.recall import own_prompt, recall_by_words
     from orcmem.agent_context.session_recall import log_recall, recall_for_session
     from orcmem.host.workspace import locate
 
-    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, text)
+    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, own_prompt(text))
     selection = None if rows is None else recall_for_session(home, session, rows, int(time.time() * 1000))
     log_recall(home, f"words ({why})", (time.perf_counter() - started) * 1000, session, selection)
     return selection.text if selection is not None else ""

@@ -26,8 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from orcmem.agent_context.recall import own_prompt
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
-from orcmem.hooks.handlers import hook_context
+from orcmem.hooks.handlers import hook_context, prompt_event
 from orcmem.host.warm import (
     ANSWER_MAX_BYTES,
     HOOK_MODE,
@@ -94,6 +95,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
             return search_answer(provide().memory, asked, location_of)
         started = time.perf_counter()
         prompt, cwd, session = request.get("prompt"), request.get("cwd"), request.get("session_id")
+        prompt = own_prompt(prompt) if isinstance(prompt, str) else None
         if not isinstance(prompt, str) or not prompt.strip():
             return {"text": "", "path": WARM_PATH}
         if not isinstance(cwd, str) or not os.path.isabs(cwd):  # never the server's own folder by default
@@ -309,7 +311,7 @@ class RecallSocket:
             reply = {"text": "", "path": WARM_PATH, "error": message}
         client.remember = reply.pop(REMEMBER, None)
         client.deadline = time.monotonic() + CLIENT_TIMEOUT_S
-        return _encode(mode, reply)
+        return _encode(mode, reply, request)
 
     def _release(self) -> None:
         """Close the socket, remove it, and give up the lock (only the holder has them)."""
@@ -378,9 +380,9 @@ def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socke
     client.connection.close()
 
 
-def _encode(mode: bytes, reply: JsonObject) -> bytes:
+def _encode(mode: bytes, reply: JsonObject, request: JsonObject | None = None) -> bytes:
     """The answer as the mode asks: the hook's own output after `ok` (or the error), the JSON object, or for
-    `orcmem search` `ok`, its notice line and what it prints."""
+    `orcmem search` `ok`, its notice line and what it prints; the hook's output names the event it answers."""
     if mode == JSON_MODE:
         return json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace")
     if "error" in reply:
@@ -394,4 +396,5 @@ def _encode(mode: bytes, reply: JsonObject) -> bytes:
         return PASS
     if mode == TOOL_MODE:
         return OK + b"\n" + hook_context(str(reply.get("event", "PreToolUse")), str(reply["text"])).encode("utf-8")
-    return OK + b"\n" + hook_context("UserPromptSubmit", str(reply["text"])).encode("utf-8")
+    event = prompt_event(request or {})
+    return OK + b"\n" + hook_context(event, str(reply["text"])).encode("utf-8")
