@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench import (
     agents,
+    audit,
     cli_search,
     context_cost,
     contradictions,
@@ -36,6 +37,7 @@ from bench import (
     review,
     search,
     team,
+    toolcall,
     writes,
 )
 from bench.common import machine
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--team-sizes", default="100000,1000000", help="team pool search sizes, comma-separated ('' skips the section)"
     )
+    parser.add_argument("--audit-size", type=int, default=100_000, help="memories in the timed store audit")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md", help="report to write")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
@@ -84,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     reviewed = review.run()
     print("contradiction candidates...", flush=True)
     contradicted = contradictions.run()
+    print("the store audit...", flush=True)
+    audited = audit.run(size=args.audit_size)
     print("redaction...", flush=True)
     redacted = redaction.run()
     print("the instruction flag...", flush=True)
@@ -125,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         compared = peers.run(locomo_path, size=args.peer_size)
     print(f"load test ({args.load_seconds:.0f} s)...", flush=True)
     loaded = load.run(seconds=args.load_seconds)
+    print("memory when the agent acts...", flush=True)
+    acting = toolcall.run()
     print("freshness checks...", flush=True)
     fresh = freshness.run()
     print("freshness on real release histories...", flush=True)
@@ -136,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(duplicates.render(once)),
         "\n".join(review.render(reviewed)),
         "\n".join(contradictions.render(contradicted)),
+        "\n".join(audit.render(audited)),
         "\n".join(redaction.render(redacted)),
         "\n".join(injection.render(flagged)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
@@ -151,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(context_cost.render(context)),
         "\n".join(costs.render(spent)),
         "\n".join(load.render(loaded)),
+        "\n".join(toolcall.render(acting)),
         "\n".join(freshness.render(fresh)),
         "\n".join(freshness_history.render(history)),
         *([] if teamed is None else ["\n".join(team.render(teamed))]),

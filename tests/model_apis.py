@@ -66,6 +66,8 @@ class AnthropicMessages(_Api):
     """POST /v1/messages (streaming or not) as the Anthropic API answers it."""
 
     requests: ClassVar[list[dict[str, Any]]] = []
+    # The one tool call a session gets: (tool, input); a test may make it another tool's.
+    tool_call: ClassVar[tuple[str, dict[str, Any]]] = ("Bash", {"command": "echo hello", "description": "say hello"})
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         """A tool call, a final text, or the distillation JSON."""
@@ -82,9 +84,9 @@ class AnthropicMessages(_Api):
         tools = [tool.get("name") for tool in body.get("tools") or []]
         if DISTILL_MARK in said:
             blocks = [{"type": "text", "text": json.dumps(ANSWER)}]
-        elif "Bash" in tools and not answered:
-            command = {"command": "echo hello", "description": "say hello"}
-            blocks = [{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": command}]
+        elif self.tool_call[0] in tools and not answered:
+            name, given = self.tool_call
+            blocks = [{"type": "tool_use", "id": "toolu_01", "name": name, "input": given}]
         else:
             blocks = [{"type": "text", "text": FINAL_TEXT}]
         stop = "tool_use" if blocks[0]["type"] == "tool_use" else "end_turn"
@@ -170,3 +172,30 @@ class OpenAIResponses(_Api):
 
 def _message(text: str) -> dict[str, Any]:
     return {"type": "message", "role": "assistant", "id": "msg_1", "content": [{"type": "output_text", "text": text}]}
+
+
+class GeminiGenerate(_Api):
+    """POST /v1beta/models/<model>:streamGenerateContent?alt=sse (and :generateContent) as the Gemini API answers
+    it: one final text; or, when `call` names a tool, first that function call, then (once its functionResponse is
+    sent back) the final text."""
+
+    requests: ClassVar[list[dict[str, Any]]] = []
+    call: ClassVar[dict[str, Any] | None] = None  # {"name": ..., "args": {...}}
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        """FINAL_TEXT, or the function call first, streamed as SSE or whole as JSON."""
+        body = self._body()
+        answered = "functionResponse" in json.dumps(body.get("contents", []))
+        call = type(self).call
+        parts: list[dict[str, Any]] = [{"text": FINAL_TEXT}]
+        if call is not None and not answered and ":streamGenerateContent" in self.path:
+            parts = [{"functionCall": dict(call)}]
+        reply = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 4, "totalTokenCount": 14},
+            "modelVersion": "gemini-2.5-flash",
+        }
+        if ":streamGenerateContent" in self.path:
+            self._send(f"data: {json.dumps(reply)}\r\n\r\n".encode(), "text/event-stream")
+        else:
+            self._send(json.dumps(reply).encode(), "application/json")

@@ -19,6 +19,7 @@ import pytest
 from orcmem.host import plugin_install as plugin_install_module
 from orcmem.host.plugin_install import LOCK, READY
 from orcmem.setup_agents.claude import claude_hook_specs
+from orcmem.setup_agents.entries import pre_tool_matcher
 from tests.fakes import loopback_http
 from tests.helpers import WHEELHOUSE, checkout_wheelhouse, wait_for
 from tests.model_apis import AnthropicMessages
@@ -83,7 +84,7 @@ def test_the_plugin_hooks_are_the_ones_setup_writes() -> None:
             k: v for k, v in spec.handler.items() if k != "command"
         }
         # Plugin tools are named mcp__plugin_<plugin>_<server>__<tool>.
-        expected = None if spec.matcher is None else "mcp__plugin_orcmem_orcmem__.*"
+        expected = None if spec.matcher is None else pre_tool_matcher("mcp__plugin_orcmem_orcmem__.*")
         assert group.get("matcher") == expected
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+
+import pytest
 
 from orcmem.app.doctor import doctor_checks
 from orcmem.models.errors import StoreError
 from orcmem.service.memory_service import MemoryService
+from orcmem.setup_agents.gemini import setup_gemini
 
 
 def test_a_database_that_cannot_open_is_the_one_failed_required_check(tmp_path: Path) -> None:
@@ -22,7 +27,10 @@ def test_a_database_that_cannot_open_is_the_one_failed_required_check(tmp_path: 
         "detail": "the database file is not a database",
         "fix": "Move the file aside or fix its permissions, then run orcmem again.",
     }
-    assert [c["check"] for c in checks[1:]] in ([], ["codex hooks"])  # nothing else can be asked without it
+    assert not {c["check"] for c in checks[1:]} - {
+        "codex hooks",
+        "gemini hooks",
+    }  # nothing else can be asked without it
 
 
 def test_a_fresh_profile_passes_the_required_checks_and_says_what_optional_parts_add(tmp_path: Path) -> None:
@@ -43,3 +51,32 @@ def test_a_fresh_profile_passes_the_required_checks_and_says_what_optional_parts
     }
     assert all(c["ok"] for c in checks if c["required"])
     assert not by_name["embedding model"]["ok"] and by_name["embedding model"]["fix"].startswith("Run `orcmem model")
+
+
+def test_gemini_cli_on_path_is_checked_for_orcmems_hooks_and_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    bin_dir, gemini_home = tmp_path / "bin", tmp_path / "gemini-home"
+    bin_dir.mkdir()
+    (bin_dir / "gemini").write_text("#!/bin/sh\nexit 0\n")  # doctor only looks for it
+    (bin_dir / "gemini").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(gemini_home))
+    service = MemoryService.open(tmp_path / "home")
+    try:
+
+        def gemini_check() -> dict[str, object]:
+            checks = doctor_checks(lambda: service, tmp_path / "home", tmp_path / "work")
+            return next(dict(c) for c in checks if c["check"] == "gemini hooks")
+
+        before = gemini_check()
+        assert not before["ok"] and "does not exist" in str(before["detail"])
+        assert before["fix"] == "Run `orcmem setup gemini` (or `orcmem init`)."
+        orcmem = [sys.executable, "-m", "orcmem"]
+        setup_gemini(home=gemini_home, project_dir=tmp_path, backup_dir=tmp_path / "b", orcmem_command=orcmem)
+        after = gemini_check()
+        assert after["ok"] and str(gemini_home / ".gemini" / "settings.json") in str(after["detail"])
+        settings = gemini_home / ".gemini" / "settings.json"
+        settings.write_text(settings.read_text().replace('"BeforeAgent"', '"SomethingElse"'))
+        broken = gemini_check()
+        assert not broken["ok"] and "no orcmem hook for BeforeAgent" in str(broken["detail"])
+    finally:
+        service.close()

@@ -266,3 +266,41 @@ def test_the_prompt_hook_imports_only_its_allow_list(tmp_path: Path) -> None:
     loaded, heavy = (json.loads(line) for line in result.stdout.splitlines())
     assert set(loaded) - PROMPT_HOOK_MODULES == set(), result.stderr
     assert heavy == [], result.stderr
+
+
+GEMINI_PAYLOAD = {  # the fields every Gemini CLI 0.61 hook gets, as seen from the real CLI (reference, section 11)
+    "session_id": "9c3f0a52-5a8e-4a1b-9d57-0f0e4c1f6a21",
+    "transcript_path": "/home/me/.gemini/tmp/project/chats/session-2026-12-07T17-55-9c3f0a52.jsonl",
+    "timestamp": "2026-12-07T17:55:12.345Z",
+}
+
+
+def test_gemini_before_agent_gets_recall_under_its_own_event_name(remembered, project_dir: Path) -> None:
+    event = {**GEMINI_PAYLOAD, "hook_event_name": "BeforeAgent", "cwd": str(project_dir), "prompt": "Factorial?"}
+    context = json.loads(run_hook("prompt", event))["hookSpecificOutput"]
+    assert context["hookEventName"] == "BeforeAgent"
+    assert "Factorial must be iterative" in context["additionalContext"]
+
+
+def test_gemini_session_start_gets_the_brief(remembered, project_dir: Path) -> None:
+    event = {**GEMINI_PAYLOAD, "hook_event_name": "SessionStart", "cwd": str(project_dir), "source": "startup"}
+    context = json.loads(run_hook("session-start", event))["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart" and "Factorial must be iterative" in context["additionalContext"]
+
+
+def test_an_unknown_event_name_is_answered_as_a_prompt_submit(remembered, project_dir: Path) -> None:
+    event = {"hook_event_name": "Whatever", "cwd": str(project_dir), "prompt": "Factorial?", "session_id": "x"}
+    assert json.loads(run_hook("prompt", event))["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+
+
+def test_gemini_before_agent_searches_the_persons_words_not_the_brief_in_front(remembered, project_dir: Path) -> None:
+    brief = json.loads(run_hook("session-start", payload("SessionStart", project_dir)))
+    escaped = brief["hookSpecificOutput"]["additionalContext"].replace("<", "&lt;").replace(">", "&gt;")
+    prompt = f"<hook_context>{escaped}</hook_context>\n\nWrite a function to calculate the factorial of a number"
+    event = {**GEMINI_PAYLOAD, "hook_event_name": "BeforeAgent", "cwd": str(project_dir), "prompt": prompt}
+    assert (
+        "Factorial must be iterative"
+        in json.loads(run_hook("prompt", event))["hookSpecificOutput"]["additionalContext"]
+    )
+    only_context = {**event, "prompt": f"<hook_context>{escaped}</hook_context>\n"}
+    assert run_hook("prompt", only_context) == ""

@@ -178,12 +178,14 @@ def test_codex_reads_the_server_entry_setup_writes_with_the_profile(env, project
 
 
 def test_codex_reads_the_hooks_setup_writes_and_doctor_reports_their_trust(env, project_dir: Path) -> None:
-    """Codex's own hook loader (`codex app-server`, hooks/list) finds orcmem's four hooks with no warning; doctor
-    reports them untrusted, trusted once the person trusts them in /hooks, and changed after a later setup."""
+    """Codex's own hook loader (`codex app-server`, hooks/list) finds orcmem's five hooks (PreToolUse too) with no
+    warning; doctor reports them untrusted, trusted once the person trusts them in /hooks, and changed after a
+    later setup."""
     codex = cli("codex")
     orcmem(env, project_dir, "setup", "codex")
     found = codex_hooks(str(codex), project_dir, env)
     assert sorted((hook.event, hook.command.rsplit(" ", 1)[-1]) for hook in found.orcmem) == [
+        ("preToolUse", "pre-tool-use"),
         ("sessionEnd", "session-end"),
         ("sessionStart", "session-start"),
         ("stop", "stop"),
@@ -191,14 +193,14 @@ def test_codex_reads_the_hooks_setup_writes_and_doctor_reports_their_trust(env, 
     ]
     assert (found.warnings, found.errors) == ([], [])  # the SessionEnd timeout is within Codex's 3 s clamp
     assert {hook.status for hook in found.orcmem} == {"untrusted"}
-    assert "skips 4 of orcmem's 4 hooks" in orcmem(env, project_dir, "doctor")
+    assert "skips 5 of orcmem's 5 hooks" in orcmem(env, project_dir, "doctor")
 
     config = Path(env["HOME"]) / ".codex" / "config.toml"
     with config.open("a") as file:  # what trusting them in Codex's /hooks records
         for hook in found.orcmem:
             file.write(f'\n[hooks.state."{hook.key}"]\ntrusted_hash = "{hook.current_hash}"\n')
     assert {hook.status for hook in codex_hooks(str(codex), project_dir, env).orcmem} == {"trusted"}
-    assert "ok codex hooks: Codex trusts all 4 of orcmem's hooks" in orcmem(env, project_dir, "doctor")
+    assert "ok codex hooks: Codex trusts all 5 of orcmem's hooks" in orcmem(env, project_dir, "doctor")
 
     hooks_file = Path(env["HOME"]) / ".codex" / "hooks.json"
     hooks_file.write_text(hooks_file.read_text().replace("hook stop", "hook  stop"))  # changed since trusted
@@ -273,3 +275,46 @@ def test_the_real_codex_hands_the_model_what_the_warm_server_recalls(
     first = next(r for r in asked if "vehicle" in json.dumps(r.get("input")))
     assert WARM_TITLE in json.dumps(first["input"])  # the hook's context, a developer message, in the first request
     assert answered_warm(orcmem_home)
+
+
+def test_the_real_claude_code_hands_the_model_the_memory_citing_a_file_it_reads(
+    env, project_dir: Path, orcmem_home: Path
+) -> None:
+    """The PreToolUse hook `setup` writes, on a Read of a cited file: the memory reaches the model's next request in
+    the real Claude Code (answered by the session's own `orcmem mcp` once it runs, else directly)."""
+    claude = cli("claude")
+    (project_dir / "deploy.md").write_text("# Deploy\n\nRun the release script.\n")
+    orcmem(env, project_dir, "setup", "claude", "--scope", "project")
+    orcmem(env, project_dir, "memory", "on")
+    title = "Deploys need the staging flag"
+    orcmem(
+        env,
+        project_dir,
+        "add",
+        "--type",
+        "lesson",
+        "--title",
+        title,
+        "--body",
+        "pass --staging first",
+        "--file",
+        "deploy.md",
+    )
+
+    class ReadsAFile(AnthropicMessages):
+        tool_call = ("Read", {"file_path": str(project_dir / "deploy.md")})
+
+    ReadsAFile.requests.clear()
+    with loopback_http(ReadsAFile) as url:
+        env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"})
+        session = run_claude(claude, "Read the deploy notes", project_dir, env)
+    assert session.returncode == 0, session.stderr
+    asked = [r for r in ReadsAFile.requests if DISTILL_MARK not in json.dumps(r.get("messages"))]
+    after = [r for r in asked if "tool_result" in json.dumps(r.get("messages"))]
+    before = [r for r in asked if "tool_result" not in json.dumps(r.get("messages"))]
+    # The brief already names it once; the Read's hook adds it again, next to the tool call.
+    assert after and before
+    assert json.dumps(after[0]["messages"]).count(title) > json.dumps(before[0]["messages"]).count(title)
+    logged = (orcmem_home / "logs" / "recall.log").read_text()
+    tool_lines = [line for line in logged.splitlines() if " tool, " in line]  # the session's own server, or direct
+    assert len(tool_lines) == 1 and "shown=1" in tool_lines[0]

@@ -39,11 +39,14 @@ def orcmem(home: Path, project: Path, *args: str, stdin: str | None = None) -> s
     return result
 
 
-def prompt_hook(home: Path, project: Path, prompt: str, session: str = "s1") -> str:
-    """What the real prompt hook adds before `prompt` (the recall text, or "")."""
-    payload = {"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": str(project), "prompt": prompt}
+def prompt_hook(home: Path, project: Path, prompt: str, session: str = "s1", event: str = "UserPromptSubmit") -> str:
+    """What the real prompt hook adds before `prompt` (the recall text, or ""); its answer names the event asked."""
+    payload = {"hook_event_name": event, "session_id": session, "cwd": str(project), "prompt": prompt}
     out = orcmem(home, project, "hook", "prompt", stdin=json.dumps(payload)).stdout
-    return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+    if not out:
+        return ""
+    assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == event
+    return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
 
 
 def last_log_line(home: Path) -> str:
@@ -131,6 +134,12 @@ def test_the_hook_recalls_by_meaning_through_the_warm_server(profile, server) ->
     assert (
         explained.startswith("path: warm: recall by meaning and by words on the running server") and CAR[0] in explained
     )
+
+
+def test_gemini_clis_prompt_hook_is_answered_warm_under_its_event_name(profile, server) -> None:
+    home, project, _ids = profile
+    assert CAR[0] in prompt_hook(home, project, PARAPHRASE, session="g1", event="BeforeAgent")
+    assert last_log_line(home).split()[1] == "warm"
 
 
 def test_a_payload_without_an_absolute_folder_gets_nothing_from_the_server(profile, server) -> None:

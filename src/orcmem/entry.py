@@ -12,6 +12,11 @@ def main() -> None:
         from orcmem.hooks import prompt_hook
 
         sys.exit(prompt_hook.main(sys.argv[2:]))
+    if len(sys.argv) > 2 and sys.argv[1:3] == ["hook", "pre-tool-use"]:
+        # Before every file and shell tool call: the same warm-first step, for what the call touches.
+        from orcmem.hooks import prompt_hook
+
+        sys.exit(prompt_hook.main(sys.argv[2:], tool=True))
     if len(sys.argv) > 2 and sys.argv[1] == "hook" and sys.argv[2] not in ("--help", "-h"):
         from orcmem.hooks import handlers as hooks
 

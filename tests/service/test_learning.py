@@ -313,3 +313,35 @@ def test_events_are_redacted_in_the_ledger(service, project) -> None:
     )
     [event] = service.store.runs.events(run.id, newest=10)
     assert token not in event.text and "[redacted:" in event.text
+
+
+def test_a_stopped_drain_returns_only_once_its_job_is_back_in_the_queue(
+    service, project, learning, monkeypatch
+) -> None:
+    """Ctrl-C (or SIGTERM) while a job thread is in its model call: drain raises only after the job is queued again.
+
+    On Python 3.11 a Thread.join interrupted by the signal marks the still-running thread as ended, so a worker that
+    joined its job threads left (letting go of its lock, exiting) with the job still marked running."""
+    import os
+    import signal
+    import threading
+
+    from orcmem.extract import runner
+    from orcmem.worker.loop import drain
+
+    monkeypatch.setattr(runner, "_STOPPING", threading.Event())  # the stop ends this process's calls for good
+    run = add_run(service, project)
+    assert learning.queue(run)
+    drain_left = threading.Event()
+
+    def model_call() -> None:  # the signal reaches the worker's main thread while this call is in flight
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        assert learning.cancelled.wait(30)  # the stop: the real call would now be ended by stop_all_processes
+        drain_left.wait(5)  # the ended call still has to come back: a drain that leaves meanwhile lost the job
+
+    generator = FakeGenerator(text=None, error="it was killed by signal 15", on_call=model_call)
+    with pytest.raises(KeyboardInterrupt):
+        drain(learning, lambda _run: GeneratorChoice(generator, None, "fake"), pid=os.getpid())
+    state = service.store.jobs.get(run.id).state
+    drain_left.set()
+    assert state == "queued"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.setup.support import CLAUDE_JSON, CLAUDE_SETTINGS, CODEX_CONFIG, CODEX_HOOKS
+from tests.setup.support import CLAUDE_JSON, CLAUDE_SETTINGS, CODEX_CONFIG, CODEX_HOOKS, GEMINI_SETTINGS
 
 
 @pytest.fixture
@@ -20,6 +20,8 @@ def home(tmp_path: Path) -> Path:
     (folder / ".claude.json").write_text(CLAUDE_JSON)
     (folder / ".codex" / "config.toml").write_text(CODEX_CONFIG)
     (folder / ".codex" / "hooks.json").write_text(CODEX_HOOKS)
+    (folder / ".gemini").mkdir()
+    (folder / ".gemini" / "settings.json").write_text(GEMINI_SETTINGS)
     return folder
 
 

@@ -96,3 +96,24 @@ def snapshot_tree(root: Path) -> dict[str, bytes]:
 def backups(root: Path) -> list[Path]:
     """orcmem's backup files under root."""
     return sorted(p for p in root.rglob("*") if ".orcmem-backup-" in p.name)
+
+
+GEMINI_SETTINGS = """{
+  "general": {"vimMode": true, "enableAutoUpdate": false},
+  "ui": {"theme": "GitHub"},
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_TOKEN": "$GITHUB_TOKEN"},
+      "timeout": 30000
+    }
+  },
+  "hooks": {
+    "BeforeTool": [
+      {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "~/bin/check-shell", "timeout": 5000}]}
+    ],
+    "AfterAgent": [{"hooks": [{"name": "notify", "type": "command", "command": "notify-send done"}]}]
+  }
+}
+"""

@@ -49,7 +49,9 @@ def test_adds_the_server_keeping_comments_and_the_users_tables(home: Path, orcme
         (handler,) = ours(hooks, event)
         assert handler["type"] == "command"
         assert shlex.split(handler["command"]) == [str(orcmem_bin), "hook", name]
-    assert "PreToolUse" not in hooks["hooks"]
+    (handler,) = ours(hooks, "PreToolUse")  # memory before a shell command or a patch
+    assert shlex.split(handler["command"]) == [str(orcmem_bin), "hook", "pre-tool-use"]
+    assert hooks["hooks"]["PreToolUse"][-1]["matcher"] == "^(Bash|apply_patch)$"
     assert any("/hooks" in note for note in report.notes)  # Codex's trust step is pointed out
 
 

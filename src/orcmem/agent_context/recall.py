@@ -95,6 +95,16 @@ def age_label(ms: int, now: int) -> str:
     return f"{int(days / 30 + 0.5)}mo ago"
 
 
+# Gemini CLI hands BeforeAgent the prompt with the context earlier hooks added (orcmem's brief among them) in front,
+# each block wrapped in <hook_context>: recall must search the person's words, not the brief's.
+_HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
+
+
+def own_prompt(prompt: str) -> str:
+    """The prompt as the person wrote it: without the hook context an agent put in front of it."""
+    return _HOOK_CONTEXT.sub("", prompt) if "<hook_context>" in prompt else prompt
+
+
 def recall_match(prompt: str) -> str | None:
     """The FTS5 expression for a prompt: its distinct words (a bounded number), function words dropped when better ones
     exist.

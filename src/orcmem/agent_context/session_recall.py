@@ -161,6 +161,26 @@ def given_so_far(home: str, session_id: str | None) -> tuple[int, int] | None:
     return given.get(SPENT_KEY, 0), session_budget(given)
 
 
+def recalled_in_sessions(home: str) -> list[tuple[str, int]]:
+    """(memory id, when in ms) for every memory a session still on file was given: the time is its file's last
+    change, when it was last given something. The store audit keeps these before a session's file goes."""
+    folder = os.path.join(home, SESSIONS_DIRNAME)
+    found: list[tuple[str, int]] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.name.startswith("recall-") or not entry.name.endswith(".json"):
+            continue
+        try:
+            at = int(entry.stat().st_mtime * 1000)
+        except OSError:
+            continue
+        found.extend((key, at) for key in _given(entry.path) if key.startswith("mem_"))  # not the budget keys
+    return found
+
+
 def forget_session(home: str, session_id: str | None) -> None:
     """The session ended: drop what it was given."""
     path = session_file(home, session_id)

@@ -18,6 +18,8 @@ from orcmem.host.workspace import locate
 from orcmem.models.errors import OrcmemError
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
+from orcmem.setup_agents.gemini import HOME_ENV as GEMINI_HOME_ENV
+from orcmem.setup_agents.gemini import gemini_settings_path, gemini_wiring
 from orcmem.text.wording import plural
 
 
@@ -138,4 +140,15 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
         except OrcmemError as exc:
             trusted, detail, fix = False, f"could not ask Codex: {exc}", "Run `codex doctor`."
         check("codex hooks", trusted, detail, fix, adds="the brief, recall and learning in Codex sessions")
+    if shutil.which("gemini"):
+        gemini_home = Path(os.environ.get(GEMINI_HOME_ENV) or Path.home()).expanduser()
+        user_settings = gemini_settings_path("user", home=gemini_home, project_dir=cwd)
+        wired, detail = gemini_wiring(user_settings)
+        if not wired:  # wired for this project alone is wired too
+            project_wired, project_detail = gemini_wiring(
+                gemini_settings_path("project", home=gemini_home, project_dir=cwd)
+            )
+            wired, detail = (True, project_detail) if project_wired else (False, detail)
+        fix = "Run `orcmem setup gemini` (or `orcmem init`)."
+        check("gemini hooks", wired, detail, fix, adds="the brief, recall, MCP tools and learning in Gemini CLI")
     return checks

@@ -23,6 +23,7 @@ from orcmem.models.vocabulary import Agent
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.claude import claude_paths, setup_claude
 from orcmem.setup_agents.codex import setup_codex
+from orcmem.setup_agents.gemini import gemini_settings_path, setup_gemini
 from orcmem.setup_agents.report import SetupReport
 
 # The memory the recall check saves and deletes again; the prompt asks for it by its words, the question by meaning.
@@ -41,18 +42,20 @@ def installed_agents(environ: Mapping[str, str]) -> list[Agent]:
 
 
 def agent_label(agent: Agent) -> str:
-    """`Claude Code`, `Codex`."""
+    """`Claude Code`, `Codex`, `Gemini CLI`."""
     return AGENT_NAMES.get(agent, agent.value)
 
 
 @dataclass(frozen=True)
 class AgentWiring:
-    """Where `init` wires the agents: the user's home (Claude Code's user scope), Codex's folder, the backups."""
+    """Where `init` wires the agents: the user's home (Claude Code's user scope), Codex's and Gemini CLI's folders,
+    the backups."""
 
     home: Path
     project_dir: Path
     backup_dir: Path
     codex_home: Path | None = None
+    gemini_home: Path | None = None  # $GEMINI_CLI_HOME when set: Gemini CLI keeps .gemini there instead of in home
     allow_ephemeral: bool = False
     profile_home: Path | None = None  # $ORCMEM_HOME when set: Codex's MCP server gets it, its environment is minimal
 
@@ -60,6 +63,8 @@ class AgentWiring:
         """The config files `setup` edits for an agent."""
         if agent is Agent.CLAUDE:
             return list(claude_paths("user", home=self.home, project_dir=self.project_dir))
+        if agent is Agent.GEMINI:
+            return [gemini_settings_path("user", home=self.gemini_home or self.home, project_dir=self.project_dir)]
         folder = self.codex_home if self.codex_home is not None else self.home / ".codex"
         return [folder / "config.toml", folder / "hooks.json"]
 
@@ -71,6 +76,17 @@ class AgentWiring:
                 home=self.home,
                 project_dir=self.project_dir,
                 backup_dir=self.backup_dir,
+                remove=remove,
+                dry_run=dry_run,
+                allow_ephemeral=self.allow_ephemeral,
+            )
+        if agent is Agent.GEMINI:
+            return setup_gemini(
+                "user",
+                home=self.gemini_home or self.home,
+                project_dir=self.project_dir,
+                backup_dir=self.backup_dir,
+                profile_home=self.profile_home,
                 remove=remove,
                 dry_run=dry_run,
                 allow_ephemeral=self.allow_ephemeral,

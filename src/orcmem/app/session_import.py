@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -338,7 +337,7 @@ def _one(
 
 def _in_thread(imports: SessionImports, work: Callable[[], JobOutcome | None]) -> JobOutcome | None:
     """Run `work` in a thread so that Ctrl-C reaches this one while a model call runs (the worker's way)."""
-    from orcmem.worker.loop import stop
+    from orcmem.worker.loop import JobThread, stop
 
     result: list[JobOutcome | None] = []
     failure: list[BaseException] = []
@@ -349,14 +348,13 @@ def _in_thread(imports: SessionImports, work: Callable[[], JobOutcome | None]) -
         except BaseException as exc:  # handed to the main thread, which reports it
             failure.append(exc)
 
-    thread = threading.Thread(target=target, name="orcmem-import", daemon=True)
+    thread = JobThread(target, "orcmem-import", daemon=True)
     thread.start()
     try:
-        while thread.is_alive():
-            thread.join(0.2)
+        thread.wait()
     except KeyboardInterrupt:
         stop(imports.learning)  # claim nothing more, end the model call: its run goes back to the queue
-        thread.join(STOP_WAIT_S)
+        thread.wait(STOP_WAIT_S)  # not Thread.join: see JobThread
         raise
     if failure:
         raise failure[0]

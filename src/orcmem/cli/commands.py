@@ -12,6 +12,7 @@ import click
 
 from orcmem import __version__
 from orcmem.cli.agents import brief, recall, task
+from orcmem.cli.audit import audit
 from orcmem.cli.context import AppContext, echo
 from orcmem.cli.importing import backup, import_group
 from orcmem.cli.learning import extract, hook, ingest, jobs, summaries, usage, worker
@@ -129,6 +130,7 @@ for command in (
     backup,
     relate,
     conflicts,
+    audit,
 ):
     cli.add_command(command)
 memory.add_command(review_policy)

@@ -1,9 +1,10 @@
-"""Hooking orcmem into agents: `orcmem setup claude|codex` and `orcmem init`."""
+"""Hooking orcmem into agents: `orcmem setup claude|codex|gemini` and `orcmem init`."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,45 @@ def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephe
     _echo_setup(app, report, as_json)
 
 
+@setup.command(name="gemini")
+@click.option(
+    "--scope",
+    type=click.Choice(["user", "project"]),
+    default="user",
+    show_default=True,
+    help="user: ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini when set); project: .gemini/settings.json here.",
+)
+@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@allow_ephemeral_option
+@json_option
+@pass_app
+def setup_gemini_command(
+    app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
+) -> None:
+    """Add orcmem's hooks and MCP server to Gemini CLI's settings.json (backs it up; --remove undoes)."""
+
+    from orcmem.setup_agents.gemini import setup_gemini
+
+    report = setup_gemini(
+        scope,  # type: ignore[arg-type]
+        home=gemini_home(os.environ),
+        backup_dir=home_dir() / BACKUPS_DIRNAME,
+        project_dir=Path(app.location().worktree_root),
+        profile_home=home_dir() if os.environ.get(HOME_ENV_VAR) else None,
+        remove=remove,
+        dry_run=dry_run,
+        allow_ephemeral=allow_ephemeral,
+    )
+    _echo_setup(app, report, as_json)
+
+
+def gemini_home(environ: Mapping[str, str]) -> Path:
+    """The home Gemini CLI keeps .gemini in: $GEMINI_CLI_HOME when set, else the user's."""
+    value = environ.get("GEMINI_CLI_HOME")
+    return Path(value).expanduser() if value else Path.home()
+
+
 @click.command()
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (for scripts).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
@@ -155,6 +195,7 @@ def init(
         project_dir=Path(app.location().worktree_root),
         backup_dir=home / BACKUPS_DIRNAME,
         codex_home=codex_home,
+        gemini_home=gemini_home(environ),
         allow_ephemeral=allow_ephemeral,
         profile_home=home if environ.get(HOME_ENV_VAR) else None,
     )
@@ -163,7 +204,7 @@ def init(
     for step in steps:
         echo(f"  - {step}")
     if not found and not remove:
-        echo("  (no Claude Code or Codex on PATH: wire one later with `orcmem setup claude` or `orcmem setup codex`)")
+        echo("  (no Claude Code, Codex or Gemini CLI on PATH: wire one later with `orcmem setup claude|codex|gemini`)")
     if dry_run:
         for agent in found:
             report = wiring.apply(agent, remove=remove, dry_run=True)

@@ -18,6 +18,11 @@ API_MAX_TOKENS: Final = 2000
 TEMP_DIR_PREFIX: Final = "orcmem-distill-"
 
 # --- Providers (docs/learning.md, Who distils) --------------------------------------------------------------------
-AGENT_NAMES: Final[dict[str, str]] = {Agent.CLAUDE: "Claude Code", Agent.CODEX: "Codex", "opencode": "OpenCode"}
+AGENT_NAMES: Final[dict[str, str]] = {
+    Agent.CLAUDE: "Claude Code",
+    Agent.CODEX: "Codex",
+    Agent.GEMINI: "Gemini CLI",
+    "opencode": "OpenCode",
+}
 CLAUDE_BINARY: Final = "claude"
 CODEX_BINARY: Final = "codex"

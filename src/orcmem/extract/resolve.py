@@ -15,9 +15,9 @@ from orcmem.extract.codex_cli import CodexCliGenerator, pick_codex_model
 from orcmem.extract.constants import AGENT_NAMES, CLAUDE_BINARY, CODEX_BINARY, DEFAULT_CLAUDE_MODEL_LABEL
 from orcmem.extract.generator import Generator
 from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
-from orcmem.models.vocabulary import Agent, values
+from orcmem.models.vocabulary import Agent
 
-DISTILLING_AGENTS = values(Agent)  # the agents whose CLI can summarize a run
+DISTILLING_AGENTS = (Agent.CLAUDE.value, Agent.CODEX.value)  # the agents whose CLI can summarize a run
 NO_API_KEY_REASON = "Add an Anthropic API key, or pick another provider."
 API_KEY_NEEDS_CLIENT_REASON = (
     "The Anthropic API key needs the anthropic package (pip install anthropic, in orcmem's environment) "

@@ -140,8 +140,17 @@ def stop(payload: JsonObject, home: str) -> str:
     return "{}"
 
 
+PROMPT_EVENTS = ("UserPromptSubmit", "BeforeAgent")  # Claude Code's and Codex's, Gemini CLI's
+
+
+def prompt_event(payload: JsonObject) -> str:
+    """The agent's name for the prompt hook's event, which its answer repeats (UserPromptSubmit unless told)."""
+    event = payload.get("hook_event_name")
+    return event if event in PROMPT_EVENTS else PROMPT_EVENTS[0]
+
+
 def hook_context(event: str, text: str) -> str:
-    """The JSON both Claude Code and Codex read as added context ("" adds nothing)."""
+    """The JSON Claude Code, Codex and Gemini CLI read as added context ("" adds nothing)."""
     if not text:
         return ""
     text = text[:HOOK_OUTPUT_MAX_CHARS]
@@ -150,23 +159,28 @@ def hook_context(event: str, text: str) -> str:
 
 def session_start(payload: JsonObject, home: str) -> str:
     """SessionStart: the project brief as added context (nothing when memory is off or empty)."""
+    import contextlib
     from pathlib import Path
 
     from orcmem.agent_context.brief import fenced_brief
     from orcmem.agent_context.recall import FENCE_CHARS
-    from orcmem.agent_context.session_recall import forget_session, prune_sessions, start_session
+    from orcmem.agent_context.session_recall import forget_session, prune_sessions, recalled_in_sessions, start_session
     from orcmem.host.workspace import locate
     from orcmem.models.constants import CHARS_PER_TOKEN
+    from orcmem.models.errors import OrcmemError
     from orcmem.service.memory_service import MemoryService
 
     cwd = _text(payload, "cwd")
     if cwd is None or not os.path.exists(os.path.join(home, DB_FILENAME)):
         return ""
+    recalled = recalled_in_sessions(home)  # read before the sessions' files go: the audit's "last recalled"
     # A new session, or a cleared or compacted one: the context no longer holds what recall gave before.
     forget_session(home, _text(payload, "session_id"))
     prune_sessions(home)
     service = MemoryService.open(Path(home), vectors=False)
     try:
+        with contextlib.suppress(OrcmemError):  # a busy database costs only these recall times, never the brief
+            service.store_audit.note_recalled(recalled)
         project = service.project(locate(cwd), create=False)
         # The brief and every recall of the session share its context budget: the brief takes at most half, so
         # that a small budget still leaves the session's prompts their recall.
@@ -179,8 +193,8 @@ def session_start(payload: JsonObject, home: str) -> str:
 
 
 def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not asked") -> str:
-    """UserPromptSubmit, the word path: the memories whose words match the prompt, as reference material; nothing
-    when none match, and nothing the session was already given unchanged.
+    """UserPromptSubmit (Gemini CLI: BeforeAgent), the word path: the memories whose words match the prompt, as
+    reference material; nothing when none match, and nothing the session was already given unchanged.
 
     `orcmem hook prompt` asks the session's warm server first (`prompt_hook`); this runs when it did not answer,
     `warm_tried` saying why: one read-only query, no service, no model.
@@ -190,16 +204,16 @@ def prompt(payload: JsonObject, home: str, warm_tried: str = "warm server not as
         return ""
     session = _text(payload, "session_id")
     started = time.perf_counter()
-    return hook_context("UserPromptSubmit", recall_by_words_here(home, text, cwd, session, started, warm_tried))
+    return hook_context(prompt_event(payload), recall_by_words_here(home, text, cwd, session, started, warm_tried))
 
 
 def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, started: float, why: str) -> str:
     """The word path in this process, for the session; logged with why the warm server did not answer."""
-    from orcmem.agent_context.recall import recall_by_words
+    from orcmem.agent_context.recall import own_prompt, recall_by_words
     from orcmem.agent_context.session_recall import log_recall, recall_for_session
     from orcmem.host.workspace import locate
 
-    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, text)
+    rows = recall_by_words(os.path.join(home, DB_FILENAME), locate(cwd).canonical_root, own_prompt(text))
     selection = None if rows is None else recall_for_session(home, session, rows, int(time.time() * 1000))
     log_recall(home, f"words ({why})", (time.perf_counter() - started) * 1000, session, selection)
     return selection.text if selection is not None else ""
@@ -208,7 +222,44 @@ def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, st
 WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})
 
 
-def pre_tool_use(payload: JsonObject, home: str) -> str:
+def pre_tool_use(payload: JsonObject, home: str, warm_tried: str = "warm server not asked") -> str:
+    """PreToolUse: on orcmem's MCP tools, the permission check; on the file and shell tools, the memories about
+    what the call touches."""
+    name = _text(payload, "tool_name") or ""
+    if not name.startswith("mcp__"):
+        return tool_call(payload, home, warm_tried)
+    return _permission(payload, home)
+
+
+def tool_call(payload: JsonObject, home: str, why: str) -> str:
+    """The direct path of memory at tool time (no warm server answered, `why`): the memories that cite the files
+    the call touches or concern its command, each once per session; nothing when there are none."""
+    from orcmem.agent_context.session_recall import log_recall, recall_for_session
+    from orcmem.agent_context.tool_recall import tool_call_rows
+    from orcmem.host.workspace import locate
+
+    name, cwd = _text(payload, "tool_name"), _text(payload, "cwd")
+    given = payload.get("tool_input")
+    if name is None or cwd is None or not isinstance(given, dict) or not os.path.isabs(cwd):
+        return ""
+    started = time.perf_counter()
+    where = locate(cwd)
+    db_path = os.path.join(home, DB_FILENAME)
+    rows = tool_call_rows(db_path, where.canonical_root, where.worktree_root, name, given, cwd)
+    if not rows:
+        return ""
+    session = _text(payload, "session_id")
+    selection = recall_for_session(home, session, rows, int(time.time() * 1000))
+    log_recall(home, f"tool, direct ({why})", (time.perf_counter() - started) * 1000, session, selection)
+    return hook_context(tool_event(_text(payload, "hook_event_name")), selection.text)
+
+
+def tool_event(event: str | None) -> str:
+    """The event a tool hook's output names: PostToolUse when it runs after the call, else PreToolUse."""
+    return "PostToolUse" if event == "PostToolUse" else "PreToolUse"
+
+
+def _permission(payload: JsonObject, home: str) -> str:
     """PreToolUse on orcmem's MCP tools: map the session's permission mode to orcmem's policy, and audit it."""
     from orcmem.models.vocabulary import Mode
     from orcmem.rules.permissions import CLAUDE_MODES, Decision, auto_review, decide
@@ -292,7 +343,10 @@ def main(
     home = home_dir_str()
     try:
         payload = _read_payload(stdin or sys.stdin)
-        output = prompt(payload, home, warm_tried) if warm_tried else handler(payload, home)
+        if warm_tried and name == HookName.PRE_TOOL_USE:
+            output = pre_tool_use(payload, home, warm_tried)
+        else:
+            output = prompt(payload, home, warm_tried) if warm_tried else handler(payload, home)
     except Exception as exc:  # a hook must never block or break the agent
         import traceback
 

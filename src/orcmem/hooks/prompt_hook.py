@@ -12,17 +12,18 @@ import sys
 from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR, MAX_STDIN_BYTES
 
 
-def main(argv: list[str]) -> int:
-    """Run the prompt hook (`argv` is what follows `orcmem hook`); always exits 0, as every hook does."""
+def main(argv: list[str], tool: bool = False) -> int:
+    """Run the prompt hook, or with `tool` the tool hook (`pre-tool-use`: the same step, the warm server asked in
+    its `tool` mode); `argv` is what follows `orcmem hook`; always exits 0, as every hook does."""
     if os.environ.get(DISTILLING_ENV_VAR) or os.environ.get(BARE_ENV_VAR) or "--bare" in argv[1:]:
         return 0
     from orcmem.host.profile import home_dir_str
-    from orcmem.host.warm import ask_for_hook
+    from orcmem.host.warm import HOOK_MODE, TOOL_MODE, ask_for_hook
 
     try:
         payload = sys.stdin.buffer.read(MAX_STDIN_BYTES)
         home = home_dir_str()
-        output, why = ask_for_hook(home, payload)
+        output, why = ask_for_hook(home, payload, mode=TOOL_MODE if tool else HOOK_MODE)
     except Exception as exc:  # the word path below still answers, and logs why
         output, why, payload = None, f"warm server failed: {type(exc).__name__}", b""
     if output is not None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 
-from orcmem.models.vocabulary import Agent, values
+from orcmem.models.vocabulary import Agent
 
-AGENT_NAMES = values(Agent)
+AGENT_NAMES = (Agent.CLAUDE.value, Agent.CODEX.value)  # the agents whose CLI distils a run (not Gemini CLI yet)
 MAX_ANCESTORS = 6  # agent -> shell -> (timeout, env, uv run...) -> orcmem: a few levels at most
 _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs")
 

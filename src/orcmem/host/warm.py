@@ -36,6 +36,8 @@ HOOK_MODE = b"hook\n"
 JSON_MODE = b"json\n"
 # `search` (orcmem search) gets back `ok`, its words-only notice (or an empty line), then what the command prints.
 SEARCH_MODE = b"search\n"
+TOOL_MODE = b"tool\n"  # the tool hook's payload: back `ok` and its output, or `pass` (not a call memory answers)
+PASS = b"pass"
 OK = b"ok"
 
 
@@ -111,9 +113,12 @@ def _exchange(home: str, data: bytes, timeout: float) -> tuple[bytes | None, str
         client.close()
 
 
-def ask_for_hook(home: str, payload: bytes, timeout: float = WARM_TIMEOUT_S) -> tuple[bytes | None, str]:
-    """The prompt hook's output for the agent's `payload` (its stdin, passed on unparsed), or (None, why not)."""
-    answer, why = _exchange(home, HOOK_MODE + payload, timeout)
+def ask_for_hook(
+    home: str, payload: bytes, timeout: float = WARM_TIMEOUT_S, mode: bytes = HOOK_MODE
+) -> tuple[bytes | None, str]:
+    """The prompt hook's (or with TOOL_MODE the tool hook's) output for the agent's `payload` (its stdin, passed
+    on unparsed), or (None, why not)."""
+    answer, why = _exchange(home, mode + payload, timeout)
     if answer is None:
         return None, why
     status, _, output = answer.partition(b"\n")

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from orcmem.ingest import claude, codex
+from orcmem.ingest import claude, codex, gemini
 from orcmem.ingest.common import complete_lines, load_record
 from orcmem.models.errors import NotFoundError
 from orcmem.models.ledger import TranscriptChunk
@@ -64,6 +64,8 @@ def detect_agent(first_bytes: bytes) -> Agent | None:
             kind = None
         if kind in _CODEX_TYPES and "payload" in record:
             return Agent.CODEX
+        if gemini.is_gemini_record(record):  # before Claude Code's: both write `sessionId` and `type: user`
+            return Agent.GEMINI
         if kind in _CLAUDE_TYPES or "sessionId" in record or "parentUuid" in record:
             return Agent.CLAUDE
     return None
@@ -132,9 +134,12 @@ def parse_transcript(
         return TranscriptChunk(agent=agent, end_offset=skipped_to, skipped_lines=1, more=True)
     lines, consumed = complete_lines(data, 0)
     end_offset = start + consumed
-    chunk = (
-        codex.parse_lines(lines, end_offset, header) if agent is Agent.CODEX else claude.parse_lines(lines, end_offset)
-    )
+    if agent is Agent.CODEX:
+        chunk = codex.parse_lines(lines, end_offset, header)
+    elif agent is Agent.GEMINI:
+        chunk = gemini.parse_lines(lines, end_offset)
+    else:
+        chunk = claude.parse_lines(lines, end_offset)
     chunk.more = more
     return chunk
 

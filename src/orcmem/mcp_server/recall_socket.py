@@ -26,16 +26,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from orcmem.agent_context.recall import own_prompt
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
-from orcmem.hooks.handlers import hook_context
+from orcmem.hooks.handlers import hook_context, prompt_event
 from orcmem.host.warm import (
     ANSWER_MAX_BYTES,
     HOOK_MODE,
     JSON_MODE,
     LOCK_NAME,
     OK,
+    PASS,
     SEARCH_MODE,
     SOCKET_NAME,
+    TOOL_MODE,
     WARM_PATH,
     WARM_TIMEOUT_S,
     WARM_WORDS_PATH,
@@ -56,6 +59,8 @@ CLAIM_RETRY_S = 5.0  # how often a server without the socket checks whether its 
 CLIENT_TIMEOUT_S = 2.0  # a client's whole request, then its whole answer, each within this, or it is dropped
 MAX_CLIENTS = 64  # connections served at once (each a file handle); past it, the oldest is dropped
 ACCEPT_WAKE_S = 0.5  # how often the serving loop looks whether it was closed
+TOOL_CALL = "tool_call"  # a tool hook's payload, as the request of TOOL_MODE is passed to the answer
+PASS_KEY = "pass"  # a reply's key: not a call memory answers, the hook runs its own path
 REMEMBER = "remember"  # a reply's key (never sent) for what marks the memories as given to the session
 ROOTS_CACHED = 256  # folders whose project root is remembered (a hook sends its session's folder every prompt)
 
@@ -76,6 +81,9 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
         return location_of(cwd).canonical_root
 
     def answer(request: JsonObject) -> JsonObject:
+        call = request.get(TOOL_CALL)
+        if isinstance(call, dict):
+            return tool_answer(call)
         if request.get("embed") is True:
             service = provide().memory
             service.vectors_changed()
@@ -87,6 +95,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
             return search_answer(provide().memory, asked, location_of)
         started = time.perf_counter()
         prompt, cwd, session = request.get("prompt"), request.get("cwd"), request.get("session_id")
+        prompt = own_prompt(prompt) if isinstance(prompt, str) else None
         if not isinstance(prompt, str) or not prompt.strip():
             return {"text": "", "path": WARM_PATH}
         if not isinstance(cwd, str) or not os.path.isabs(cwd):  # never the server's own folder by default
@@ -112,6 +121,28 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
             "collapsed": selection.collapsed,
             "cut": selection.cut,
         }
+
+    def tool_answer(call: JsonObject) -> JsonObject:
+        """The memories a tool call concerns (`pass`: not a call for memory, such as orcmem's own tools)."""
+        started = time.perf_counter()
+        name, cwd, given = call.get("tool_name"), call.get("cwd"), call.get("tool_input")
+        event = "PostToolUse" if call.get("hook_event_name") == "PostToolUse" else "PreToolUse"
+        if not isinstance(name, str) or name.startswith("mcp__"):
+            return {"text": "", "path": WARM_PATH, PASS_KEY: True}
+        if not isinstance(cwd, str) or not os.path.isabs(cwd) or not isinstance(given, dict):
+            return {"text": "", "path": WARM_PATH, "event": event}
+        where = location_of(cwd)
+        service = provide().memory
+        rows = service.context.tool_call_rows(where.canonical_root, where.worktree_root, name, given, cwd)
+        if not rows:
+            return {"text": "", "path": WARM_PATH, "event": event}
+        session = call.get("session_id")
+        session_id = session if isinstance(session, str) else None
+        budget = service.context.session_budget() * CHARS_PER_TOKEN  # a tool call's memories count as recall's do
+        selection, remember = choose_for_session(str(home), session_id, rows, service.clock(), budget)
+        ms = (time.perf_counter() - started) * 1000
+        log_recall(str(home), f"tool, {WARM_PATH}", ms, session_id, selection)
+        return {REMEMBER: remember, "text": selection.text, "path": WARM_PATH, "event": event}
 
     return answer
 
@@ -273,14 +304,14 @@ class RecallSocket:
         try:
             if request is None:
                 raise ValueError("the request is not one JSON object")
-            reply = self.answer(request)
+            reply = self.answer({TOOL_CALL: request} if mode == TOOL_MODE else request)
         except Exception as exc:  # the hook falls back to words; the server keeps serving
             message = f"{type(exc).__name__}: {exc}"
             print(f"orcmem mcp: recall failed: {message}", file=sys.stderr)
             reply = {"text": "", "path": WARM_PATH, "error": message}
         client.remember = reply.pop(REMEMBER, None)
         client.deadline = time.monotonic() + CLIENT_TIMEOUT_S
-        return _encode(mode, reply)
+        return _encode(mode, reply, request)
 
     def _release(self) -> None:
         """Close the socket, remove it, and give up the lock (only the holder has them)."""
@@ -349,9 +380,9 @@ def _drop(client: _Client, selector: selectors.BaseSelector, clients: dict[socke
     client.connection.close()
 
 
-def _encode(mode: bytes, reply: JsonObject) -> bytes:
+def _encode(mode: bytes, reply: JsonObject, request: JsonObject | None = None) -> bytes:
     """The answer as the mode asks: the hook's own output after `ok` (or the error), the JSON object, or for
-    `orcmem search` `ok`, its notice line and what it prints."""
+    `orcmem search` `ok`, its notice line and what it prints; the hook's output names the event it answers."""
     if mode == JSON_MODE:
         return json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace")
     if "error" in reply:
@@ -361,4 +392,9 @@ def _encode(mode: bytes, reply: JsonObject) -> bytes:
             return b"not a search answer"
         notice, output = str(reply.get("notice") or "").replace("\n", " "), str(reply["output"])
         return OK + b"\n" + notice.encode("utf-8", "replace") + b"\n" + output.encode("utf-8", "replace")
-    return OK + b"\n" + hook_context("UserPromptSubmit", str(reply["text"])).encode("utf-8")
+    if reply.get(PASS_KEY):
+        return PASS
+    if mode == TOOL_MODE:
+        return OK + b"\n" + hook_context(str(reply.get("event", "PreToolUse")), str(reply["text"])).encode("utf-8")
+    event = prompt_event(request or {})
+    return OK + b"\n" + hook_context(event, str(reply["text"])).encode("utf-8")

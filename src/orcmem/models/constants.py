@@ -161,6 +161,10 @@ DUPLICATE_MIN_SIMILARITY: Final = 0.76
 CONTRADICTION_MIN_WORDS: Final = 2
 CONTRADICTION_MIN_SIMILARITY: Final = 0.45
 CONTRADICTION_RRF_K: Final = 10
+# The audit (docs/audit.md): memories this close in meaning that state a differing fact are shown as possible
+# contradictions; a memory no recall gave in this many days is shown as unused (`orcmem audit --days`).
+AUDIT_CONTRADICTION_MIN_SIMILARITY: Final = 0.85
+AUDIT_UNUSED_DAYS_DEFAULT: Final = 90
 HOOK_OUTPUT_MAX_CHARS: Final = 10_000  # Claude Code's cap for hook context
 
 # --- Listing ------------------------------------------------------------------------------------------------------
@@ -204,7 +208,7 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 12  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 13  # the newest migration (store/migrations.py); the prompt hook reads only this
 
 # --- Import (docs/importing.md) -----------------------------------------------------------------------------------
 INSTRUCTION_FILES: Final = (

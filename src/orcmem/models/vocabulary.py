@@ -14,6 +14,7 @@ class Agent(StrEnum):
 
     CLAUDE = "claude"
     CODEX = "codex"
+    GEMINI = "gemini"
 
 
 class Answer(StrEnum):

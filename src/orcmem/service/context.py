@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from orcmem.agent_context.brief import build_brief
 from orcmem.agent_context.recall import format_recall, merge_recall, recall_by_words, recall_match
+from orcmem.agent_context.tool_recall import tool_call_rows
 from orcmem.models.constants import (
     BRIEF_MAX_CHARS,
     BRIEF_MEMORY_POOL,
@@ -20,6 +21,7 @@ from orcmem.models.constants import (
     SETTING_CONTEXT_BUDGET,
     WARM_RECALL_MIN_TERM_SHARE,
 )
+from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import MemoryFilter, Project
 from orcmem.service.core import ServiceCore
@@ -137,6 +139,13 @@ class AgentContext:
         if not by_meaning and not relevant:
             return []
         return merge_recall(by_words, by_meaning, RECALL_RRF_K)[:limit]
+
+    def tool_call_rows(
+        self, canonical_root: str, worktree_root: str, tool_name: str, tool_input: JsonObject, cwd: str
+    ) -> list[RecallRow]:
+        """The memories a tool call concerns (the files it touches, its command), best first; [] when off."""
+        db_path = str(self.store.db.path)
+        return tool_call_rows(db_path, canonical_root, worktree_root, tool_name, tool_input, cwd) or []
 
     def _close_in_meaning(
         self, project: Project | None, pending: Future[Scan | None], min_similarity: float, limit: int

@@ -40,6 +40,7 @@ from orcmem.models.types import (
 from orcmem.rules import memory as rules
 from orcmem.rules.permissions import may_change, require_may_change
 from orcmem.rules.review import steers_from_tool_text
+from orcmem.service.audit import StoreAudit
 from orcmem.service.context import AgentContext
 from orcmem.service.contradictions import Contradictions
 from orcmem.service.core import ServiceCore, now_ms
@@ -90,7 +91,7 @@ class MemoryService(ServiceCore):
     """Memory reads and writes over one profile database, on the ground `ServiceCore` gives (store, clock,
     embedder, projects, on/off, audit); the rest are parts it holds over the same store and clock:
     `settings`, `team`, `search`, `context` (the brief and recall), `review` (the review inbox), `cost` (the cost of
-    learning)."""
+    learning), `store_audit` (the audit of the store and its fixes)."""
 
     def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: Embedder | None = None) -> None:
         """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own).
@@ -106,6 +107,7 @@ class MemoryService(ServiceCore):
         self.cost = LearningCost(self)
         self.history = History(self)
         self.contradictions = Contradictions(self.store)
+        self.store_audit = StoreAudit(self)
 
     def close(self, *, embed_wait: float = 0.0) -> None:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""

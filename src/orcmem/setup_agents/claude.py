@@ -28,7 +28,8 @@ Scope = Literal["user", "project"]
 
 
 def claude_hook_specs(command: list[str]) -> list[HookSpec]:
-    """orcmem's Claude Code hooks: SessionStart, UserPromptSubmit, PreToolUse on its own tools, Stop, SessionEnd."""
+    """orcmem's Claude Code hooks: SessionStart, UserPromptSubmit, PreToolUse (on its own tools, the permission
+    check; on the file and shell tools, memory about what the call touches), Stop, SessionEnd."""
     return [
         HookSpec("SessionStart", command_handler(command, "SessionStart", START_STATUS)),
         HookSpec("UserPromptSubmit", command_handler(command, "UserPromptSubmit", PROMPT_STATUS)),

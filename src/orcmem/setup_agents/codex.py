@@ -10,6 +10,7 @@ from orcmem.models.data_shapes import JsonObject
 from orcmem.models.env_names import HOME_ENV_VAR
 from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.entries import (
+    CODEX_PRE_TOOL_MATCHER,
     CODEX_SESSION_END_TIMEOUT_SECONDS,
     MCP_STARTUP_TIMEOUT_SECONDS,
     PROMPT_STATUS,
@@ -32,10 +33,12 @@ TRUST_NOTE = "Codex runs new or changed hooks only once they are trusted: open /
 
 
 def codex_hook_specs(command: list[str], *, session_end: bool = True) -> list[HookSpec]:
-    """orcmem's Codex hooks: SessionStart, UserPromptSubmit, Stop and (newer builds; older ones skip it) SessionEnd."""
+    """orcmem's Codex hooks: SessionStart, UserPromptSubmit, PreToolUse (memory about a shell command or a patch's
+    files), Stop and (newer builds; older ones skip it) SessionEnd."""
     specs = [
         HookSpec("SessionStart", command_handler(command, "SessionStart", START_STATUS)),
         HookSpec("UserPromptSubmit", command_handler(command, "UserPromptSubmit", PROMPT_STATUS)),
+        HookSpec("PreToolUse", command_handler(command, "PreToolUse"), matcher=CODEX_PRE_TOOL_MATCHER),
         HookSpec("Stop", command_handler(command, "Stop")),
     ]
     if session_end:

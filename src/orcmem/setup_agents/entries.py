@@ -13,7 +13,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +23,19 @@ from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents.report import ItemChange
 
 SERVER_NAME = "orcmem"
-PRE_TOOL_MATCHER = f"mcp__{SERVER_NAME}__.*"
+# The tools memory speaks before (files read or edited, commands run); anchored, so `Read` is not `ReadMcpResource`.
+CLAUDE_ACTING_TOOLS = "Read|Edit|Write|MultiEdit|NotebookEdit|Bash"
+CODEX_ACTING_TOOLS = "Bash|apply_patch"  # Codex's shell and patch tools (its matcher aliases Edit|Write to the patch)
+
+
+def pre_tool_matcher(own_tools: str = f"mcp__{SERVER_NAME}__.*", acting: str = CLAUDE_ACTING_TOOLS) -> str:
+    """The PreToolUse matcher: orcmem's own MCP tools (their permission check) and the file and shell tools."""
+    return f"^({own_tools}|{acting})$"
+
+
+PRE_TOOL_MATCHER = pre_tool_matcher()
+CODEX_PRE_TOOL_MATCHER = f"^({CODEX_ACTING_TOOLS})$"
+TOOL_STATUS = "orcmem: project memory about this"
 PROMPT_STATUS = "orcmem: recalling project memory"
 START_STATUS = "orcmem: loading project memory"
 HOOK_TIMEOUT_SECONDS = 10  # SessionEnd: also lifts Claude Code's 1.5 s budget for session-end hooks
@@ -38,7 +50,13 @@ HOOK_NAMES = {  # the agent's hook event -> `orcmem hook NAME`
     "Stop": HookName.STOP,
     "SessionEnd": HookName.SESSION_END,
 }
-MANAGED_EVENTS = tuple(HOOK_NAMES)
+GEMINI_HOOK_NAMES = {  # Gemini CLI's events: the brief, recall before each prompt, the turn's end, the session's end
+    "SessionStart": HookName.SESSION_START,
+    "BeforeAgent": HookName.PROMPT,
+    "AfterAgent": HookName.STOP,
+    "SessionEnd": HookName.SESSION_END,
+}
+MANAGED_EVENTS = tuple(dict.fromkeys([*HOOK_NAMES, *GEMINI_HOOK_NAMES]))
 
 _PROGRAM_NAMES = {"orcmem", "orcmem.exe"}
 # Parts of the path of a program run from a tool's cache: uv's (uvx, `uv run --with`; wherever UV_CACHE_DIR puts it,
@@ -301,10 +319,18 @@ def _servers_table(doc: JsonObject, path: Path) -> JsonObject | None:
     return servers
 
 
-def merge_json_server(doc: JsonObject, command: list[str], path: Path) -> ItemChange:
-    """Register orcmem under `mcpServers`, keeping extra fields the user gave it (env, ...)."""
+def merge_json_server(
+    doc: JsonObject,
+    command: list[str],
+    path: Path,
+    *,
+    server: Callable[[list[str]], JsonObject] = json_server,
+) -> ItemChange:
+    """Register orcmem under `mcpServers` (the entry `server` builds), keeping extra fields the user gave it (env)."""
     servers = _servers_table(doc, path)
-    desired = json_server(command)
+    desired = server(command)
+    given_env = desired.get("env")
+    wanted_env: JsonObject = given_env if isinstance(given_env, dict) else {}
     detail = shell_command([desired["command"], *desired["args"]])
     if servers is None:
         doc["mcpServers"] = {SERVER_NAME: desired}
@@ -314,11 +340,12 @@ def merge_json_server(doc: JsonObject, command: list[str], path: Path) -> ItemCh
         servers[SERVER_NAME] = desired
         return ItemChange(server_item(), "added" if entry is None else "updated", detail)
     env: JsonObject = entry["env"] if isinstance(entry.get("env"), dict) else {}
-    same_env = all(env.get(k) == v for k, v in desired["env"].items())
+    same_env = all(env.get(k) == v for k, v in wanted_env.items())
     if same_env and all(entry.get(k) == v for k, v in desired.items() if k != "env"):
         return ItemChange(server_item(), "unchanged")
     kept = {k: v for k, v in entry.items() if k not in {"url", "headers"}}
-    desired["env"] = {**env, **desired["env"]}  # the user's own variables stay
+    if env or wanted_env:
+        desired["env"] = {**env, **wanted_env}  # the user's own variables stay
     servers[SERVER_NAME] = {**desired, **{k: v for k, v in kept.items() if k not in desired}}
     return ItemChange(server_item(), "updated", detail)
 

@@ -40,9 +40,9 @@ class FileReport:
 
 @dataclass(frozen=True)
 class SetupReport:
-    """The outcome of `setup_claude` or `setup_codex`: every file looked at, and notes for the user."""
+    """The outcome of `setup_claude`, `setup_codex` or `setup_gemini`: every file looked at, and notes for the user."""
 
-    agent: Literal["claude", "codex"]
+    agent: Literal["claude", "codex", "gemini"]
     scope: str
     remove: bool
     dry_run: bool

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orcmem.store.audit import AuditRepository
+from orcmem.store.audit_scan import AuditScanRepository
 from orcmem.store.citations import CitationRepository
 from orcmem.store.connection import Database
 from orcmem.store.grants import GrantRepository
@@ -45,6 +46,7 @@ class Store:
         self.imports = ImportRepository(db)
         self.usage = UsageRepository(db)
         self.links = LinkRepository(db)
+        self.audit_scan = AuditScanRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:

@@ -473,12 +473,21 @@ ALTER TABLE extraction_jobs ADD COLUMN not_before INTEGER;
 ALTER TABLE extraction_jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 """
 
+# The audit's "never recalled" (docs/audit.md): when recall last gave each memory. Kept
+# apart from the memory row so noting a recall never touches the row, its full-text entry or the team outbox.
+MIGRATION_12 = """
+CREATE TABLE memory_recalls (
+  memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+  last_at INTEGER NOT NULL
+);
+"""
+
 # Contradictions resolved with their history (docs/learning.md): a replaced memory becomes `superseded`, kept and
 # linked to its successor; `refines` and `conflicts` are links between two memories, a conflict open until a person
 # settles it. The status CHECK gains the value the way migration 9 loosened it.
-_STATUS_BEFORE_12 = _STATUS_AFTER
-_STATUS_AFTER_12 = "CHECK (status IN ('active', 'stale', 'retracted', 'pending', 'superseded'))"
-MIGRATION_12_SQL = """
+_STATUS_BEFORE_13 = _STATUS_AFTER
+_STATUS_AFTER_13 = "CHECK (status IN ('active', 'stale', 'retracted', 'pending', 'superseded'))"
+MIGRATION_13_SQL = """
 CREATE TABLE memory_links (
   pk INTEGER PRIMARY KEY,
   from_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
@@ -496,10 +505,10 @@ CREATE INDEX memory_links_open ON memory_links(open) WHERE open = 1;
 """
 
 
-def migration_12(conn: apsw.Connection) -> None:
+def migration_13(conn: apsw.Connection) -> None:
     """Let a memory's status be `superseded`, then the links table."""
-    _loosen_status(conn, _STATUS_BEFORE_12, _STATUS_AFTER_12)
-    conn.execute(MIGRATION_12_SQL)
+    _loosen_status(conn, _STATUS_BEFORE_13, _STATUS_AFTER_13)
+    conn.execute(MIGRATION_13_SQL)
 
 
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
@@ -514,7 +523,8 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (9, migration_9),
     (10, MIGRATION_10),
     (11, MIGRATION_11),
-    (12, migration_12),
+    (12, MIGRATION_12),
+    (13, migration_13),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

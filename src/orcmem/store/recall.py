@@ -7,6 +7,7 @@ tokenizes the few rows read with the full-text index's own tokenizer and counts 
 
 from __future__ import annotations
 
+import json
 import os
 from collections import namedtuple
 from collections.abc import Sequence
@@ -23,12 +24,11 @@ from orcmem.models.constants import (
     SCHEMA_VERSION,
     SETTING_MEMORY_ENABLED,
 )
-from orcmem.models.data_shapes import Row
 from orcmem.store.visibility import VISIBLE_AT
 
 TYPE_CHECKING = False  # importing typing costs the prompt hook milliseconds
 if TYPE_CHECKING:
-    pass
+    from orcmem.models.data_shapes import Row
 
 # One recalled memory, as much of it as a recalled line shows (collections' namedtuple: `typing` costs the hook).
 # `id` and `updated_at` tell a session's recall whether it already gave this memory, unchanged.
@@ -210,3 +210,55 @@ def _holds(columns: Sequence[Sequence[str]], vocabulary: set[str], phrase: Phras
             if list(tokens[start : start + size - 1]) == lead and (end.startswith(last) if prefix else end == last):
                 return True
     return False
+
+
+def tool_rows(
+    db_path: str | os.PathLike[str],
+    canonical_root: str,
+    files: Sequence[str],
+    terms: Sequence[str],
+    types: Sequence[str],
+    limit: int,
+) -> list[RecallRow] | None:
+    """The memories a tool call concerns: the active, not possibly stale memories of the project (and global ones)
+    that cite one of `files` (paths relative to the project root, matched exactly), then those of `types` whose
+    words hold every one of `terms` (a command's program and subcommand); newest first within each. None when
+    memory is off, the database is missing or from another version."""
+    if not os.path.exists(db_path):
+        return None
+    conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        if not _memory_on(conn):
+            return None
+        found = conn.execute("SELECT id FROM projects WHERE canonical_root = ?", (canonical_root,)).fetchall()
+        project_id = found[0][0] if found else ""
+        fresh = "NOT EXISTS (SELECT 1 FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale')"
+        rows: list[Row] = []
+        if files:
+            listed = json.dumps(list(files))
+            rows += conn.execute(
+                f"SELECT {_COLUMNS} FROM memories m WHERE m.pk IN (SELECT memory_pk FROM citations WHERE kind = "
+                "'file' AND target IN (SELECT value FROM json_each(?)) UNION SELECT memory_pk FROM memory_files "
+                f"WHERE path_glob IN (SELECT value FROM json_each(?))) AND {_VISIBLE} AND {fresh} "
+                "ORDER BY m.updated_at DESC LIMIT ?",
+                (listed, listed, project_id, limit),
+            ).fetchall()
+        if terms and types and len(rows) < limit:
+            match = " ".join('"' + term.replace('"', '""') + '"' for term in terms)  # FTS5: every term (AND)
+            kinds = json.dumps(list(types))
+            rows += conn.execute(
+                f"SELECT {_COLUMNS} FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND m.type IN (SELECT value FROM json_each(?)) AND {_VISIBLE} "
+                f"AND {fresh} ORDER BY bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}), "
+                "m.updated_at DESC LIMIT ?",
+                (match, kinds, project_id, limit - len(rows)),
+            ).fetchall()
+        seen: set[str] = set()
+        result = []
+        for t, ti, b, s, c, f, i, u, st, p in rows:
+            if i not in seen:
+                seen.add(i)
+                result.append(RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st, str(p)))
+        return result
+    finally:
+        conn.close()

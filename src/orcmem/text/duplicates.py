@@ -22,6 +22,7 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 _SPACING = re.compile(r"[\s,;:.!?]+")  # what two writes of the same words may differ in; signs and operators stay
@@ -29,6 +30,7 @@ _QUOTED = re.compile(r"`([^`]+)`|'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"")
 _TOKEN = re.compile(r"[\w.:/@+-]+")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]|^[A-Z]{2,}$|\.[a-z]{1,4}$")
 _DIGITS = re.compile(r"\d+")
+_CODED = re.compile(r"[\d_/]")  # a digit, an underscore or a slash: a token that reads as code
 _LETTERS = re.compile(r"[a-z]+")
 _WORD = re.compile(r"[a-z][a-z0-9_'-]{2,}")
 _NEGATION = re.compile(
@@ -66,15 +68,20 @@ def same_text_digest(title: str, body: str) -> int:
 
 def facts(text: str) -> set[str]:
     """The identifiers a text states: quoted or backticked code, and tokens that read as names, numbers or flags."""
+    return set(_facts(text))
+
+
+@lru_cache(maxsize=8192)  # the store audit compares each memory with several neighbours
+def _facts(text: str) -> frozenset[str]:
     found = {next(group for group in match.groups() if group).lower().strip() for match in _QUOTED.finditer(text)}
     for token in _TOKEN.findall(text):
         core = token.strip(".:,;-/")
         if not core:
             continue
-        coded = any(c.isdigit() for c in core) or "_" in core or "/" in core or token.startswith("-")
+        coded = _CODED.search(core) is not None or token.startswith("-")
         if coded or _INNER_CAPITAL.search(core):
             found.add(core.lower())
-    return found
+    return frozenset(found)
 
 
 def _shape(identifier: str) -> str:
@@ -82,10 +89,17 @@ def _shape(identifier: str) -> str:
 
 
 def _alike(one: str, other: str) -> bool:
-    return _shape(one) == _shape(other) or difflib.SequenceMatcher(None, one, other).ratio() >= ALIKE_RATIO
+    if _shape(one) == _shape(other):
+        return True
+    matcher = difflib.SequenceMatcher(None, one, other)  # the cheap upper bounds first: the same answer, sooner
+    return (
+        matcher.real_quick_ratio() >= ALIKE_RATIO
+        and matcher.quick_ratio() >= ALIKE_RATIO
+        and (matcher.ratio() >= ALIKE_RATIO)
+    )
 
 
-def _without(text: str, found: set[str]) -> str:
+def _without(text: str, found: AbstractSet[str]) -> str:
     """The text, folded as `same_text_key` folds it, with each of `found` (lowercase facts) blanked out."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     for fact in sorted(found, key=len, reverse=True):
@@ -97,9 +111,25 @@ def _content_words(text: str) -> list[str]:
     return [word for word in _WORD.findall(text.lower()) if word not in _FILLER]
 
 
+def other_value(one: str, other: str) -> bool:
+    """Whether two texts give another value for one thing (a port, a version, a flag, a tool in one sentence) or
+    one negates what the other says: the stronger half of `differing_facts`, which the store audit shows as a
+    possible contradiction (a few words swapped for others is a rewording as often as another lesson)."""
+    mine, theirs = _facts(one), _facts(other)
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    if any(_alike(a, b) for a in only_mine for b in only_theirs):
+        return True
+    if only_mine and only_theirs and _without(one, only_mine) == _without(other, only_theirs):
+        return True
+    counts_one, counts_other = Counter(_content_words(one)), Counter(_content_words(other))
+    union = sum((counts_one | counts_other).values())
+    overlap = sum((counts_one & counts_other).values()) / union if union else 1.0
+    return overlap >= NEGATION_OVERLAP and bool(_NEGATION.search(one)) != bool(_NEGATION.search(other))
+
+
 def differing_facts(one: str, other: str) -> bool:
     """Whether two texts close in meaning still state different lessons (the rules in this module's docstring)."""
-    mine, theirs = facts(one), facts(other)
+    mine, theirs = _facts(one), _facts(other)
     only_mine, only_theirs = mine - theirs, theirs - mine
     if any(_alike(a, b) for a in only_mine for b in only_theirs):
         return True

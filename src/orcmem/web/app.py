@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from orcmem.app.runtime import open_service
+from orcmem.rules.audit import LABELS as AUDIT_LABELS
 from orcmem.rules.contradictions import history_line
 from orcmem.rules.freshness import possibly_stale
 from orcmem.service.memory_service import MemoryService
@@ -56,6 +57,7 @@ def _templates() -> Jinja2Templates:
         PROVENANCE_LABELS=views.PROVENANCE_LABELS,
         STATUS_LABELS=views.STATUS_LABELS,
         JOB_STATE_LABELS=views.JOB_STATE_LABELS,
+        AUDIT_LABELS=AUDIT_LABELS,
         PROVIDER_OPTIONS=views.PROVIDER_OPTIONS,
         static_version=_static_version(),
         share_bar=share_bar,

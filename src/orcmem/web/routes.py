@@ -51,7 +51,16 @@ PARTIAL_HEADER = "x-orcmem-partial"
 MISSING_TOKEN = "Refused: this change did not carry the key of this page. Reload the page and try again."
 REVIEW_ACTIONS = ("accept", "reject", "accept-run")  # the Inbox's buttons (docs/learning.md, The review inbox)
 CONFLICT_ACTIONS = ("keep", "keep-both")  # settle an open conflict with the memory in the form's `other`
-MEMORY_ACTIONS = ("edit", *values(Verdict), "delete", "export", *REVIEW_ACTIONS, *CONFLICT_ACTIONS)
+AUDIT_ACTIONS = ("merge", "redact")  # the Overview's Audit panel (docs/audit.md); retract and delete are the cards'
+MEMORY_ACTIONS = (
+    "edit",
+    *values(Verdict),
+    "delete",
+    "export",
+    *REVIEW_ACTIONS,
+    *CONFLICT_ACTIONS,
+    *AUDIT_ACTIONS,
+)  # a verdict is one of the buttons
 
 
 def _state(request: Request) -> WebState:
@@ -350,8 +359,8 @@ def _apply(service: MemoryService, action: str, memory_id: str, project_id: str,
         other = _form_text(form, "other")
         service.history.resolve(project, other, KEEP_BOTH if action == "keep-both" else memory_id)
         memory = service.get(project, memory_id)
-        kept = "both kept" if action == "keep-both" else f"{_quote(memory.title)} kept, the other is history"
-        return ActionResult(f"Conflict settled: {kept}.", memory)
+        settled = "both kept" if action == "keep-both" else f"{_quote(memory.title)} kept, the other is history"
+        return ActionResult(f"Conflict settled: {settled}.", memory)
     if action == "export":
         file_name = _form_text(form, "file")
         if file_name not in EXPORT_FILES:
@@ -365,6 +374,12 @@ def _apply(service: MemoryService, action: str, memory_id: str, project_id: str,
         return ActionResult(f"{_quote(memory.title)} is already in {target}.", memory)
     if action in REVIEW_ACTIONS:
         return _review(service, project, action, memory_id, form)
+    if action == "merge":
+        kept = service.store_audit.merge(project, _form_text(form, "into"), memory_id)
+        return ActionResult(f"Merged it into {_quote(kept.title)}.", None)
+    if action == "redact":
+        memory, changed = service.store_audit.redact(project, memory_id)
+        return ActionResult(f"Redacted {_quote(memory.title)} again." if changed else "Nothing to redact.", memory)
     raise HTTPException(404, "No such action.")
 
 
@@ -432,7 +447,8 @@ async def memory_action(request: Request) -> Response:
                 "html": html,
             }
         )
-    anchor = "#inbox" if action in REVIEW_ACTIONS else f"#{result.memory.id}" if result.memory else ""
+    anchor = "#inbox" if action in REVIEW_ACTIONS else "#audit" if action in AUDIT_ACTIONS else ""
+    anchor = anchor or (f"#{result.memory.id}" if result.memory else "")
     response = RedirectResponse(next_url + anchor, status_code=303)
     _set_flash(response, state, "ok", result.message)
     return response
@@ -447,10 +463,11 @@ async def overview_page(request: Request) -> Response:
 
     def load() -> JsonObject:
         choice = _choose_project(state.service, request.query_params.get("project", ""))
-        overview = None
+        overview = audit = None
         if choice.project is not None:
             overview = state.service.overview(choice.project, utc_offset_ms=state.utc_offset_ms())
-        return {"choice": choice, "overview": overview}
+            audit = state.service.store_audit.run(choice.project)
+        return {"choice": choice, "overview": overview, "audit": audit}
 
     data = await _call(load)
     overview = data["overview"]

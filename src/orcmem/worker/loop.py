@@ -45,19 +45,52 @@ def drain(learning: Learning, generators: GeneratorFactory, *, pid: int | None =
             with lock:
                 outcomes.append(outcome)
 
-    threads = [threading.Thread(target=slot, name=f"orcmem-job-{i}") for i in range(MAX_CONCURRENT_EXTRACTIONS)]
+    slots = [JobThread(slot, f"orcmem-job-{i}") for i in range(MAX_CONCURRENT_EXTRACTIONS)]
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        for each in slots:
+            each.start()
+        for each in slots:
+            each.wait()
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through interrupt_on_sigterm: no paid call outlives the worker
         stop(learning)
-        for thread in threads:
-            if thread.ident is not None:
-                thread.join(timeout=STOP_WAIT_S)  # each puts its job back in the queue
+        for each in slots:
+            each.wait(STOP_WAIT_S)  # each puts its job back in the queue before the worker lets go of its lock
         raise
     return outcomes
+
+
+class JobThread:
+    """A thread whose end is told by an event, waited on instead of `Thread.join`.
+
+    On Python 3.11 a `join` that Ctrl-C interrupts marks the thread as ended while it still runs: every later join
+    returns at once and the interpreter's exit no longer waits for it, so a stopped worker could leave before its
+    job thread put the job back in the queue (left `running`).
+    """
+
+    def __init__(self, work: Callable[[], None], name: str, *, daemon: bool = False) -> None:
+        self.ended = threading.Event()
+        self._work = work
+        self.thread = threading.Thread(target=self._run, name=name, daemon=daemon)
+
+    def _run(self) -> None:
+        try:
+            self._work()
+        finally:
+            self.ended.set()
+
+    def start(self) -> None:
+        """Start the thread."""
+        self.thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the work ended (up to `timeout` seconds); whether it did (a thread never started: at once)."""
+        if self.thread.ident is None:
+            return False
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.ended.wait(WAKE_POLL_S):  # short waits: a signal is handled even if a job thread caught it
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+        return True
 
 
 def stop(learning: Learning) -> None:

@@ -1,0 +1,394 @@
+"""The store audit, measured: planted problems of each kind found, healthy memories left alone, and the time of a
+full audit at 100,000 memories.
+
+Quality: a real profile (SQLite, sqlite-vec, the real MiniLM through the benchmark's embedder) holding healthy
+memories (the benchmark's synthetic ones, in the style agents write, and the useful memories of
+bench/data/review_set.jsonl) and planted problems of each kind: exact copies; near duplicates (a memory learned
+again with a few words more or less); contradictions (the same fact with another version, port or tool, in the
+style of bench/data/duplicate_pairs.jsonl); fake secrets of every kind in tests/abuse/fake_secrets.py stored raw,
+as before a rule existed; memories citing a file since deleted (judged by the real freshness check); memories marked
+wrong; empty or generic ones written for this measure; memories no recall gave in the window. A planted problem
+counts as found when the audit reports it under its kind (for a pair: either side); a healthy memory counts as
+reported when any finding names it.
+
+Speed: the same audit over 100,000 synthetic memories with stored vectors. Embedding 100,000 texts with MiniLM takes
+longer than the benchmark can spend, so those vectors are the words' hashed bag (unit length, texts sharing words
+close): the audit's cost does not depend on what the vectors mean, only on how they cluster. The floor is reading
+the memories and their vectors, which any audit must do, in the same run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOUND_TARGET = 0.95
+HEALTHY_TARGET = 0.05
+TIME_TARGET_S = 10.0
+GENERIC = [
+    ("Be careful", "Always test your changes."),
+    ("Code quality", "Write clean, readable code and keep it simple."),
+    ("Testing", "Make sure the tests pass before you commit."),
+    ("Remember", "Check everything twice before making changes."),
+    ("Note", "ok"),
+    ("Good practice", "Follow best practices when working on the project."),
+    ("Important", "Be careful when changing things in the code."),
+    ("Fix bugs properly", "When a bug shows up, fix it properly and test it again."),
+    ("Tests", "Tests are important and should be run often."),
+    ("Done", "The task is done."),
+    ("Check the logs", "Always check the logs first when something fails."),
+    ("Keep it simple", "Simple code is better than clever code."),
+    ("Review", "Review the changes carefully before you finish the task."),
+    ("Progress", "Made good progress on the task today."),
+    ("Be thorough", "Be thorough and careful with every change you make."),
+    ("Read first", "Read the code before you change it."),
+    ("Ask", "Ask the user when something is unclear."),
+    ("Errors", "Handle errors correctly."),
+    ("Documentation", "Keep documentation up to date."),
+    ("Commit often", "Commit small changes often."),
+]
+CONTRADICTIONS = [  # (title, body) with {v}: the planted pair gives it two values; one subject each
+    ("The test database runs Postgres {v}", "docker-compose.test.yml pins postgres:{v} for the integration tests."),
+    ("CI uses Node {v}", "The workflow sets node-version {v} in .github/workflows/ci.yml."),
+    ("The dev server listens on port 30{v}", "npm run dev serves the app on localhost:30{v}."),
+    ("Python 3.{v} is the minimum", "pyproject.toml sets requires-python >= 3.{v}."),
+    ("Use --workers={v} for the e2e suite", "playwright test --workers={v} keeps the e2e suite stable on CI."),
+    ("The API rate limit is {v}0 per minute", "api/limits.py allows {v}0 requests per minute per token."),
+    ("Redis runs on database {v}", "REDIS_URL ends in /{v}; the cache tests flush that database."),
+    ("Timeout for slow tests is {v} seconds", "pytest.ini sets timeout = {v} for the slow marker."),
+    ("The JWT expires after {v} minutes", "auth/tokens.py sets ACCESS_TTL = {v} * 60."),
+    ("Uploads are capped at {v} MB", "nginx.conf sets client_max_body_size {v}m for /upload."),
+    ("The worker pool has {v} processes", "celery is started with --concurrency={v} in Procfile."),
+    ("Go {v} builds the CLI", "go.mod says go 1.{v}; older toolchains fail on the iterators."),
+    ("Retries back off after {v} attempts", "queue/retry.py gives up after MAX_ATTEMPTS = {v}."),
+    ("The coverage floor is {v} percent", "setup.cfg sets fail_under = {v} for the coverage run."),
+    ("Elasticsearch runs version {v}", "The search container is elasticsearch:{v}.2.0 in compose.yml."),
+    ("The batch size for imports is {v}00", "importer/run.py reads rows in batches of {v}00."),
+    ("Java {v} runs the payments service", "payments/Dockerfile starts from eclipse-temurin:{v}-jre."),
+    ("The session cookie lasts {v} days", "settings.py sets SESSION_COOKIE_AGE to {v} days in seconds."),
+    ("Terraform {v} is pinned", "versions.tf requires terraform ~> 1.{v}.0 for the state backend."),
+    ("The cache TTL is {v} seconds", "cache/config.py sets DEFAULT_TTL = {v} for rendered pages."),
+]
+NEAR = ("Again: ", " (seen again in a later run)")
+CITED = [  # (function, file) for the memories whose cited file is deleted
+    ("parse_invoice", "billing/invoices.py"),
+    ("render_badge", "ui/badges.py"),
+    ("load_settings", "config/loader.py"),
+    ("send_digest", "mail/digest.py"),
+    ("resize_avatar", "media/avatars.py"),
+    ("rotate_keys", "auth/rotation.py"),
+    ("export_csv", "reports/export.py"),
+    ("retry_webhook", "hooks/retry.py"),
+    ("merge_carts", "shop/carts.py"),
+    ("score_lead", "crm/scoring.py"),
+    ("sync_calendar", "calendar/sync.py"),
+    ("trim_audio", "media/audio.py"),
+    ("geocode_address", "maps/geocode.py"),
+    ("compact_logs", "ops/logs.py"),
+    ("index_documents", "search/index.py"),
+    ("notify_slack", "chat/slack.py"),
+    ("vacuum_tables", "db/maintenance.py"),
+    ("sign_upload", "storage/upload.py"),
+    ("plan_routes", "fleet/routes.py"),
+    ("verify_otp", "auth/otp.py"),
+]
+
+
+@dataclass(frozen=True)
+class KindResult:
+    """How many planted problems of one kind the audit found."""
+
+    kind: str
+    planted: int
+    found: int
+
+
+@dataclass(frozen=True)
+class AuditBench:
+    """The section's figures."""
+
+    memories: int
+    healthy: int
+    healthy_reported: int
+    kinds: list[KindResult]
+    quality_s: float
+    size: int
+    audit_s: float
+    floor_s: float
+    pairs_compared: int
+
+
+def _healthy(count: int) -> list[tuple[str, str, str]]:
+    """(type, title, body): synthetic memories and the review set's useful ones."""
+    import json
+
+    from bench.search import synthetic_memories
+
+    useful = [
+        (item["type"], item["title"], item["body"])
+        for line in (ROOT / "bench" / "data" / "review_set.jsonl").read_text().splitlines()
+        if line.strip() and (item := json.loads(line))["useful"]
+    ]
+    return useful + [(str(m.type), m.title, m.body) for m in synthetic_memories(count, seed=29)]
+
+
+def _fresh(count: int) -> list[tuple[str, str, str]]:
+    """(type, title, body) of synthetic memories apart from the healthy ones (another seed, other case numbers)."""
+    from bench.search import synthetic_memories
+
+    return [(str(m.type), m.title, m.body.replace("case ", "case 9")) for m in synthetic_memories(count, seed=31)]
+
+
+def quality(count: int = 600, per_kind: int = 20) -> tuple[AuditBench, float]:
+    """Plant each kind in a real profile and audit it."""
+    sys.path.insert(0, str(ROOT))
+    from bench.common import embedded_service
+    from orcmem.host.workspace import Location
+    from orcmem.models.constants import MS_PER_DAY
+    from orcmem.models.types import NewMemory, Source
+    from orcmem.rules.audit import Kind
+    from orcmem.service.memory_service import MemoryService
+    from tests.abuse.fake_secrets import corpus
+
+    rng = random.Random(5)
+    with tempfile.TemporaryDirectory() as folder:
+        home, project_dir = Path(folder) / "home", Path(folder) / "project"
+        project_dir.mkdir(parents=True)
+        off = MemoryService.open(home, vectors=False)
+        off.settings.set_enabled(True)
+        off.close()
+        svc = embedded_service(home)
+        start = svc.clock()
+        svc.clock = lambda: start  # every memory written 100 days before the audit
+        svc.settings.set_enabled(True)
+        project = svc.project(Location(str(project_dir), str(project_dir), "project"))
+        assert project is not None
+
+        def add(memory_type: str, title: str, body: str, files: tuple[str, ...] = ()) -> str:
+            new = NewMemory(type=memory_type, title=title, body=body, source=Source.USER, files=files)
+            return svc.record(project, new, embed=False).memory.id
+
+        healthy = [add(*item) for item in _healthy(count)]
+        texts = dict(zip(healthy, _healthy(count), strict=True))
+        planted: dict[Kind, list[str]] = {kind: [] for kind in Kind}
+        pick = rng.sample(healthy, per_kind * 2)
+        for memory_id in pick[:per_kind]:
+            planted[Kind.DUPLICATE].append(add(*texts[memory_id]))
+        for memory_id in pick[per_kind : 2 * per_kind]:
+            memory_type, title, body = texts[memory_id]
+            planted[Kind.NEAR_DUPLICATE].append(add(memory_type, NEAR[0] + title, body + NEAR[1]))
+        for n in range(per_kind):
+            title, body = CONTRADICTIONS[n % len(CONTRADICTIONS)]
+            old, new = rng.sample(range(8, 40), 2)
+            kept = add("lesson", title.format(v=old), body.format(v=old))
+            healthy.append(kept)  # the older side is healthy until the newer arrives; either side counts as found
+            planted[Kind.CONTRADICTION].append(add("lesson", title.format(v=new), body.format(v=new)))
+        fresh = iter(_fresh(3 * per_kind))  # memories of their own (a copy would be a duplicate as well)
+        fakes = corpus()
+        for n in range(per_kind):
+            secret = fakes[n * 7 % len(fakes)]
+            memory_type, title, body = next(fresh)
+            secret_id = add(memory_type, title, body)
+            svc.store.memories.update_fields(secret_id, {"body": f"{body} Set it with {secret.text}"})
+            planted[Kind.SECRET].append(secret_id)
+        for function, name in CITED[:per_kind]:
+            (project_dir / name).parent.mkdir(parents=True, exist_ok=True)
+            (project_dir / name).write_text(f"def {function}():\n    return None\n")
+            planted[Kind.STALE].append(
+                add(
+                    "lesson",
+                    f"{function} lives in {name}",
+                    f"`{function}` in {name} does it; call it directly.",
+                    (name,),
+                )
+            )
+        for _n in range(per_kind):
+            wrong = add(*next(fresh))
+            svc.feedback(project, wrong, "wrong")
+            planted[Kind.WRONG].append(wrong)
+        for title, body in GENERIC[:per_kind]:
+            planted[Kind.GENERIC].append(add("lesson", title, body))
+        for _n in range(per_kind):
+            planted[Kind.UNUSED].append(add(*next(fresh)))
+        svc.reindex()
+        for _function, name in CITED[:per_kind]:
+            (project_dir / name).unlink()
+        svc.check_freshness(project)
+        now = start + 100 * MS_PER_DAY
+        svc.clock = lambda: now
+        unused = set(planted[Kind.UNUSED])
+        every = [m.id for m in svc.store.memories.get_many(_all_ids(svc, project.id), files=False)]
+        svc.store_audit.note_recalled((memory_id, now - MS_PER_DAY) for memory_id in every if memory_id not in unused)
+        started = time.perf_counter()
+        report = svc.store_audit.run(project)
+        seconds = time.perf_counter() - started
+        named = {f.memory_id for f in report.findings} | {f.other_id for f in report.findings if f.other_id}
+        kinds = []
+        for kind, ids in planted.items():
+            by_kind = {
+                memory_id
+                for f in report.findings
+                if f.kind is kind
+                for memory_id in (f.memory_id, f.other_id)
+                if memory_id
+            }
+            kinds.append(KindResult(str(kind), len(ids), sum(1 for i in ids if i in by_kind)))
+        reported = sum(1 for memory_id in set(healthy) - _planted_partners(report, planted) if memory_id in named)
+        svc.close()
+        result = AuditBench(report.memories, len(set(healthy)), reported, kinds, seconds, 0, 0.0, 0.0, 0)
+    return result, seconds
+
+
+def _planted_partners(report, planted) -> set[str]:  # type: ignore[no-untyped-def]
+    """Healthy memories named only as the other side of a planted pair (the kept copy of a duplicate)."""
+    ids = {i for group in planted.values() for i in group}
+    return {f.other_id for f in report.findings if f.memory_id in ids and f.other_id} | {
+        f.memory_id for f in report.findings if f.other_id in ids
+    }
+
+
+def _all_ids(svc, project_id: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return [row.id for row in svc.store.audit_scan.rows(project_id)]
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def hashed_vector(text: str, dimensions: int = 384) -> bytes:
+    """A unit vector of the words' hashed bag, as little-endian float32 bytes."""
+    import numpy as np
+
+    vector = np.zeros(dimensions, dtype=np.float32)
+    for word in _WORDS.findall(text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+        index = int.from_bytes(digest[:2], "little") % dimensions
+        vector[index] += 1.0 if digest[2] & 1 else -1.0
+    norm = float(np.linalg.norm(vector)) or 1.0
+    return (vector / norm).astype("<f4").tobytes()
+
+
+def speed(size: int) -> tuple[float, float, int]:
+    """(audit seconds, floor seconds, memories compared by meaning) over `size` synthetic memories.
+
+    The store is filled through the memory repository in one transaction (the same rows a write stores: text,
+    digest, full-text entry), not through `record`: a hundred thousand writes, each checked for a repeat, took longer
+    than the benchmark can spend on a busy machine, and the audit reads the rows alone.
+    """
+    sys.path.insert(0, str(ROOT))
+    from bench.search import synthetic_memories
+    from orcmem.host.workspace import Location
+    from orcmem.models.types import Memory, MemoryType, Scope, Status, new_memory_id
+    from orcmem.service.memory_service import MemoryService
+    from orcmem.store.vectors import unpack
+
+    with tempfile.TemporaryDirectory() as folder:
+        home, project_dir = Path(folder) / "home", Path(folder) / "project"
+        project_dir.mkdir(parents=True)
+        svc = MemoryService.open(home)
+        svc.settings.set_enabled(True)
+        project = svc.project(Location(str(project_dir), str(project_dir), "project"))
+        assert project is not None
+        model = svc.settings.embedding_model()
+        now = svc.clock()
+        with svc.store.db.transaction():
+            for new in synthetic_memories(size):
+                memory = Memory(
+                    id=new_memory_id(),
+                    scope=Scope.PROJECT,
+                    project_id=project.id,
+                    type=MemoryType(new.type),
+                    topic_key=None,
+                    title=new.title,
+                    body=new.body,
+                    confidence=0.6,
+                    status=Status.ACTIVE,
+                    source=new.source,
+                    source_run_id=None,
+                    source_task_id=None,
+                    evidence_count=1,
+                    files=(),
+                    created_at=now,
+                    updated_at=now,
+                    last_confirmed_at=now,
+                    origin_root=None,
+                    flagged=False,
+                )
+                svc.store.memories.insert(memory)
+                svc.store.vectors.put(memory.id, unpack(hashed_vector(f"{new.title}\n{new.body}")), model, now)
+        started = time.perf_counter()
+        floor_rows = svc.store.audit_scan.rows(project.id)
+        svc.store.audit_scan.vectors([r.pk for r in floor_rows], model)
+        floor = time.perf_counter() - started
+        started = time.perf_counter()
+        report = svc.store_audit.run(project)
+        seconds = time.perf_counter() - started
+        svc.close()
+    return seconds, floor, report.vectors
+
+
+def run(size: int = 100_000, count: int = 600) -> AuditBench:
+    """Measure quality on a planted store, then the time of a full audit at `size` memories."""
+    found, _seconds = quality(count)
+    seconds, floor, compared = speed(size)
+    return AuditBench(
+        found.memories,
+        found.healthy,
+        found.healthy_reported,
+        found.kinds,
+        found.quality_s,
+        size,
+        seconds,
+        floor,
+        compared,
+    )
+
+
+def render(r: AuditBench) -> list[str]:
+    """The report section."""
+    lines = [
+        "## The store audit",
+        "",
+        f"`python -m bench.audit`: a real profile (SQLite, sqlite-vec, the real MiniLM) of {r.memories} memories:",
+        f"{r.healthy} healthy ones (the benchmark's synthetic memories and bench/data/review_set.jsonl's useful ones)",
+        "and planted problems of each kind (bench/audit.py says how each is planted). A pair counts as found when",
+        "either side is reported under its kind. Targets: at least 95 % of each kind found, at most 5 % of healthy",
+        "memories reported.",
+        "",
+        "| kind | planted | found |",
+        "|---|---:|---:|",
+    ]
+    for k in r.kinds:
+        lines.append(f"| {k.kind} | {k.planted} | {k.found} ({k.found / max(1, k.planted):.0%}) |")
+    lines += [
+        "",
+        f"Healthy memories reported: {r.healthy_reported} of {r.healthy}"
+        f" ({r.healthy_reported / max(1, r.healthy):.1%}); that audit took {r.quality_s:.2f} s.",
+        "",
+        f"A full audit of {r.size:,} synthetic memories, every one with a stored vector (the words' hashed bag: see",
+        f"bench/audit.py), compared {r.pairs_compared:,} by meaning in {r.audit_s:.2f} s"
+        f" (target < {TIME_TARGET_S:.0f} s);"
+        f" reading the memories and their vectors alone (the floor) took {r.floor_s:.2f} s, so the audit costs"
+        f" {r.audit_s / max(r.floor_s, 1e-9):.1f}x the floor.",
+    ]
+    return lines
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.audit", description=__doc__)
+    parser.add_argument("--size", type=int, default=100_000, help="memories in the timed audit")
+    parser.add_argument("--count", type=int, default=600, help="healthy synthetic memories in the planted store")
+    parser.add_argument("--skip-quality", action="store_true", help="time the large audit only")
+    args = parser.parse_args()
+    if args.skip_quality:
+        print(speed(args.size), flush=True)
+    else:
+        print("\n".join(render(run(args.size, args.count))))

@@ -1,0 +1,181 @@
+"""The store audit on a real store (SQLite, sqlite-vec, the real MiniLM): each kind of finding, healthy memories left
+alone, and each fix going through the service with its ownership rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orcmem.agent_context.session_recall import recall_for_session, recalled_in_sessions
+from orcmem.models.errors import OwnershipError, ValidationError
+from orcmem.models.types import NewMemory, Source, Status
+from orcmem.rules.audit import Kind, is_generic
+from orcmem.store.recall import RecallRow
+from tests.helpers import Clock
+
+HEALTHY = [
+    ("Vitest needs the forks pool", "Run `vitest --pool=forks`: the threads pool crashes on the native canvas module."),
+    ("Postgres for tests listens on 5433", "docker compose maps the test database to port 5433, not 5432."),
+    ("Release tags are signed", "Use `git tag -s vX.Y.Z`; CI rejects unsigned tags in release.yml."),
+    ("The team prefers squash merges", "Feature branches are squashed into main so its history stays linear."),
+]
+SECRET_BODY = "Deploy with ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + " set in the environment."
+
+
+def _kinds(report, memory_id: str) -> set[Kind]:
+    return {f.kind for f in report.findings if f.memory_id == memory_id}
+
+
+def test_healthy_memories_are_not_reported(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded(HEALTHY)
+    report = svc.store_audit.run(project)
+    assert report.findings == []
+    assert report.health_line() == "4 memories: healthy"
+    assert report.vectors == 4  # compared by their stored vectors
+
+
+def test_each_kind_is_found(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded(
+        [
+            *HEALTHY,
+            HEALTHY[0],  # the same words again (a person's writes are stored as asked)
+            (
+                "Vitest needs the forks pool",
+                "Run `vitest --pool=forks` because the threads pool crashes on the native canvas module.",
+            ),
+            ("Postgres for tests listens on 5434", "docker compose maps the test database to port 5434, not 5432."),
+            ("Deploy token", "Deploy with the token set in the environment, see the deploy notes."),
+            ("Be careful", "Always test your changes."),
+            ("Lint runs in CI", "ruff check runs on every push in `.github/workflows/lint.yml`."),
+        ]
+    )
+    exact, near, contra, secret, generic, wrong = ids[4], ids[5], ids[6], ids[7], ids[8], ids[9]
+    svc.store.memories.update_fields(secret, {"body": SECRET_BODY})  # stored before a rule for it existed
+    svc.feedback(project, wrong, "wrong")
+    report = svc.store_audit.run(project)
+    assert _kinds(report, exact) == {Kind.DUPLICATE}
+    assert Kind.NEAR_DUPLICATE in {f.kind for f in report.findings if near in (f.memory_id, f.other_id)}
+    assert {f.kind for f in report.findings if contra in (f.memory_id, f.other_id)} == {Kind.CONTRADICTION}
+    assert _kinds(report, secret) == {Kind.SECRET}
+    assert _kinds(report, generic) == {Kind.GENERIC}
+    assert _kinds(report, wrong) == {Kind.WRONG}
+    assert all(SECRET_BODY[15:40] not in json.dumps(f.to_dict()) for f in report.findings)  # never shown
+    assert report.health_line().startswith("10 memories: 1 secret, 1 duplicate, 1 near duplicate")
+    dup = next(f for f in report.findings if f.kind is Kind.DUPLICATE)
+    assert dup.fix == f"orcmem audit fix merge {ids[0]} {exact}"
+
+
+def test_stale_citations_and_unused_memories(embedded, clock: Clock, tmp_path: Path) -> None:
+    svc, project, ids = embedded(HEALTHY[:3])
+    clock.advance_days(100)
+    home = tmp_path / "home-sessions"
+    row = RecallRow("lesson", "t", "b", "user", clock(), False, ids[1], 1)
+    recall_for_session(str(home), "s1", [row], clock())
+    svc.store_audit.note_recalled((memory_id, clock()) for memory_id, _at in recalled_in_sessions(str(home)))
+    report = svc.store_audit.run(project)
+    assert _kinds(report, ids[0]) == {Kind.UNUSED}
+    assert _kinds(report, ids[1]) == set()  # recalled today
+    assert _kinds(report, ids[2]) == {Kind.UNUSED}
+    assert svc.store_audit.run(project, days=365).findings == []  # younger than the window: not reported
+    with pytest.raises(ValidationError):
+        svc.store_audit.run(project, days=0)
+
+
+def test_merge_keeps_one_and_deletes_the_other(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded([HEALTHY[0], HEALTHY[0]])
+    kept = svc.store_audit.merge(project, ids[0], ids[1])
+    assert kept.id == ids[0] and kept.evidence_count == 2
+    assert svc.memories_by_id([ids[1]]) == []
+    assert svc.store_audit.run(project).findings == []
+
+
+def test_an_agent_cannot_merge_away_or_redact_a_persons_memory(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded([HEALTHY[0], HEALTHY[0]])
+    with pytest.raises(OwnershipError):
+        svc.store_audit.merge(project, ids[0], ids[1], actor=Source.AGENT)
+    with pytest.raises(OwnershipError):
+        svc.store_audit.redact(project, ids[0], actor=Source.AGENT)
+    assert len(svc.memories_by_id(ids)) == 2
+    with pytest.raises(ValidationError):
+        svc.store_audit.merge(project, ids[0], ids[0])
+
+
+def test_redact_again_rewrites_in_place_and_erases_the_old_text(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded([("Deploy token", "Deploy with the token set in the environment.")])
+    svc.store.memories.update_fields(ids[0], {"body": SECRET_BODY})
+    memory, changed = svc.store_audit.redact(project, ids[0])
+    assert changed and "[redacted:" in memory.body and "a1B2c3D4e5F6" not in memory.body
+    files = [Path(f"{svc.store.db.path}{suffix}") for suffix in ("", "-wal")]
+    assert all(b"a1B2c3D4e5F6g7H8" not in f.read_bytes() for f in files if f.exists())  # the old text erased
+    assert svc.store_audit.redact(project, ids[0]) == (memory, False)
+    assert Kind.SECRET not in {f.kind for f in svc.store_audit.run(project).findings}
+
+
+def test_an_agent_may_merge_what_agents_wrote(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded([HEALTHY[1]])
+    agent = svc.record(
+        project,
+        NewMemory(
+            type="lesson",
+            title="Lint runs in CI",
+            body="ruff check runs on every push in lint.yml.",
+            source=Source.AGENT,
+            topic_key="pg-port",
+        ),
+    ).memory
+    kept = svc.store_audit.merge(project, ids[0], agent.id, actor=Source.AGENT)
+    assert kept.id == ids[0] and svc.memories_by_id([agent.id]) == []
+    assert kept.status is Status.ACTIVE
+
+
+def test_a_stale_citation_is_reported(embedded, clock: Clock, project_dir: Path) -> None:
+    (project_dir / "build.py").write_text("def build_wheel():\n    return 1\n")
+    svc, project, ids = embedded([HEALTHY[2]])
+    cited = svc.record(
+        project,
+        NewMemory(
+            type="lesson",
+            title="Wheels come from build_wheel",
+            body="`build_wheel` in build.py makes them.",
+            source=Source.USER,
+            files=("build.py",),
+        ),
+    ).memory
+    (project_dir / "build.py").unlink()
+    svc.check_freshness(project)
+    stale = [f for f in svc.store_audit.run(project).findings if f.kind is Kind.STALE]
+    assert [(f.memory_id, f.fix) for f in stale] == [(cited.id, f"orcmem feedback {cited.id} wrong")]
+
+
+@pytest.mark.parametrize(
+    ("title", "body", "generic"),
+    [
+        ("Be careful", "Always test your changes.", True),
+        ("Note", "ok", True),
+        ("Write clean code", "Make sure the code is clean and readable before you commit changes.", True),
+        ("The team prefers squash merges", "Feature branches are squashed into main so history stays linear.", False),
+        ("Tests need Postgres 16", "Older versions lack the json_table function.", False),
+    ],
+)
+def test_the_generic_rule(title: str, body: str, generic: bool) -> None:
+    assert is_generic(title, body) is generic
+
+
+def test_the_session_start_hook_keeps_what_recall_gave(
+    embedded, clock: Clock, orcmem_home: Path, project_dir: Path
+) -> None:
+    from orcmem.hooks import handlers
+
+    svc, project, ids = embedded(HEALTHY[:2])
+    row = RecallRow("lesson", "t", "b", "user", clock(), False, ids[0], 1)
+    recall_for_session(str(orcmem_home), "earlier", [row], clock())
+    handlers.session_start({"cwd": str(project_dir), "session_id": "later"}, str(orcmem_home))
+    clock.advance_days(100)
+    report = svc.store_audit.run(project, days=200)
+    assert report.findings == []
+    unused = {f.memory_id for f in svc.store_audit.run(project, days=30).findings if f.kind is Kind.UNUSED}
+    assert unused == set(ids)  # recalled about 100 days ago: unused within 30 days
+    assert svc.store.audit_scan.rows(project.id)[0].last_recalled_at is not None
+    assert svc.store.audit_scan.rows(project.id)[1].last_recalled_at is None

@@ -1,0 +1,159 @@
+"""orcmem inside the real Gemini CLI from npm (tests/agent_clis, pinned), offline against a loopback stand-in of the
+Gemini API (tests/model_apis.GeminiGenerate): the settings `orcmem setup gemini` writes are accepted, its MCP server
+is listed and connects, the brief reaches the first model request and recall a prompt's.
+
+Gemini CLI 0.61 takes a local API only with `security.auth.selectedType: "gemini-api-key"` in its settings and
+GOOGLE_GEMINI_BASE_URL; an untrusted folder needs GEMINI_CLI_TRUST_WORKSPACE=true. Skipped where it is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orcmem.service.memory_service import MemoryService
+from orcmem.worker.control import stop_workers
+from tests.fakes import loopback_http
+from tests.model_apis import FINAL_TEXT, GeminiGenerate
+
+CLIS = Path(os.environ.get("ORCMEM_AGENT_CLIS") or Path(__file__).parent / "agent_clis" / "node_modules" / ".bin")
+BRIEFED = ("Factorial must be iterative", "recursion blows the stack on CI")
+RECALLED = ("Release builds need the lockfile", "cargo build --release fails without Cargo.lock committed")
+
+
+def gemini() -> Path:
+    path = CLIS / "gemini"
+    if os.environ.get("ORCMEM_SKIP_AGENT_CLIS"):
+        pytest.skip("ORCMEM_SKIP_AGENT_CLIS is set")
+    if not path.exists():
+        pytest.skip(f"the real gemini CLI is not installed in {CLIS} (scripts/check installs it with npm)")
+    return path
+
+
+@pytest.fixture
+def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
+    """A HOME of its own (Gemini CLI's too), the CLI and this orcmem first on PATH, no way out but loopback."""
+    home = tmp_path / "home"
+    home.mkdir()
+    values = {
+        **os.environ,
+        "HOME": str(home),
+        "GEMINI_CLI_HOME": str(home),
+        "ORCMEM_HOME": str(orcmem_home),
+        "PATH": f"{CLIS}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "NO_COLOR": "1",
+    }
+    for name in ("GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"):
+        values.pop(name, None)
+    yield values
+    stop_workers(orcmem_home)
+
+
+def orcmem(env: dict[str, str], cwd: Path, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "orcmem", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def offline_settings(env: dict[str, str]) -> None:
+    """Add to the settings orcmem wrote what keeps Gemini CLI on the loopback API and quiet."""
+    path = Path(env["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings.update(
+        security={"auth": {"selectedType": "gemini-api-key"}},
+        privacy={"usageStatisticsEnabled": False},
+        telemetry={"enabled": False},
+        general={"enableAutoUpdate": False},
+    )
+    path.write_text(json.dumps(settings, indent=2))
+
+
+def test_gemini_cli_lists_and_connects_the_server_setup_wrote(env, project_dir: Path) -> None:
+    program = gemini()
+    orcmem(env, project_dir, "setup", "gemini")
+    listed = subprocess.run(
+        [str(program), "mcp", "list"], cwd=project_dir, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert listed.returncode == 0, listed.stderr
+    said = listed.stdout + listed.stderr  # the list goes to stdout or stderr depending on the terminal
+    line = next((line for line in said.splitlines() if "orcmem" in line), said)
+    assert "orcmem mcp" in line and "Connected" in line
+
+
+def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt_and_is_queued(
+    env, project_dir: Path, orcmem_home: Path
+) -> None:
+    program = gemini()
+    orcmem(env, project_dir, "setup", "gemini")
+    offline_settings(env)
+    orcmem(env, project_dir, "memory", "on")
+    orcmem(env, project_dir, "add", "--type", "lesson", "--title", BRIEFED[0], "--body", BRIEFED[1])
+    GeminiGenerate.requests.clear()
+    GeminiGenerate.call = None
+    with loopback_http(GeminiGenerate) as url:
+        env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-not-a-key"})
+        orcmem(env, project_dir, "add", "--type", "lesson", "--title", RECALLED[0], "--body", RECALLED[1])
+        prompt = "Why does cargo build --release fail here without the Cargo.lock lockfile committed?"
+        command = [str(program), "-p", prompt, "-m", "gemini-2.5-flash"]
+        session = subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True, timeout=180)
+    assert session.returncode == 0, session.stderr
+    assert FINAL_TEXT in session.stdout
+    first = json.dumps(GeminiGenerate.requests[0]["contents"])
+    # Gemini CLI wraps hook context in <hook_context> and escapes < and > inside it.
+    assert '<hook_context>&lt;orcmem-context kind=\\"brief\\"' in first and BRIEFED[0] in first
+    assert first.index(BRIEFED[0]) < first.index(prompt)  # SessionStart: before the prompt
+    assert 'kind=\\"recall\\"' in first and RECALLED[0] in first.split(prompt, 1)[1]  # BeforeAgent: after it
+    # SessionEnd read the session file Gemini CLI wrote and queued the run, once, without the brief in its prompt.
+    service = MemoryService.open(orcmem_home, vectors=False)
+    try:
+        jobs = service.store.jobs.list(None)
+    finally:
+        service.close()
+    assert len(jobs) == 1
+    run = jobs[0][1]
+    assert run.agent == "gemini" and run.turns == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Gemini CLI 0.61's MCP transport (fixStructuredContent) parses a tool's first text as JSON into "
+    "structuredContent, then rejects it unless it is an object: memory_search answers a JSON list, so Gemini CLI "
+    "reports a tool error; offered, called, not yet answered (docs/agents.md, Gemini CLI)",
+)
+def test_a_gemini_session_is_offered_orcmems_search_and_gets_its_answer(env, project_dir: Path) -> None:
+    program = gemini()
+    orcmem(env, project_dir, "setup", "gemini")
+    offline_settings(env)
+    orcmem(env, project_dir, "memory", "on")
+    orcmem(env, project_dir, "add", "--type", "lesson", "--title", RECALLED[0], "--body", RECALLED[1])
+    GeminiGenerate.requests.clear()
+    GeminiGenerate.call = {"name": "mcp_orcmem_memory_search", "args": {"query": "lockfile release build"}}
+    try:
+        with loopback_http(GeminiGenerate) as url:
+            env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-not-a-key"})
+            command = [str(program), "-p", "Look it up in memory", "-m", "gemini-2.5-flash"]
+            session = subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True, timeout=180)
+    finally:
+        GeminiGenerate.call = None
+    assert session.returncode == 0, session.stderr
+    streamed = [r for r in GeminiGenerate.requests if ":streamGenerateContent" in r["path"]]
+    offered = json.dumps(streamed[0].get("tools", []))
+    assert "mcp_orcmem_memory_search" in offered  # trusted: `gemini -p` keeps the server's tools
+    assert streamed[-1] is not streamed[0]  # it called the tool and sent something back
+    responses = [
+        json.dumps(part["functionResponse"])
+        for content in streamed[-1]["contents"]
+        for part in content.get("parts", [])
+        if "functionResponse" in part
+    ]
+    assert len(responses) == 1 and "mcp_orcmem_memory_search" in responses[0], responses
+    assert RECALLED[0] in responses[0], responses[0]
