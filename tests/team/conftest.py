@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -42,12 +44,16 @@ def start_postgres(folder: Path):
 
 
 @pytest.fixture(scope="session")
-def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
-    """One PostgreSQL for the session."""
-    folder = tmp_path_factory.mktemp("pg")
+def postgres() -> Iterator[Postgres]:
+    """One PostgreSQL for the session, in a folder of its own: as root, pgserver runs the server as its own user,
+    which must reach the folder, and every pytest run takes group and other access off pytest's own base folder."""
+    folder = Path(tempfile.mkdtemp(prefix="orcmem-pg-"))
     server = start_postgres(folder)
-    yield Postgres(folder, str(server.get_uri()).split("host=")[1].split("&")[0])
-    server.cleanup()
+    try:
+        yield Postgres(folder, str(server.get_uri()).split("host=")[1].split("&")[0])
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
