@@ -99,8 +99,9 @@ def test_a_chosen_cli_that_is_missing(path_dir: Path) -> None:
     choice = resolve(provider="claude", agent="claude")
     assert choice == GeneratorChoice(None, "Claude Code is not installed: `claude` was not found.")
     assert resolve(provider="opencode", agent="claude").reason == "OpenCode cannot summarize runs yet."
-    assert resolve(provider="gemini", agent="claude").reason == (
-        "Unknown extraction provider 'gemini'; choose auto, claude, codex, apikey or off."
+    assert resolve(provider="gemini", agent="claude").reason == "Gemini CLI cannot summarize runs yet."
+    assert resolve(provider="llama", agent="claude").reason == (
+        "Unknown extraction provider 'llama'; choose auto, claude, codex, apikey or off."
     )
 
 

@@ -220,13 +220,20 @@ def recall_by_words_here(home: str, text: str, cwd: str, session: str | None, st
 
 
 WRITE_TOOLS = frozenset({"memory_record", "memory_feedback", "memory_manage"})
+MEMORY_TOOL_NAMES = WRITE_TOOLS | {"memory_search", "memory_recall", "task_context"}
+
+
+def is_mcp_tool(name: str) -> bool:
+    """An MCP tool's call (Claude Code's `mcp__server__tool`, or one of orcmem's tools by its bare name, as other
+    agents may send it): the permission check's business, never memory at tool time."""
+    return name.startswith("mcp__") or name in MEMORY_TOOL_NAMES
 
 
 def pre_tool_use(payload: JsonObject, home: str, warm_tried: str = "warm server not asked") -> str:
     """PreToolUse: on orcmem's MCP tools, the permission check; on the file and shell tools, the memories about
     what the call touches."""
     name = _text(payload, "tool_name") or ""
-    if not name.startswith("mcp__"):
+    if not is_mcp_tool(name):
         return tool_call(payload, home, warm_tried)
     return _permission(payload, home)
 

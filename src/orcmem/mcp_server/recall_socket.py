@@ -28,7 +28,7 @@ from pathlib import Path
 
 from orcmem.agent_context.recall import own_prompt
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
-from orcmem.hooks.handlers import hook_context, prompt_event
+from orcmem.hooks.handlers import hook_context, is_mcp_tool, prompt_event
 from orcmem.host.warm import (
     ANSWER_MAX_BYTES,
     HOOK_MODE,
@@ -127,7 +127,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
         started = time.perf_counter()
         name, cwd, given = call.get("tool_name"), call.get("cwd"), call.get("tool_input")
         event = "PostToolUse" if call.get("hook_event_name") == "PostToolUse" else "PreToolUse"
-        if not isinstance(name, str) or name.startswith("mcp__"):
+        if not isinstance(name, str) or is_mcp_tool(name):
             return {"text": "", "path": WARM_PATH, PASS_KEY: True}
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not isinstance(given, dict):
             return {"text": "", "path": WARM_PATH, "event": event}

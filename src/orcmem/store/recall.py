@@ -43,6 +43,14 @@ REPLACED = (
     "(SELECT group_concat(t.title || char(31) || l.at, char(30)) FROM memory_links l JOIN memories t "
     "ON t.pk = l.to_pk WHERE l.from_pk = m.pk AND l.relation = 'replaces')"
 )
+
+
+def _recall_row(row: Sequence[object]) -> RecallRow:
+    """A row read with `_COLUMNS` as a RecallRow (one place, so a new column reaches every reader)."""
+    t, ti, b, s, c, f, i, u, st, p, r = row
+    return RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st, str(p), r)  # type: ignore[call-overload]
+
+
 WINDOW_FACTOR = 8  # how many BM25-best matches per wanted memory are read before falling back to every match
 _COLUMNS = (
     "m.type, m.title, m.body, m.source, m.last_confirmed_at, m.flagged, m.id, m.updated_at, "
@@ -148,10 +156,7 @@ def word_candidates(
                 f"ORDER BY bm25(memories_fts, {FTS_TITLE_WEIGHT}, {FTS_BODY_WEIGHT}), m.updated_at DESC LIMIT ?",
                 (match, project_id, limit),
             ).fetchall()
-        found_rows = [
-            RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st, str(p), r)
-            for t, ti, b, s, c, f, i, u, st, p, r, _n in rows
-        ]
+        found_rows = [_recall_row(row[:-1]) for row in rows]
         # The gate looks at the matches recall would show first, however many more were read.
         return found_rows, bool(found_rows) and _relevant(conn, match, found_rows[:RECALL_MAX_MEMORIES], share, enough)
     finally:
@@ -255,10 +260,10 @@ def tool_rows(
             ).fetchall()
         seen: set[str] = set()
         result = []
-        for t, ti, b, s, c, f, i, u, st, p in rows:
-            if i not in seen:
-                seen.add(i)
-                result.append(RecallRow(str(t), str(ti), str(b), str(s), int(c), bool(f), str(i), int(u), st, str(p)))
+        for row in rows:
+            if row[6] not in seen:
+                seen.add(row[6])
+                result.append(_recall_row(row))
         return result
     finally:
         conn.close()
