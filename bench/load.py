@@ -365,7 +365,7 @@ def _record(setup: Setup, children: Children, mcp: McpSession, tally: Tally, pat
         called = children.call([*argv, "--body", body], "", setup.env, CLI_TIMEOUT_S)
         tally.time(path, called.seconds)
         memory_id = called.out.strip()
-        if called.code != 0 or called.err or not MEMORY_ID.match(memory_id):
+        if called.code != 0 or _complaint(called.err) or not MEMORY_ID.match(memory_id):
             tally.error("orcmem add", f"exit {called.code}: {called.out} {called.err}")
             return
     else:
@@ -393,6 +393,15 @@ def _record(setup: Setup, children: Children, mcp: McpSession, tally: Tally, pat
     tally.count(path)
     with tally.lock:
         tally.recorded[memory_id] = title
+
+
+def _complaint(err: str) -> str:
+    """What `orcmem add` said on stderr beyond its list of older memories the new one may contradict (the
+    candidates every similar write lists: information, not an error the user would see as one)."""
+    lines = err.splitlines()
+    if lines and lines[0].startswith("it may contradict"):
+        lines = [line for line in lines[1:] if not line.startswith("  mem_")]
+    return "\n".join(lines)
 
 
 def _end_run(setup: Setup, children: Children, tally: Tally, session: str) -> None:

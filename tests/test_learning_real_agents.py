@@ -62,8 +62,10 @@ def agent(env: dict[str, str], cwd: Path, name: str, *args: str) -> None:
 
 
 def prompts_sent(env: dict[str, str]) -> list[str]:
+    """The distillation prompts the stand-in got (a contradiction judgement, the short second call, is not one)."""
     path = Path(env["STANDIN_PROMPTS"])
-    return [p for p in path.read_text(encoding="utf-8").split("\n\f\n") if p.strip()] if path.exists() else []
+    sent = path.read_text(encoding="utf-8").split("\n\f\n") if path.exists() else []
+    return [p for p in sent if "Run to distill:" in p]
 
 
 def settled(home: Path, passes: int, env: dict[str, str]) -> bool:
