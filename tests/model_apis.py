@@ -199,3 +199,57 @@ class GeminiGenerate(_Api):
             self._send(f"data: {json.dumps(reply)}\r\n\r\n".encode(), "text/event-stream")
         else:
             self._send(json.dumps(reply).encode(), "application/json")
+
+
+class OpenAIChat(_Api):
+    """POST /v1/chat/completions (streamed or whole) as an OpenAI-compatible API answers GitHub Copilot CLI's
+    bring-your-own-model mode: the distillation JSON, or FINAL_TEXT; when `call` names a tool offered, first that
+    tool call, then (once its result is sent back) the final text."""
+
+    requests: ClassVar[list[dict[str, Any]]] = []
+    call: ClassVar[dict[str, Any] | None] = None  # {"name": ..., "arguments": {...}}
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        """One assistant message (text or a tool call), as SSE chunks or one JSON completion."""
+        body = self._body()
+        messages = body.get("messages") or []
+        answered = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
+        offered = [tool.get("function", {}).get("name") for tool in body.get("tools") or []]
+        call = type(self).call
+        message: dict[str, Any] = {"role": "assistant", "content": FINAL_TEXT}
+        if DISTILL_MARK in json.dumps(messages):
+            message["content"] = json.dumps(ANSWER)
+        elif call is not None and call["name"] in offered and not answered:
+            function = {"name": call["name"], "arguments": json.dumps(call["arguments"])}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": function}],
+            }
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        number = len(type(self).requests)
+        head = {"id": f"chatcmpl-{number}", "created": 1, "model": body.get("model") or "standin"}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            whole = {**head, "object": "chat.completion", "choices": [choice], "usage": usage}
+            self._send(json.dumps(whole).encode(), "application/json")
+            return
+        delta = {**message, "tool_calls": [{"index": 0, **c} for c in message.get("tool_calls") or []]}
+        if not delta["tool_calls"]:
+            del delta["tool_calls"]
+        chunks = [
+            {
+                **head,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            },
+            {
+                **head,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                "usage": usage,
+            },
+        ]
+        text = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+        self._send(text.encode(), "text/event-stream")

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,25 +19,15 @@ from typing import Any
 import pytest
 
 from orcmem.host.warm import ask
-from orcmem.host.workspace import locate
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks
 from orcmem.worker.control import stop_workers
+from tests.agent_cli_harness import cli, cli_path, learned, orcmem
 from tests.fakes import loopback_http
 from tests.helpers import wait_for
 from tests.model_apis import ANSWER, DISTILL_MARK, AnthropicMessages, OpenAIResponses
 
-CLIS = Path(os.environ.get("ORCMEM_AGENT_CLIS") or Path(__file__).parent / "agent_clis" / "node_modules" / ".bin")
 LEARNED = ANSWER["memories"][0]["title"]
-
-
-def cli(name: str) -> Path:
-    path = CLIS / name
-    if os.environ.get("ORCMEM_SKIP_AGENT_CLIS"):
-        pytest.skip("ORCMEM_SKIP_AGENT_CLIS is set")
-    if not path.exists():
-        pytest.skip(f"the real {name} CLI is not installed in {CLIS} (scripts/check installs it with npm)")
-    return path
 
 
 @pytest.fixture
@@ -50,7 +39,7 @@ def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
         **os.environ,
         "HOME": str(home),
         "ORCMEM_HOME": str(orcmem_home),
-        "PATH": f"{CLIS}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PATH": cli_path(),
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -60,14 +49,6 @@ def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
         values.pop(name, None)
     yield values
     stop_workers(orcmem_home)
-
-
-def orcmem(env: dict[str, str], cwd: Path, *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "orcmem", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def run_claude(claude: Path, prompt: str, project_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -92,25 +73,6 @@ def use_standin_model(env: dict[str, str], url: str) -> None:
         "request_max_retries = 0\nstream_max_retries = 0\n\n"
     )
     config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
-
-
-def learned(home: Path, project_dir: Path, timeout: float = 90.0) -> tuple[int, str, list[str]]:
-    """(turns, job state, memory titles) of the project's one run, once its job has ended."""
-    deadline = time.monotonic() + timeout
-    while True:
-        service = MemoryService.open(home, vectors=False)
-        try:
-            jobs = service.store.jobs.list(None)
-            project = service.project(locate(project_dir), create=False)
-            titles = [memory.title for memory in service.list(project)] if project else []
-        finally:
-            service.close()
-        if jobs and jobs[0][0].state not in ("queued", "running"):
-            job, run = jobs[0]
-            return run.turns, job.state + (f": {job.error}" if job.error else ""), titles
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no job ended within {timeout:.0f} s: {jobs}")
-        time.sleep(0.2)
 
 
 def distillation_calls(home: Path) -> list[Any]:

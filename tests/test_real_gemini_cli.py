@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,21 +18,12 @@ import pytest
 
 from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
+from tests.agent_cli_harness import cli, cli_path, orcmem
 from tests.fakes import loopback_http
 from tests.model_apis import FINAL_TEXT, GeminiGenerate
 
-CLIS = Path(os.environ.get("ORCMEM_AGENT_CLIS") or Path(__file__).parent / "agent_clis" / "node_modules" / ".bin")
 BRIEFED = ("Factorial must be iterative", "recursion blows the stack on CI")
 RECALLED = ("Release builds need the lockfile", "cargo build --release fails without Cargo.lock committed")
-
-
-def gemini() -> Path:
-    path = CLIS / "gemini"
-    if os.environ.get("ORCMEM_SKIP_AGENT_CLIS"):
-        pytest.skip("ORCMEM_SKIP_AGENT_CLIS is set")
-    if not path.exists():
-        pytest.skip(f"the real gemini CLI is not installed in {CLIS} (scripts/check installs it with npm)")
-    return path
 
 
 @pytest.fixture
@@ -46,7 +36,7 @@ def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
         "HOME": str(home),
         "GEMINI_CLI_HOME": str(home),
         "ORCMEM_HOME": str(orcmem_home),
-        "PATH": f"{CLIS}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PATH": cli_path(),
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
         "NO_COLOR": "1",
     }
@@ -54,14 +44,6 @@ def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
         values.pop(name, None)
     yield values
     stop_workers(orcmem_home)
-
-
-def orcmem(env: dict[str, str], cwd: Path, *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "orcmem", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def offline_settings(env: dict[str, str]) -> None:
@@ -78,7 +60,7 @@ def offline_settings(env: dict[str, str]) -> None:
 
 
 def test_gemini_cli_lists_and_connects_the_server_setup_wrote(env, project_dir: Path) -> None:
-    program = gemini()
+    program = cli("gemini")
     orcmem(env, project_dir, "setup", "gemini")
     listed = subprocess.run(
         [str(program), "mcp", "list"], cwd=project_dir, env=env, capture_output=True, text=True, timeout=120
@@ -92,7 +74,7 @@ def test_gemini_cli_lists_and_connects_the_server_setup_wrote(env, project_dir: 
 def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt_and_is_queued(
     env, project_dir: Path, orcmem_home: Path
 ) -> None:
-    program = gemini()
+    program = cli("gemini")
     orcmem(env, project_dir, "setup", "gemini")
     offline_settings(env)
     orcmem(env, project_dir, "memory", "on")
@@ -130,7 +112,7 @@ def test_a_gemini_session_gets_the_brief_first_and_recall_with_its_prompt_and_is
     "reports a tool error; offered, called, not yet answered (docs/agents.md, Gemini CLI)",
 )
 def test_a_gemini_session_is_offered_orcmems_search_and_gets_its_answer(env, project_dir: Path) -> None:
-    program = gemini()
+    program = cli("gemini")
     orcmem(env, project_dir, "setup", "gemini")
     offline_settings(env)
     orcmem(env, project_dir, "memory", "on")

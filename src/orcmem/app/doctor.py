@@ -15,9 +15,11 @@ from orcmem.app.runtime import active_source, models_dir
 from orcmem.embed.model_files import model_dir, model_dir_problem
 from orcmem.host.plugin_install import RETRY_AFTER_S, plugin_install
 from orcmem.host.workspace import locate
+from orcmem.models.env_names import COPILOT_HOME_ENV_VAR
 from orcmem.models.errors import OrcmemError
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
+from orcmem.setup_agents.copilot import copilot_paths, copilot_state_dir, copilot_wiring
 from orcmem.setup_agents.gemini import HOME_ENV as GEMINI_HOME_ENV
 from orcmem.setup_agents.gemini import gemini_settings_path, gemini_wiring
 from orcmem.text.wording import plural
@@ -151,4 +153,12 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
             wired, detail = (True, project_detail) if project_wired else (False, detail)
         fix = "Run `orcmem setup gemini` (or `orcmem init`)."
         check("gemini hooks", wired, detail, fix, adds="the brief, recall, MCP tools and learning in Gemini CLI")
+    if shutil.which("copilot"):
+        state = copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home())
+        wired, detail = copilot_wiring(*copilot_paths("user", state_dir=state, project_dir=cwd))
+        if not wired:  # wired for this project alone is wired too
+            project_wired, project_detail = copilot_wiring(*copilot_paths("project", state_dir=state, project_dir=cwd))
+            wired, detail = (True, project_detail) if project_wired else (False, detail)
+        fix = "Run `orcmem setup copilot` (or `orcmem init`)."
+        check("copilot hooks", wired, detail, fix, adds="the brief, recall, MCP tools and learning in Copilot CLI")
     return checks

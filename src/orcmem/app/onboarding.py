@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from orcmem.extract.constants import AGENT_NAMES
 from orcmem.host.workspace import Location
@@ -23,6 +24,7 @@ from orcmem.models.vocabulary import Agent
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.claude import claude_paths, setup_claude
 from orcmem.setup_agents.codex import setup_codex
+from orcmem.setup_agents.copilot import copilot_paths, setup_copilot
 from orcmem.setup_agents.gemini import gemini_settings_path, setup_gemini
 from orcmem.setup_agents.report import SetupReport
 
@@ -42,20 +44,32 @@ def installed_agents(environ: Mapping[str, str]) -> list[Agent]:
 
 
 def agent_label(agent: Agent) -> str:
-    """`Claude Code`, `Codex`, `Gemini CLI`."""
+    """`Claude Code`, `Codex`, `Gemini CLI`, `Copilot CLI`."""
     return AGENT_NAMES.get(agent, agent.value)
+
+
+class _SetupOptions(TypedDict):
+    """What every agent's setup of the user scope takes alike."""
+
+    project_dir: Path
+    backup_dir: Path
+    profile_home: Path | None
+    remove: bool
+    dry_run: bool
+    allow_ephemeral: bool
 
 
 @dataclass(frozen=True)
 class AgentWiring:
-    """Where `init` wires the agents: the user's home (Claude Code's user scope), Codex's and Gemini CLI's folders,
-    the backups."""
+    """Where `init` wires the agents: the user's home (Claude Code's user scope), Codex's, Gemini CLI's and Copilot
+    CLI's folders, the backups."""
 
     home: Path
     project_dir: Path
     backup_dir: Path
     codex_home: Path | None = None
     gemini_home: Path | None = None  # $GEMINI_CLI_HOME when set: Gemini CLI keeps .gemini there instead of in home
+    copilot_dir: Path | None = None  # $COPILOT_HOME when set: Copilot CLI's folder instead of ~/.copilot
     allow_ephemeral: bool = False
     profile_home: Path | None = None  # $ORCMEM_HOME when set: Codex's MCP server gets it, its environment is minimal
 
@@ -65,8 +79,13 @@ class AgentWiring:
             return list(claude_paths("user", home=self.home, project_dir=self.project_dir))
         if agent is Agent.GEMINI:
             return [gemini_settings_path("user", home=self.gemini_home or self.home, project_dir=self.project_dir)]
+        if agent is Agent.COPILOT:
+            return list(copilot_paths("user", state_dir=self._copilot_dir(), project_dir=self.project_dir))
         folder = self.codex_home if self.codex_home is not None else self.home / ".codex"
         return [folder / "config.toml", folder / "hooks.json"]
+
+    def _copilot_dir(self) -> Path:
+        return self.copilot_dir if self.copilot_dir is not None else self.home / ".copilot"
 
     def apply(self, agent: Agent, *, remove: bool, dry_run: bool) -> SetupReport:
         """`orcmem setup <agent>` (user scope), or its `--remove`."""
@@ -80,17 +99,18 @@ class AgentWiring:
                 dry_run=dry_run,
                 allow_ephemeral=self.allow_ephemeral,
             )
+        shared = _SetupOptions(
+            project_dir=self.project_dir,
+            backup_dir=self.backup_dir,
+            profile_home=self.profile_home,
+            remove=remove,
+            dry_run=dry_run,
+            allow_ephemeral=self.allow_ephemeral,
+        )
         if agent is Agent.GEMINI:
-            return setup_gemini(
-                "user",
-                home=self.gemini_home or self.home,
-                project_dir=self.project_dir,
-                backup_dir=self.backup_dir,
-                profile_home=self.profile_home,
-                remove=remove,
-                dry_run=dry_run,
-                allow_ephemeral=self.allow_ephemeral,
-            )
+            return setup_gemini("user", home=self.gemini_home or self.home, **shared)
+        if agent is Agent.COPILOT:
+            return setup_copilot("user", state_dir=self._copilot_dir(), **shared)
         return setup_codex(
             home=self.home,
             backup_dir=self.backup_dir,

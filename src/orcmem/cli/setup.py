@@ -1,12 +1,12 @@
-"""Hooking orcmem into agents: `orcmem setup claude|codex|gemini` and `orcmem init`."""
+"""Hooking orcmem into agents: `orcmem setup claude|codex|gemini|copilot` and `orcmem init`."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -24,7 +24,7 @@ from orcmem.host.profile import home_dir
 from orcmem.models.constants import (
     BACKUPS_DIRNAME,
 )
-from orcmem.models.env_names import HOME_ENV_VAR
+from orcmem.models.env_names import COPILOT_HOME_ENV_VAR, HOME_ENV_VAR
 from orcmem.models.vocabulary import Agent, values
 from orcmem.service.memory_service import MemoryService
 
@@ -56,26 +56,44 @@ def setup() -> None:
     """Hook orcmem into a coding agent: its hooks and MCP server, merged into the agent's own config files."""
 
 
-@setup.command(name="claude")
-@click.option(
-    "--scope",
-    type=click.Choice(["user", "project"]),
-    default="user",
-    show_default=True,
-    help="user: ~/.claude/settings.json and ~/.claude.json; project: .claude/settings.json and .mcp.json here.",
-)
-@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
-@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@allow_ephemeral_option
-@json_option
-@pass_app
+# The agents whose setup has a project scope, and what each scope edits (one table: every `setup AGENT` takes the
+# same options from `_setup_options`).
+SCOPE_HELP = {
+    Agent.CLAUDE: "user: ~/.claude/settings.json and ~/.claude.json; project: .claude/settings.json and .mcp.json "
+    "here.",
+    Agent.GEMINI: "user: ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini when set); project: .gemini/settings.json "
+    "here.",
+    Agent.COPILOT: "user: ~/.copilot/hooks/orcmem.json and ~/.copilot/mcp-config.json ($COPILOT_HOME for ~/.copilot "
+    "when set); project: .github/hooks/orcmem.json and .github/mcp.json here.",
+}
+Command = TypeVar("Command", bound=Callable[..., None])
+
+
+def _setup_options(agent: Agent) -> Callable[[Command], click.Command]:
+    """`setup AGENT`: its name, then --scope (where the agent has one), --remove, --dry-run, --allow-ephemeral,
+    --json."""
+
+    def decorate(function: Command) -> click.Command:
+        wrapped: Callable[..., None] = pass_app(json_option(allow_ephemeral_option(function)))
+        wrapped = click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")(wrapped)
+        wrapped = click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")(wrapped)
+        if agent in SCOPE_HELP:
+            choice = click.Choice(["user", "project"])
+            scope = click.option("--scope", type=choice, default="user", show_default=True, help=SCOPE_HELP[agent])
+            wrapped = scope(wrapped)
+        return setup.command(name=agent.value)(wrapped)
+
+    return decorate
+
+
+def _profile_home() -> Path | None:
+    """$ORCMEM_HOME when set: MCP servers an agent starts with a minimal environment get it in their entry."""
+    return home_dir() if os.environ.get(HOME_ENV_VAR) else None
+
+
+@_setup_options(Agent.CLAUDE)
 def setup_claude_command(
-    app: AppContext,
-    scope: str,
-    remove: bool,
-    dry_run: bool,
-    allow_ephemeral: bool,
-    as_json: bool,
+    app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
 ) -> None:
     """Add orcmem's hooks and MCP server to Claude Code (backs files up; run again to update; --remove undoes)."""
 
@@ -93,12 +111,7 @@ def setup_claude_command(
     _echo_setup(app, report, as_json)
 
 
-@setup.command(name="codex")
-@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
-@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@allow_ephemeral_option
-@json_option
-@pass_app
+@_setup_options(Agent.CODEX)
 def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool) -> None:
     """Add orcmem's MCP server to ~/.codex/config.toml and its hooks to ~/.codex/hooks.json ($CODEX_HOME if set)."""
 
@@ -109,7 +122,7 @@ def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephe
         home=Path.home(),
         backup_dir=home_dir() / BACKUPS_DIRNAME,
         codex_home=Path(codex_home).expanduser() if codex_home else None,
-        profile_home=home_dir() if os.environ.get(HOME_ENV_VAR) else None,
+        profile_home=_profile_home(),
         remove=remove,
         dry_run=dry_run,
         allow_ephemeral=allow_ephemeral,
@@ -117,19 +130,7 @@ def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephe
     _echo_setup(app, report, as_json)
 
 
-@setup.command(name="gemini")
-@click.option(
-    "--scope",
-    type=click.Choice(["user", "project"]),
-    default="user",
-    show_default=True,
-    help="user: ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini when set); project: .gemini/settings.json here.",
-)
-@click.option("--remove", is_flag=True, help="Take orcmem's hooks and MCP server out again.")
-@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@allow_ephemeral_option
-@json_option
-@pass_app
+@_setup_options(Agent.GEMINI)
 def setup_gemini_command(
     app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
 ) -> None:
@@ -142,7 +143,29 @@ def setup_gemini_command(
         home=gemini_home(os.environ),
         backup_dir=home_dir() / BACKUPS_DIRNAME,
         project_dir=Path(app.location().worktree_root),
-        profile_home=home_dir() if os.environ.get(HOME_ENV_VAR) else None,
+        profile_home=_profile_home(),
+        remove=remove,
+        dry_run=dry_run,
+        allow_ephemeral=allow_ephemeral,
+    )
+    _echo_setup(app, report, as_json)
+
+
+@_setup_options(Agent.COPILOT)
+def setup_copilot_command(
+    app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
+) -> None:
+    """Add orcmem's hooks (a hooks file of its own) and MCP server to GitHub Copilot CLI (backs files up;
+    --remove undoes)."""
+
+    from orcmem.setup_agents.copilot import copilot_state_dir, setup_copilot
+
+    report = setup_copilot(
+        scope,  # type: ignore[arg-type]
+        state_dir=copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home()),
+        backup_dir=home_dir() / BACKUPS_DIRNAME,
+        project_dir=Path(app.location().worktree_root),
+        profile_home=_profile_home(),
         remove=remove,
         dry_run=dry_run,
         allow_ephemeral=allow_ephemeral,
@@ -183,6 +206,7 @@ def init(
     model installed, and a recall that shows it works. `--remove` undoes it."""
 
     from orcmem.app.onboarding import AgentWiring, agent_label, check_recall, installed_agents
+    from orcmem.setup_agents.copilot import copilot_state_dir
     from orcmem.setup_agents.entries import checked_command
 
     home, environ = home_dir(), dict(os.environ)
@@ -196,15 +220,19 @@ def init(
         backup_dir=home / BACKUPS_DIRNAME,
         codex_home=codex_home,
         gemini_home=gemini_home(environ),
+        copilot_dir=copilot_state_dir(environ.get(COPILOT_HOME_ENV_VAR), Path.home()),
         allow_ephemeral=allow_ephemeral,
-        profile_home=home if environ.get(HOME_ENV_VAR) else None,
+        profile_home=_profile_home(),
     )
     steps = _init_steps(service, found, wiring, remove=remove, no_model=no_model, home=home)
     echo(f"orcmem init {'--remove ' if remove else ''}will:")
     for step in steps:
         echo(f"  - {step}")
     if not found and not remove:
-        echo("  (no Claude Code, Codex or Gemini CLI on PATH: wire one later with `orcmem setup claude|codex|gemini`)")
+        echo(
+            "  (no Claude Code, Codex, Gemini CLI or Copilot CLI on PATH: wire one later with "
+            "`orcmem setup claude|codex|gemini|copilot`)"
+        )
     if dry_run:
         for agent in found:
             report = wiring.apply(agent, remove=remove, dry_run=True)

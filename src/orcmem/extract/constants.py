@@ -22,6 +22,7 @@ AGENT_NAMES: Final[dict[str, str]] = {
     Agent.CLAUDE: "Claude Code",
     Agent.CODEX: "Codex",
     Agent.GEMINI: "Gemini CLI",
+    Agent.COPILOT: "Copilot CLI",
     "opencode": "OpenCode",
 }
 CLAUDE_BINARY: Final = "claude"

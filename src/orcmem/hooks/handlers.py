@@ -12,7 +12,7 @@ import time
 
 from orcmem.host.profile import home_dir_str
 from orcmem.models.constants import DB_FILENAME, HOOK_OUTPUT_MAX_CHARS
-from orcmem.models.env_names import BARE_ENV_VAR, DISTILLING_ENV_VAR, MAX_STDIN_BYTES
+from orcmem.models.env_names import BARE_ENV_VAR, COPILOT_HOME_ENV_VAR, DISTILLING_ENV_VAR, MAX_STDIN_BYTES
 from orcmem.models.vocabulary import HookName
 
 TYPE_CHECKING = False  # importing typing (or pathlib) costs every prompt milliseconds
@@ -140,7 +140,39 @@ def stop(payload: JsonObject, home: str) -> str:
     return "{}"
 
 
-PROMPT_EVENTS = ("UserPromptSubmit", "BeforeAgent")  # Claude Code's and Codex's, Gemini CLI's
+PROMPT_EVENTS = ("UserPromptSubmit", "BeforeAgent", "userPromptSubmitted")  # Claude/Codex, Gemini CLI, Copilot CLI
+# GitHub Copilot CLI's hook events (its payloads name none): told apart by the keys each payload carries.
+COPILOT_EVENTS = {
+    "toolResult": "postToolUse",
+    "toolName": "preToolUse",
+    "prompt": "userPromptSubmitted",
+    "transcriptPath": "agentStop",
+    "reason": "sessionEnd",
+    "source": "sessionStart",
+}
+
+
+def shared_shape(payload: JsonObject) -> JsonObject:
+    """A hook payload in the shape orcmem's hooks read (Claude Code's: `session_id`, `tool_name`, `tool_input`,
+    `transcript_path`, `hook_event_name`). Copilot CLI's camel-case payload (`sessionId`, no event name) is
+    translated, its transcript found under $COPILOT_HOME (or ~/.copilot) when the event does not name it; any
+    other agent's comes back as it is."""
+    session = payload.get("sessionId")
+    if not isinstance(session, str) or "session_id" in payload or "hook_event_name" in payload:
+        return payload
+    event = next((name for key, name in COPILOT_EVENTS.items() if key in payload), "sessionStart")
+    transcript = payload.get("transcriptPath")
+    if not isinstance(transcript, str) and os.sep not in session and session not in ("", ".", ".."):
+        state = os.environ.get(COPILOT_HOME_ENV_VAR) or os.path.join(os.path.expanduser("~"), ".copilot")
+        transcript = os.path.join(state, "session-state", session, "events.jsonl")
+    return {
+        **payload,
+        "hook_event_name": event,
+        "session_id": session,
+        "tool_name": payload.get("toolName"),
+        "tool_input": payload.get("toolArgs"),
+        "transcript_path": transcript,
+    }
 
 
 def prompt_event(payload: JsonObject) -> str:
@@ -150,10 +182,13 @@ def prompt_event(payload: JsonObject) -> str:
 
 
 def hook_context(event: str, text: str) -> str:
-    """The JSON Claude Code, Codex and Gemini CLI read as added context ("" adds nothing)."""
+    """The JSON the agent reads as added context ("" adds nothing): Claude Code, Codex and Gemini CLI take
+    `hookSpecificOutput.additionalContext` under their event's name, Copilot CLI a top-level `additionalContext`."""
     if not text:
         return ""
     text = text[:HOOK_OUTPUT_MAX_CHARS]
+    if event in COPILOT_EVENTS.values():
+        return json.dumps({"additionalContext": text})
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
@@ -187,7 +222,9 @@ def session_start(payload: JsonObject, home: str) -> str:
         budget = service.context.session_budget() * CHARS_PER_TOKEN
         brief = fenced_brief(service.context.brief(project, max_chars=budget // 2 - FENCE_CHARS - 2))
         start_session(home, _text(payload, "session_id"), budget, len(brief))
-        return hook_context("SessionStart", brief)
+        return hook_context(
+            "sessionStart" if payload.get("hook_event_name") == "sessionStart" else "SessionStart", brief
+        )
     finally:
         service.close()
 
@@ -261,9 +298,10 @@ def tool_call(payload: JsonObject, home: str, why: str) -> str:
     return hook_context(tool_event(_text(payload, "hook_event_name")), selection.text)
 
 
-def tool_event(event: str | None) -> str:
-    """The event a tool hook's output names: PostToolUse when it runs after the call, else PreToolUse."""
-    return "PostToolUse" if event == "PostToolUse" else "PreToolUse"
+def tool_event(event: object) -> str:
+    """The event a tool hook's output names: PostToolUse when it runs after the call, else PreToolUse (Copilot
+    CLI's own names kept)."""
+    return event if isinstance(event, str) and event in ("PostToolUse", "preToolUse", "postToolUse") else "PreToolUse"
 
 
 def _permission(payload: JsonObject, home: str) -> str:
@@ -349,7 +387,7 @@ def main(
         return 0
     home = home_dir_str()
     try:
-        payload = _read_payload(stdin or sys.stdin)
+        payload = shared_shape(_read_payload(stdin or sys.stdin))
         if warm_tried and name == HookName.PRE_TOOL_USE:
             output = pre_tool_use(payload, home, warm_tried)
         else:

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from orcmem.ingest import claude, codex, gemini
+from orcmem.ingest import claude, codex, copilot, gemini
 from orcmem.ingest.common import complete_lines, load_record
 from orcmem.models.errors import NotFoundError
 from orcmem.models.ledger import TranscriptChunk
@@ -41,6 +41,7 @@ _CLAUDE_TYPES = frozenset(
 _CODEX_OPENING = re.compile(
     rb'^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"(?:session_meta|response_item|event_msg|turn_context)"'
 )
+_COPILOT_OPENING = re.compile(rb'^\{"type":"[a-z_]+\.[a-z_.]+","data":\{')
 _CLAUDE_OPENING = re.compile(
     rb'^\{"(?:parentUuid|isSidechain|type":"(?:queue-operation|summary|file-history-snapshot))"'
 )
@@ -58,12 +59,16 @@ def detect_agent(first_bytes: bytes) -> Agent | None:
                 return Agent.CODEX
             if _CLAUDE_OPENING.match(line):
                 return Agent.CLAUDE
+            if _COPILOT_OPENING.match(line):
+                return Agent.COPILOT
             continue
         kind = record.get("type")
         if not isinstance(kind, str):
             kind = None
         if kind in _CODEX_TYPES and "payload" in record:
             return Agent.CODEX
+        if copilot.is_copilot_record(record):
+            return Agent.COPILOT
         if gemini.is_gemini_record(record):  # before Claude Code's: both write `sessionId` and `type: user`
             return Agent.GEMINI
         if kind in _CLAUDE_TYPES or "sessionId" in record or "parentUuid" in record:
@@ -138,6 +143,8 @@ def parse_transcript(
         chunk = codex.parse_lines(lines, end_offset, header)
     elif agent is Agent.GEMINI:
         chunk = gemini.parse_lines(lines, end_offset)
+    elif agent is Agent.COPILOT:
+        chunk = copilot.parse_lines(lines, end_offset)
     else:
         chunk = claude.parse_lines(lines, end_offset)
     chunk.more = more

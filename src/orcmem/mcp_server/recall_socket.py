@@ -28,7 +28,7 @@ from pathlib import Path
 
 from orcmem.agent_context.recall import own_prompt
 from orcmem.agent_context.session_recall import choose_for_session, log_recall
-from orcmem.hooks.handlers import hook_context, is_mcp_tool, prompt_event
+from orcmem.hooks.handlers import hook_context, is_mcp_tool, prompt_event, shared_shape, tool_event
 from orcmem.host.warm import (
     ANSWER_MAX_BYTES,
     HOOK_MODE,
@@ -126,7 +126,7 @@ def recall_answer(home: Path, provide: Callable[[], AgentTools]) -> Callable[[Js
         """The memories a tool call concerns (`pass`: not a call for memory, such as orcmem's own tools)."""
         started = time.perf_counter()
         name, cwd, given = call.get("tool_name"), call.get("cwd"), call.get("tool_input")
-        event = "PostToolUse" if call.get("hook_event_name") == "PostToolUse" else "PreToolUse"
+        event = tool_event(call.get("hook_event_name"))
         if not isinstance(name, str) or is_mcp_tool(name):
             return {"text": "", "path": WARM_PATH, PASS_KEY: True}
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not isinstance(given, dict):
@@ -353,7 +353,7 @@ def _parse_request(data: bytes | None) -> tuple[bytes, JsonObject | None]:
         request = json.loads(body)
     except (ValueError, RecursionError):
         return mode + b"\n", None
-    return mode + b"\n", request if isinstance(request, dict) else None
+    return mode + b"\n", shared_shape(request) if isinstance(request, dict) else None
 
 
 class _Client:

@@ -11,3 +11,4 @@ BARE_ENV_VAR = "ORCMEM_BARE"  # skip recall, the brief and tool checks (docs/age
 QUERY_TIMEOUT_ENV_VAR = "ORCMEM_QUERY_TIMEOUT_S"
 QUERY_TIMEOUT_MAX_S = 60.0
 MAX_STDIN_BYTES = 1 << 20  # of a hook's stdin, read by every hook (here, not in prompt_hook: no import circle)
+COPILOT_HOME_ENV_VAR = "COPILOT_HOME"  # where GitHub Copilot CLI keeps its config and sessions instead of ~/.copilot

@@ -15,6 +15,7 @@ class Agent(StrEnum):
     CLAUDE = "claude"
     CODEX = "codex"
     GEMINI = "gemini"
+    COPILOT = "copilot"
 
 
 class Answer(StrEnum):

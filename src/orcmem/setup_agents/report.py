@@ -40,9 +40,10 @@ class FileReport:
 
 @dataclass(frozen=True)
 class SetupReport:
-    """The outcome of `setup_claude`, `setup_codex` or `setup_gemini`: every file looked at, and notes for the user."""
+    """The outcome of an agent's setup (`setup_claude`, `setup_codex`, `setup_gemini`, `setup_copilot`): every file
+    looked at, and notes for the user."""
 
-    agent: Literal["claude", "codex", "gemini"]
+    agent: Literal["claude", "codex", "gemini", "copilot"]
     scope: str
     remove: bool
     dry_run: bool
