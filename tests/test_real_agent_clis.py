@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from orcmem.host.warm import ask
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks
 from orcmem.worker.control import stop_workers
-from tests.agent_cli_harness import cli, cli_path, learned, orcmem
+from tests.agent_cli_harness import agent_env, cli, learned, orcmem
 from tests.fakes import loopback_http
 from tests.helpers import wait_for
 from tests.model_apis import ANSWER, DISTILL_MARK, AnthropicMessages, OpenAIResponses
@@ -33,20 +32,14 @@ LEARNED = ANSWER["memories"][0]["title"]
 @pytest.fixture
 def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
     """A HOME of its own and the real CLIs first on PATH, with no way out but loopback."""
-    home = tmp_path / "home"
-    home.mkdir()
-    values = {
-        **os.environ,
-        "HOME": str(home),
-        "ORCMEM_HOME": str(orcmem_home),
-        "PATH": cli_path(),
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "NO_COLOR": "1",
-    }
-    for name in ("CODEX_HOME", "ANTHROPIC_AUTH_TOKEN", "CLAUDECODE", "OPENAI_BASE_URL"):
-        values.pop(name, None)
+    values = agent_env(
+        tmp_path,
+        orcmem_home,
+        drop=("CODEX_HOME", "ANTHROPIC_AUTH_TOKEN", "CLAUDECODE", "OPENAI_BASE_URL"),
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
     yield values
     stop_workers(orcmem_home)
 

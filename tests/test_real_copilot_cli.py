@@ -14,7 +14,6 @@ Skipped where the CLIs are not installed.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from orcmem.worker.control import stop_workers
-from tests.agent_cli_harness import cli, cli_path, learned, orcmem
+from tests.agent_cli_harness import agent_env, cli, learned, orcmem
 from tests.fakes import loopback_http
 from tests.model_apis import ANSWER, DISTILL_MARK, FINAL_TEXT, AnthropicMessages, OpenAIChat
 
@@ -34,25 +33,19 @@ PROMPT = "Why does cargo build --release fail here without the Cargo.lock lockfi
 @pytest.fixture
 def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
     """A HOME of its own (Copilot CLI's ~/.copilot too), the CLIs and this orcmem first on PATH, loopback only."""
-    home = tmp_path / "home"
-    home.mkdir()
-    values = {
-        **os.environ,
-        "HOME": str(home),
-        "ORCMEM_HOME": str(orcmem_home),
-        "PATH": cli_path(),
-        "COPILOT_OFFLINE": "true",
-        "COPILOT_PROVIDER_TYPE": "openai",
-        "COPILOT_PROVIDER_API_KEY": "test-not-a-key",
-        "COPILOT_MODEL": "gpt-4.1",
-        "COPILOT_AUTO_UPDATE": "false",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "NO_COLOR": "1",
-    }
-    for name in ("COPILOT_HOME", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "CLAUDECODE", "OPENAI_BASE_URL"):
-        values.pop(name, None)
+    values = agent_env(
+        tmp_path,
+        orcmem_home,
+        drop=("COPILOT_HOME", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "CLAUDECODE", "OPENAI_BASE_URL"),
+        COPILOT_OFFLINE="true",
+        COPILOT_PROVIDER_TYPE="openai",
+        COPILOT_PROVIDER_API_KEY="test-not-a-key",
+        COPILOT_MODEL="gpt-4.1",
+        COPILOT_AUTO_UPDATE="false",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
     yield values
     stop_workers(orcmem_home)
 

@@ -9,7 +9,6 @@ GOOGLE_GEMINI_BASE_URL; an untrusted folder needs GEMINI_CLI_TRUST_WORKSPACE=tru
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
-from tests.agent_cli_harness import cli, cli_path, orcmem
+from tests.agent_cli_harness import agent_env, cli, orcmem
 from tests.fakes import loopback_http
 from tests.model_apis import FINAL_TEXT, GeminiGenerate
 
@@ -29,19 +28,13 @@ RECALLED = ("Release builds need the lockfile", "cargo build --release fails wit
 @pytest.fixture
 def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
     """A HOME of its own (Gemini CLI's too), the CLI and this orcmem first on PATH, no way out but loopback."""
-    home = tmp_path / "home"
-    home.mkdir()
-    values = {
-        **os.environ,
-        "HOME": str(home),
-        "GEMINI_CLI_HOME": str(home),
-        "ORCMEM_HOME": str(orcmem_home),
-        "PATH": cli_path(),
-        "GEMINI_CLI_TRUST_WORKSPACE": "true",
-        "NO_COLOR": "1",
-    }
-    for name in ("GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"):
-        values.pop(name, None)
+    values = agent_env(
+        tmp_path,
+        orcmem_home,
+        drop=("GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"),
+        GEMINI_CLI_HOME=str(tmp_path / "home"),
+        GEMINI_CLI_TRUST_WORKSPACE="true",
+    )
     yield values
     stop_workers(orcmem_home)
 

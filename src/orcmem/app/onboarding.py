@@ -26,7 +26,7 @@ from orcmem.setup_agents.claude import claude_paths, setup_claude
 from orcmem.setup_agents.codex import setup_codex
 from orcmem.setup_agents.copilot import copilot_paths, setup_copilot
 from orcmem.setup_agents.gemini import gemini_settings_path, setup_gemini
-from orcmem.setup_agents.report import SetupReport
+from orcmem.setup_agents.report import SetupOptions, SetupReport
 
 # The memory the recall check saves and deletes again; the prompt asks for it by its words, the question by meaning.
 PROBE_TITLE = "orcmem init check: recall of project memory"
@@ -49,11 +49,10 @@ def agent_label(agent: Agent) -> str:
 
 
 class _SetupOptions(TypedDict):
-    """What every agent's setup of the user scope takes alike."""
+    """What Claude Code's, Gemini CLI's and Copilot CLI's setups of the user scope take alike."""
 
     project_dir: Path
     backup_dir: Path
-    profile_home: Path | None
     remove: bool
     dry_run: bool
     allow_ephemeral: bool
@@ -89,28 +88,20 @@ class AgentWiring:
 
     def apply(self, agent: Agent, *, remove: bool, dry_run: bool) -> SetupReport:
         """`orcmem setup <agent>` (user scope), or its `--remove`."""
-        if agent is Agent.CLAUDE:
-            return setup_claude(
-                "user",
-                home=self.home,
-                project_dir=self.project_dir,
-                backup_dir=self.backup_dir,
-                remove=remove,
-                dry_run=dry_run,
-                allow_ephemeral=self.allow_ephemeral,
-            )
         shared = _SetupOptions(
             project_dir=self.project_dir,
             backup_dir=self.backup_dir,
-            profile_home=self.profile_home,
             remove=remove,
             dry_run=dry_run,
             allow_ephemeral=self.allow_ephemeral,
         )
+        if agent is Agent.CLAUDE:
+            return setup_claude("user", home=self.home, **shared)
         if agent is Agent.GEMINI:
-            return setup_gemini("user", home=self.gemini_home or self.home, **shared)
+            return setup_gemini("user", home=self.gemini_home or self.home, profile_home=self.profile_home, **shared)
         if agent is Agent.COPILOT:
-            return setup_copilot("user", state_dir=self._copilot_dir(), **shared)
+            options = SetupOptions(**shared, profile_home=self.profile_home)
+            return setup_copilot("user", state_dir=self._copilot_dir(), options=options)
         return setup_codex(
             home=self.home,
             backup_dir=self.backup_dir,

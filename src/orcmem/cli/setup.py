@@ -27,6 +27,7 @@ from orcmem.models.constants import (
 from orcmem.models.env_names import COPILOT_HOME_ENV_VAR, HOME_ENV_VAR
 from orcmem.models.vocabulary import Agent, values
 from orcmem.service.memory_service import MemoryService
+from orcmem.setup_agents.report import SetupOptions  # plain data: no setup machinery loads with it
 
 if TYPE_CHECKING:  # imported where used: `add` and the other quick commands do not load them
     from orcmem.app.onboarding import AgentWiring
@@ -160,16 +161,11 @@ def setup_copilot_command(
 
     from orcmem.setup_agents.copilot import copilot_state_dir, setup_copilot
 
-    report = setup_copilot(
-        scope,  # type: ignore[arg-type]
-        state_dir=copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home()),
-        backup_dir=home_dir() / BACKUPS_DIRNAME,
-        project_dir=Path(app.location().worktree_root),
-        profile_home=_profile_home(),
-        remove=remove,
-        dry_run=dry_run,
-        allow_ephemeral=allow_ephemeral,
-    )
+    project_dir = Path(app.location().worktree_root)
+    backups = home_dir() / BACKUPS_DIRNAME
+    options = SetupOptions(project_dir, backups, None, remove, dry_run, allow_ephemeral, _profile_home())
+    state_dir = copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home())
+    report = setup_copilot(scope, state_dir=state_dir, options=options)  # type: ignore[arg-type]
     _echo_setup(app, report, as_json)
 
 
@@ -206,7 +202,6 @@ def init(
     model installed, and a recall that shows it works. `--remove` undoes it."""
 
     from orcmem.app.onboarding import AgentWiring, agent_label, check_recall, installed_agents
-    from orcmem.setup_agents.copilot import copilot_state_dir
     from orcmem.setup_agents.entries import checked_command
 
     home, environ = home_dir(), dict(os.environ)
@@ -220,11 +215,11 @@ def init(
         backup_dir=home / BACKUPS_DIRNAME,
         codex_home=codex_home,
         gemini_home=gemini_home(environ),
-        copilot_dir=copilot_state_dir(environ.get(COPILOT_HOME_ENV_VAR), Path.home()),
+        copilot_dir=Path(environ[COPILOT_HOME_ENV_VAR]).expanduser() if environ.get(COPILOT_HOME_ENV_VAR) else None,
         allow_ephemeral=allow_ephemeral,
         profile_home=_profile_home(),
     )
-    steps = _init_steps(service, found, wiring, remove=remove, no_model=no_model, home=home)
+    steps = _init_steps(service, found, wiring, agent_label, remove=remove, no_model=no_model, home=home)
     echo(f"orcmem init {'--remove ' if remove else ''}will:")
     for step in steps:
         echo(f"  - {step}")
@@ -266,11 +261,16 @@ def init(
 
 
 def _init_steps(
-    service: MemoryService, agents: list[Agent], wiring: AgentWiring, *, remove: bool, no_model: bool, home: Path
+    service: MemoryService,
+    agents: list[Agent],
+    wiring: AgentWiring,
+    agent_label: Callable[[Agent], str],
+    *,
+    remove: bool,
+    no_model: bool,
+    home: Path,
 ) -> list[str]:
-    """What init will do, one line a step."""
-    from orcmem.app.onboarding import agent_label
-
+    """What init will do, one line a step (each agent named by `agent_label`)."""
     files = {agent: wiring.files(agent) for agent in agents}
     if remove:
         steps = [f"take orcmem out of {agent_label(a)} ({', '.join(str(f) for f in files[a])})" for a in agents]

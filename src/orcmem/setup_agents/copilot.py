@@ -8,7 +8,6 @@ is `{"version": 1, "hooks": {event: [handler, ...]}}`, each handler `{"type": "c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -27,7 +26,7 @@ from orcmem.setup_agents.entries import (
     shell_command,
 )
 from orcmem.setup_agents.files import FileEdit, Transform, apply_edits, json_transform, load_json_object
-from orcmem.setup_agents.report import ItemChange, SetupReport
+from orcmem.setup_agents.report import ItemChange, SetupOptions, SetupReport
 
 Scope = Literal["user", "project"]
 HOOKS_FILENAME = "orcmem.json"  # a file of orcmem's own among the hooks files Copilot CLI reads
@@ -142,32 +141,23 @@ def _servers_transform(path: Path, command: list[str] | None, profile_home: Path
     return json_transform(path, lambda doc: [merge_json_server(doc, command, path, server=build)], removing=False)
 
 
-def setup_copilot(
-    scope: Scope = "user",
-    *,
-    state_dir: Path,
-    backup_dir: Path,
-    project_dir: Path,
-    orcmem_command: Sequence[str] | None = None,
-    remove: bool = False,
-    dry_run: bool = False,
-    allow_ephemeral: bool = False,
-    profile_home: Path | None = None,
-) -> SetupReport:
-    """Add (or with remove=True take out) orcmem's Copilot CLI hooks and MCP server for a user or project scope."""
+def setup_copilot(scope: Scope, *, state_dir: Path, options: SetupOptions) -> SetupReport:
+    """Add (or with `options.remove` take out) orcmem's Copilot CLI hooks and MCP server for a user or project
+    scope; `state_dir` is Copilot CLI's folder (~/.copilot or $COPILOT_HOME)."""
+    project_dir, remove = options.project_dir, options.remove
     hooks_path, servers_path = copilot_paths(scope, state_dir=state_dir, project_dir=project_dir)
-    command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
+    command = None if remove else checked_command(options.orcmem_command, allow_ephemeral=options.allow_ephemeral)
     inside = project_dir if scope == "project" else None  # a repository's files never lead outside it
     edits = [
         FileEdit(hooks_path, _hooks_transform(hooks_path, command), inside=inside),
-        FileEdit(servers_path, _servers_transform(servers_path, command, profile_home), inside=inside),
+        FileEdit(servers_path, _servers_transform(servers_path, command, options.profile_home), inside=inside),
     ]
-    files, notes = apply_edits(edits, dry_run=dry_run, backup_dir=backup_dir)
+    files, notes = apply_edits(edits, dry_run=options.dry_run, backup_dir=options.backup_dir)
     if not remove and any(f.changed for f in files):
         notes.append(f"Start a new Copilot CLI session for the hooks and the '{SERVER_NAME}' MCP server to load")
         if scope == "project":
             notes.append("Copilot CLI runs a project's hooks only in a folder you trusted (`copilot --trust-folder`)")
-    return SetupReport("copilot", scope, remove, dry_run, tuple(files), tuple(notes))
+    return SetupReport("copilot", scope, remove, options.dry_run, tuple(files), tuple(notes))
 
 
 def copilot_wiring(hooks_path: Path, servers_path: Path) -> tuple[bool, str]:

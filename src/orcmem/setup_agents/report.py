@@ -1,7 +1,8 @@
-"""What a setup run changed, file by file, for the CLI to print."""
+"""What a setup run is asked to do (SetupOptions), and what it changed, file by file, for the CLI to print."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -12,6 +13,21 @@ ItemAction = Literal["added", "updated", "removed", "unchanged"]
 FileAction = Literal["created", "updated", "deleted", "unchanged"]
 
 _WOULD = {"created": "would be created", "updated": "would be updated", "deleted": "would be deleted"}
+
+
+@dataclass(frozen=True)
+class SetupOptions:
+    """What an agent's setup takes whatever the agent: the project, where backups go, the orcmem to run (None: this
+    one), whether to take orcmem out, only say what would change, accept a run cache's path, and the profile an MCP
+    server started with a minimal environment needs named."""
+
+    project_dir: Path
+    backup_dir: Path
+    orcmem_command: Sequence[str] | None = None
+    remove: bool = False
+    dry_run: bool = False
+    allow_ephemeral: bool = False
+    profile_home: Path | None = None
 
 
 @dataclass(frozen=True)
