@@ -1,8 +1,8 @@
 """orcmem inside the real GitHub Copilot CLI from npm (tests/agent_clis, pinned), offline against a loopback
 OpenAI-compatible stand-in (tests/model_apis.OpenAIChat): the hooks and MCP server `orcmem setup copilot` writes
-are run and connected, the brief reaches the first model request, recall the prompt's, memory before a tool call
-the request after it, orcmem's `memory_search` is offered and answered, and the finished session is queued and
-distilled once.
+are run and connected, the brief reaches the first model request, recall the prompt's and a later prompt's (the
+session resumed), memory before a tool call the request after it, orcmem's `memory_search` is offered and answered,
+and the finished session is queued and distilled once.
 
 Copilot CLI 1.0 takes a local model without a GitHub login in its documented offline mode: COPILOT_OFFLINE=true,
 COPILOT_PROVIDER_TYPE=openai and COPILOT_PROVIDER_BASE_URL. It keeps those (and ANTHROPIC_API_KEY) out of the
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
 from tests.agent_cli_harness import agent_env, cli, learned, orcmem
 from tests.fakes import loopback_http
@@ -50,9 +51,11 @@ def env(tmp_path: Path, orcmem_home: Path) -> Iterator[dict[str, str]]:
     stop_workers(orcmem_home)
 
 
-def run_copilot(env: dict[str, str], project_dir: Path, url: str, prompt: str) -> subprocess.CompletedProcess[str]:
+def run_copilot(
+    env: dict[str, str], project_dir: Path, url: str, prompt: str, *more: str
+) -> subprocess.CompletedProcess[str]:
     """One `copilot -p` session against the stand-in at `url`, every tool allowed (as prompt mode needs)."""
-    command = [str(cli("copilot")), "-p", prompt, "--allow-all-tools", "--output-format", "json"]
+    command = [str(cli("copilot")), "-p", prompt, "--allow-all-tools", "--output-format", "json", *more]
     run_env = {**env, "COPILOT_PROVIDER_BASE_URL": f"{url}/v1"}
     return subprocess.run(command, cwd=project_dir, env=run_env, capture_output=True, text=True, timeout=180)
 
@@ -114,7 +117,7 @@ def test_a_copilot_session_gets_the_brief_recall_and_search_and_is_distilled_onc
     assert 'kind=\\"brief\\"' not in json.dumps(distilled[0]["messages"])  # its own context never learned
 
 
-def test_copilot_gets_the_memory_citing_a_file_it_views_after_the_call(
+def test_copilot_gets_the_memory_citing_a_file_it_views_and_recall_in_a_resumed_sessions_prompt(
     env, project_dir: Path, orcmem_home: Path
 ) -> None:
     cli("copilot")
@@ -125,13 +128,30 @@ def test_copilot_gets_the_memory_citing_a_file_it_views_after_the_call(
     orcmem(env, project_dir, "add", "--type", "lesson", "--title", title, "--body", "ask ops", "--file", "deploy.md")
     OpenAIChat.requests.clear()
     OpenAIChat.call = {"name": "view", "arguments": {"path": str(project_dir / "deploy.md")}}
+    orcmem(env, project_dir, "add", "--type", "lesson", "--title", RECALLED[0], "--body", RECALLED[1])
     try:
         with loopback_http(OpenAIChat) as url:
             session = run_copilot(env, project_dir, url, "Show me the file")
+            [session_id] = [
+                e["sessionId"] for e in map(json.loads, session.stdout.splitlines()) if e["type"] == "result"
+            ]
+            OpenAIChat.call = None
+            viewed = len(OpenAIChat.requests)
+            resumed = run_copilot(env, project_dir, url, PROMPT, "--resume", session_id)
     finally:
         OpenAIChat.call = None
-    assert session.returncode == 0, session.stderr
-    after = said(OpenAIChat.requests[-1])
+    assert session.returncode == 0 and resumed.returncode == 0, session.stderr + resumed.stderr
+    # The later prompt, in the same session: recall after it, in its request.
+    later = said(OpenAIChat.requests[viewed])
+    assert PROMPT in later[-1] and 'kind=\\"recall\\"' in later[-1] and RECALLED[0] in later[-1].split(PROMPT, 1)[1]
+    # Both sessions' ends read the same events.jsonl into one run: queued once, two turns.
+    service = MemoryService.open(orcmem_home, vectors=False)
+    try:
+        jobs = service.store.jobs.list(None)
+    finally:
+        service.close()
+    assert len(jobs) == 1 and jobs[0][1].turns == 2 and jobs[0][1].agent == "copilot"
+    after = said(OpenAIChat.requests[viewed - 1])
     # preToolUse's context comes as a user message after the tool's result.
     hook_message = next(text for text in after if "preToolUse hook" in text)
     assert "<orcmem-context kind=" in hook_message and title in hook_message
