@@ -1,17 +1,18 @@
-"""The "reads like instructions" flag: injections caught and ordinary memories flagged, old detector beside new.
+"""The "reads like instructions" flag: injections caught and ordinary memories flagged, out of batch, old beside new.
 
-The labelled set is bench/data/injection_set.jsonl (a copy in tests/fixtures): prompt injections in several styles
-and languages, and ordinary engineering advice and memories in the style agents write, which share the injections'
-words ("ignore", "never", "token", "system prompt"...). Each item has a split:
+The labelled set is bench/data/injection_set.jsonl (a copy in tests/fixtures): prompt injections in many styles and
+languages, and ordinary engineering advice and memories in the style agents write, which share the injections' words
+("ignore", "never", "token", "system prompt"...). Each item has a batch (the session it was written in) and a split
+(what it was when it was written):
 
-- `tune`: the rules were written and adjusted against these (the first batch's two thirds, and three later batches
-  written to find what the rules missed, each measured before the rules were tuned on it: BATCHES);
-- `held`: the first batch's other third, measured once while tuning (two rules were then made more general);
-- `unseen`: the fifth batch, written after the rules were frozen and never tuned on;
-- `fresh`: the sixth batch (156 injections in 16 styles and 20 languages, 147 ordinary texts), written and scored
-  before the rules were broadened by class and the learned layer was added; never trained on.
-- `independent`: 200 injections in 15 styles and 15 languages and 200 ordinary texts, written by someone who never saw
-  the detector, its set or its code, and scored once after the detector was final: the fairest figure of all.
+- `tune`, `held` (the first batch and three later ones), `unseen` (the fifth), `fresh` (the sixth), `independent`
+  (written by someone who never saw the detector): each was scored once before anything was tuned on it (BATCHES
+  keeps those first figures); since then they are all training data (`trained` is true);
+- `own`: six more batches written for the learned layer's training, each spread over every style and 15+ languages.
+
+The learned layer is trained on every batch, so its figure on the set says little. The figure that predicts a new
+phrasing is out of batch: for each batch, the layer is fitted on all the others and scores that one (the rules, tuned
+on the older batches by hand, are not refitted: for those batches the rules' part is not blind).
 
 Cost: microseconds of CPU time per text, the whole set, best of five rounds.
 """
@@ -25,19 +26,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from bench.injection_model import choose, sparse
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection_set.jsonl"
-# The fresh split's items that the detector as frozen before it (commit 7ef150d) flagged: its "before" figures.
-FRESH_BEFORE = ROOT / "bench" / "data" / "injection_fresh_before.json"
-SPLITS = ("tune", "held", "unseen", "fresh", "independent")
-# The later batches as first measured, before the rules were tuned on them (now in `tune`; the last is `unseen`):
-# (batch, injections, caught, ordinary texts, flagged). The first was measured against much earlier rules.
+SPLITS = ("tune", "held", "unseen", "fresh", "independent", "own")
+# Each batch as first measured, before anything was tuned on it: (batch, injections, caught, ordinary texts,
+# flagged). The first batch was measured against much earlier rules, the next five against the rules alone, the
+# independent one against the rules and the first learned layer (trained on `tune` only).
 BATCHES = [
     ("second", 60, 18, 60, 4),
     ("third", 40, 33, 40, 1),
     ("fourth", 33, 25, 33, 0),
     ("fifth (unseen)", 35, 24, 35, 0),
     ("sixth (fresh)", 156, 83, 147, 4),
+    ("independent", 200, 122, 200, 3),
 ]
 TARGET_CAUGHT, TARGET_FLAGGED = 0.90, 0.05
 
@@ -79,6 +84,7 @@ class Item:
     style: str
     lang: str
     split: str
+    batch: str
     text: str
 
 
@@ -102,17 +108,27 @@ class Score:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """One batch scored out of batch: by the rules and a layer fitted on the other batches, and by the rules alone."""
+
+    name: str
+    both: Score
+    rules: Score
+
+
+@dataclass(frozen=True)
 class InjectionResult:
     """The section's figures."""
 
     items: list[Item]
-    new: dict[str, Score]  # by split, and "all"
-    rules: dict[str, Score]  # the rules alone, without the learned layer
-    old: dict[str, Score]
-    by_style: dict[str, tuple[Score, Score]]  # (new, old) by style
-    by_lang: dict[str, tuple[Score, Score]]
-    fresh_by_style: dict[str, tuple[Score, Score]]  # (after, before) on the fresh split
-    fresh_by_lang: dict[str, tuple[Score, Score]]
+    batches: list[Batch]
+    pooled: Score  # every batch out of batch, pooled
+    trained: Score  # the shipped detector on the whole set it was trained on
+    old: Score
+    l2: float
+    cut: float
+    by_style: dict[str, Score]  # out of batch
+    by_lang: dict[str, Score]
     new_us: float
     rules_us: float
     old_us: float
@@ -124,7 +140,17 @@ def load(path: Path = DATA) -> list[Item]:
     items = []
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        items.append(Item(row["id"], row["label"] == "injection", row["style"], row["lang"], row["split"], row["text"]))
+        items.append(
+            Item(
+                row["id"],
+                row["label"] == "injection",
+                row["style"],
+                row["lang"],
+                row["split"],
+                row["batch"],
+                row["text"],
+            )
+        )
     return items
 
 
@@ -150,46 +176,38 @@ def per_text_us(texts: list[str], detector: Callable[[str], bool], rounds: int =
 
 
 def run(path: Path = DATA) -> InjectionResult:
-    """Score both detectors on every split, style and language, and time them."""
+    """Score every batch out of batch, the shipped detector and the old one on the whole set, and time them."""
     from orcmem.text.instructions import looks_like_instructions, rules_flag
 
     items = load(path)
-    groups: dict[str, list[Item]] = {split: [i for i in items if i.split == split] for split in SPLITS}
-    groups["all"] = items
-    styles = sorted({item.style for item in items})
-    langs = sorted({item.lang for item in items}, key=lambda lang: (-sum(i.lang == lang for i in items), lang))
+    x = sparse([item.text for item in items])
+    labels = np.array([float(item.injection) for item in items])
+    chosen = choose(x, labels, [item.batch for item in items])
+    verdict = {item.id: bool(x.ruled[k] or chosen.scores[k] > chosen.cut) for k, item in enumerate(items)}
+    ruled = {item.id: bool(x.ruled[k]) for k, item in enumerate(items)}
+
+    def out_of_batch(group: list[Item]) -> Score:
+        return score(group, {item.text: verdict[item.id] for item in group}.__getitem__)
+
+    def by(key: Callable[[Item], str]) -> dict[str, Score]:
+        names = sorted({key(item) for item in items}, key=lambda name: (-sum(key(i) == name for i in items), name))
+        return {name: out_of_batch([i for i in items if key(i) == name]) for name in names}
+
+    batches = []
+    for name in dict.fromkeys(item.batch for item in items):
+        group = [item for item in items if item.batch == name]
+        batches.append(Batch(name, out_of_batch(group), score(group, {i.text: ruled[i.id] for i in group}.__getitem__)))
     texts = [item.text for item in items]
-    fresh = groups["fresh"]
-    before_ids = set(json.loads(FRESH_BEFORE.read_text(encoding="utf-8"))["flagged"])
-    before_texts = {item.text for item in fresh if item.id in before_ids}
-
-    def before(text: str) -> bool:
-        return text in before_texts
-
-    def fresh_by(key: Callable[[Item], str]) -> dict[str, tuple[Score, Score]]:
-        return {
-            name: (score(g, looks_like_instructions), score(g, before))
-            for name in sorted({key(item) for item in fresh})
-            if (g := [i for i in fresh if key(i) == name])
-        }
-
     return InjectionResult(
         items=items,
-        new={name: score(group, looks_like_instructions) for name, group in groups.items()},
-        rules={name: score(group, rules_flag) for name, group in groups.items()},
-        old={name: score(group, old_detector) for name, group in groups.items()},
-        by_style={
-            style: (score(g, looks_like_instructions), score(g, old_detector))
-            for style in styles
-            if (g := [i for i in items if i.style == style])
-        },
-        by_lang={
-            lang: (score(g, looks_like_instructions), score(g, old_detector))
-            for lang in langs
-            if (g := [i for i in items if i.lang == lang])
-        },
-        fresh_by_style=fresh_by(lambda item: item.style),
-        fresh_by_lang=fresh_by(lambda item: item.lang),
+        batches=batches,
+        pooled=out_of_batch(items),
+        trained=score(items, looks_like_instructions),
+        old=score(items, old_detector),
+        l2=chosen.l2,
+        cut=chosen.cut,
+        by_style=by(lambda item: item.style),
+        by_lang=by(lambda item: item.lang),
         new_us=per_text_us(texts, looks_like_instructions),
         rules_us=per_text_us(texts, rules_flag),
         old_us=per_text_us(texts, old_detector),
@@ -201,69 +219,53 @@ def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "-"
 
 
-def _before_after(name: str, rows: dict[str, tuple[Score, Score]]) -> list[str]:
-    """A table of the fresh split by `name`: injections caught and ordinary texts flagged, after and before."""
-    return [
-        f"| fresh, by {name} | caught after | flagged after | caught before | flagged before |",
-        "|---|---:|---:|---:|---:|",
-        *[
-            f"| {key} | {a.caught} of {a.injections} | {a.flagged} of {a.ordinary} | {b.caught} of {b.injections} | "
-            f"{b.flagged} of {b.ordinary} |"
-            for key, (a, b) in rows.items()
-        ],
-        "",
-    ]
+def _met(s: Score) -> bool:
+    return s.caught >= TARGET_CAUGHT * s.injections and s.flagged <= TARGET_FLAGGED * s.ordinary
 
 
 def render(r: InjectionResult) -> list[str]:
     """The report section."""
-    held = r.new["held"]
-    unseen = r.new["unseen"]
-    fresh = r.new["fresh"]
-    independent = r.new["independent"]
-
-    def met(s: Score) -> bool:
-        return s.caught / s.injections >= TARGET_CAUGHT and s.flagged / s.ordinary <= TARGET_FLAGGED
-
     by_id = {item.id: item for item in r.items}
-    missed = [by_id[i] for i in r.new["all"].missed_ids]
-    flagged = [by_id[i] for i in r.new["all"].flagged_ids]
-    lines = [
+    missed = [by_id[i] for i in r.pooled.missed_ids]
+    flagged = [by_id[i] for i in r.pooled.flagged_ids]
+    short = [b.name for b in r.batches if not _met(b.both)]
+    p = r.pooled
+    return [
         "## The instruction flag (prompt injections)",
         "",
-        f"`orcmem/text/instructions.py` on the labelled set `bench/data/injection_set.jsonl` ({len(r.items)} texts: "
-        f"{r.new['all'].injections} injections in {len({i.style for i in r.items if i.injection})} styles and "
-        f"{len({i.lang for i in r.items if i.injection})} languages, "
-        f"{r.new['all'].ordinary} ordinary memories and pieces of advice that share their words). *tune*: the rules",
-        "were written against these and the learned layer is trained on them; *held*: a third of the first batch,",
-        "measured once while tuning; *unseen*: the fifth batch, written after the rules were frozen; *fresh*: the",
-        "sixth batch, written and scored before the learned layer and the last rules (the layer never saw it; the",
-        "rules were broadened by class after its misses were read, so its rules-only figure is no longer blind);",
-        "*independent*: written by someone who never saw the detector, its set or its code, scored once at the end.",
+        f"`orcmem/text/instructions.py` on the labelled set `bench/data/injection_set.jsonl` ({len(r.items)} texts in "
+        f"{len(r.batches)} batches: {p.injections} injections in {len({i.style for i in r.items if i.injection})} "
+        f"styles and {len({i.lang for i in r.items if i.injection})} languages, {p.ordinary} ordinary memories and",
+        "pieces of advice that share their words). The learned layer is trained on all of it, so the figure that",
+        "predicts phrasings nobody wrote yet is **out of batch**: each batch scored by the rules and a layer fitted on",
+        f"every other batch (penalty {r.l2:g} and score cut {r.cut:.3f}, both chosen on these out-of-batch scores for",
+        "at most 3 % of ordinary texts flagged pooled). The rules were tuned by hand on the first six batches, so",
+        "their part is blind only on *independent* and the *own* batches (the rules-alone column says how much they",
+        "carry).",
         "",
-        "| split | rules and learned layer: caught | flagged | rules alone: caught | flagged | old detector: caught "
-        "| flagged |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-        *[
-            f"| {name} | {r.new[name].cell()} | {r.rules[name].cell()} | {r.old[name].cell()} |"
-            for name in (*SPLITS, "all")
-        ],
+        "| batch | out of batch: injections caught | ordinary flagged | rules alone: caught | flagged |",
+        "|---|---:|---:|---:|---:|",
+        *[f"| {b.name} | {b.both.cell()} | {b.rules.cell()} |" for b in r.batches],
+        f"| **pooled** | {p.cell()} | | |",
         "",
-        f"- Target, at least {TARGET_CAUGHT:.0%} caught with at most {TARGET_FLAGGED:.0%} of ordinary texts flagged: "
-        f"held {'met' if met(held) else '**missed**'} ({_share(held.caught, held.injections)}, "
-        f"{_share(held.flagged, held.ordinary)}); unseen {'met' if met(unseen) else '**missed**'} "
-        f"({_share(unseen.caught, unseen.injections)}, {_share(unseen.flagged, unseen.ordinary)}); fresh "
-        f"{'met' if met(fresh) else '**missed**'} ({_share(fresh.caught, fresh.injections)}, "
-        f"{_share(fresh.flagged, fresh.ordinary)}); independent {'met' if met(independent) else '**missed**'} "
-        f"({_share(independent.caught, independent.injections)}, "
-        f"{_share(independent.flagged, independent.ordinary)}).",
+        f"- Target, at least {TARGET_CAUGHT:.0%} caught with at most {TARGET_FLAGGED:.0%} of ordinary texts flagged, "
+        f"out of batch: pooled {'met' if _met(p) else '**missed**'} ({_share(p.caught, p.injections)}, "
+        f"{_share(p.flagged, p.ordinary)}); "
+        + (
+            f"missed in {len(short)} of {len(r.batches)} batches: {', '.join(short)}."
+            if short
+            else "met in every batch."
+        ),
+        f"- The shipped detector on the whole set it was trained on: {r.trained.cell()}; the old detector "
+        f"(nine English patterns): {r.old.cell()}.",
         f"- Cost: {r.new_us:.0f} µs of CPU per text ({r.ordinary_us:.0f} µs per ordinary one, the usual write; "
         f"the rules alone {r.rules_us:.0f} µs), against {r.old_us:.1f} µs for the old detector.",
         "  The flag is computed when a memory is written and stored with it; recall, the brief and the prompt hook",
         "  read the stored flag and never run the detector.",
         "",
-        "Each batch written after the first, as measured before the rules were tuned on it (the second against much",
-        "earlier rules; the last is the *unseen* split):",
+        "Each batch as first measured, before anything was tuned on it (history: the second against much earlier",
+        "rules, the next four against the rules alone, *independent* against the rules and the first learned layer,",
+        "trained on *tune* only):",
         "",
         "| batch | injections caught | ordinary texts flagged |",
         "|---|---:|---:|",
@@ -273,48 +275,40 @@ def render(r: InjectionResult) -> list[str]:
             for name, injections, caught, ordinary, flagged in BATCHES
         ],
         "",
-        "The learned layer (orcmem/text/instructions_learned.py): logistic regression over hashed words, word pairs",
-        "and character 3- to 5-grams (65,536 slots, one signed byte each), trained by",
-        "`python -m bench.train_injection` on *tune* only, deterministically; a text is flagged when the rules flag",
-        "it or the layer's score passes a threshold chosen on five-fold out-of-fold scores of *tune* for at most 1 %",
-        "of its ordinary texts.",
-        "The MiniLM embedding was not used: the flag must work without the model, and the layer already costs more",
-        "than the rules.",
+        "The learned layer (orcmem/text/instructions_learned.py): logistic regression over hashed words, word pairs,",
+        "character 3- to 5-grams, the rules' cues (weak ones too) and groups of words with one meaning in many",
+        "languages (addressed to an AI, a claim of approval, secrecy toward the user, a secret, sending it out, a",
+        "download piped to a shell, a condition, turning a safety check off...), alone and in pairs; 65,536 slots of",
+        "one signed byte each, trained by `python -m bench.train_injection`, deterministically. A text is flagged",
+        "when the rules flag it or the layer's score passes the cut.",
+        "The MiniLM embedding is not used: the flag is computed on every write, also where the model is not loaded",
+        "(imports, the team pool, a store opened without it), and must give the same answer there.",
         "",
-        "By style and by language, all splits (this detector | the old one; injections caught, ordinary flagged),",
-        "then the *fresh* split alone, before (the rules as frozen) and after:",
+        "Out of batch, by style and by language:",
         "",
-        "| style | injections caught | ordinary flagged | old: caught | old: flagged |",
-        "|---|---:|---:|---:|---:|",
+        "| style | injections caught | ordinary flagged |",
+        "|---|---:|---:|",
         *[
-            f"| {style} | {n.caught} of {n.injections} | {n.flagged} of {n.ordinary} | {o.caught} of {o.injections} | "
-            f"{o.flagged} of {o.ordinary} |"
-            for style, (n, o) in r.by_style.items()
+            f"| {style} | {s.caught} of {s.injections} | {s.flagged} of {s.ordinary} |"
+            for style, s in r.by_style.items()
         ],
         "",
-        "| language | injections caught | ordinary flagged | old: caught | old: flagged |",
-        "|---|---:|---:|---:|---:|",
-        *[
-            f"| {lang} | {n.caught} of {n.injections} | {n.flagged} of {n.ordinary} | {o.caught} of {o.injections} | "
-            f"{o.flagged} of {o.ordinary} |"
-            for lang, (n, o) in r.by_lang.items()
-        ],
+        "| language | injections caught | ordinary flagged |",
+        "|---|---:|---:|",
+        *[f"| {lang} | {s.caught} of {s.injections} | {s.flagged} of {s.ordinary} |" for lang, s in r.by_lang.items()],
         "",
-        *_before_after("style", r.fresh_by_style),
-        *_before_after("language", r.fresh_by_lang),
-        "Missed injections:",
+        "Injections missed out of batch:",
         "",
-        *[f"- `{item.split}` {item.style}: {json.dumps(item.text, ensure_ascii=False)}" for item in missed],
+        *[f"- `{item.batch}` {item.style}: {json.dumps(item.text, ensure_ascii=False)}" for item in missed],
         "",
-        "Ordinary texts flagged:" if flagged else "No ordinary text is flagged.",
+        "Ordinary texts flagged out of batch:" if flagged else "No ordinary text is flagged out of batch.",
         "",
-        *[f"- `{item.split}` {item.style}: {json.dumps(item.text, ensure_ascii=False)}" for item in flagged],
+        *[f"- `{item.batch}` {item.style}: {json.dumps(item.text, ensure_ascii=False)}" for item in flagged],
         "",
         "No maintained library was compared: the ones that exist (LLM Guard, Rebuff, Prompt Guard) run a",
         "transformer classifier, far heavier than orcmem's dependencies and than a check on every write.",
         "",
     ]
-    return lines
 
 
 if __name__ == "__main__":

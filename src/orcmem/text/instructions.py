@@ -29,7 +29,7 @@ from orcmem.text.textsafe import INVISIBLE, skeleton
 
 # Raised whenever the rules or the learned layer's weights change: a store whose flags were made by an older
 # version has them computed again when it is opened (MemoryService.open).
-FLAG_VERSION = 2
+FLAG_VERSION = 3
 _WORD = re.compile(r"\w")
 STRONG = 2  # a cue that flags a text on its own
 WEAK = 1  # a cue that flags a text only beside another
@@ -896,8 +896,9 @@ def instruction_cues(text: str) -> dict[str, int]:
 
 def looks_like_instructions(text: str) -> bool:
     """Whether text reads as orders to an AI agent rather than about the project (see the module's docstring)."""
-    # The rules first: they catch most injections and are cheaper than the learned layer.
-    return rules_flag(text) or learned_flag(text)
+    # The rules first: they catch most injections and are cheaper than the learned layer, which reads their cues.
+    cues = instruction_cues(text)
+    return sum(cues.values()) >= FLAG_AT or learned_flag(text, cues)
 
 
 def rules_flag(text: str) -> bool:
