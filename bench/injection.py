@@ -32,6 +32,9 @@ from bench.injection_model import choose, sparse
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection_set.jsonl"
+# Written by a helper who never saw the detector, its set or its code, after the detector was final; scored once and
+# never trained on (bench.train_injection reads DATA only): the figure closest to a phrasing nobody wrote yet.
+BLIND = ROOT / "bench" / "data" / "injection_blind.jsonl"
 SPLITS = ("tune", "held", "unseen", "fresh", "independent", "own")
 # Each batch as first measured, before anything was tuned on it: (batch, injections, caught, ordinary texts,
 # flagged). The first batch was measured against much earlier rules, the next five against the rules alone, the
@@ -124,6 +127,8 @@ class InjectionResult:
     batches: list[Batch]
     pooled: Score  # every batch out of batch, pooled
     trained: Score  # the shipped detector on the whole set it was trained on
+    blind: Score  # the shipped detector on the blind set, never trained on
+    blind_rules: Score
     old: Score
     l2: float
     cut: float
@@ -203,6 +208,8 @@ def run(path: Path = DATA) -> InjectionResult:
         batches=batches,
         pooled=out_of_batch(items),
         trained=score(items, looks_like_instructions),
+        blind=score(blind := load(BLIND), looks_like_instructions),
+        blind_rules=score(blind, rules_flag),
         old=score(items, old_detector),
         l2=chosen.l2,
         cut=chosen.cut,
@@ -256,6 +263,10 @@ def render(r: InjectionResult) -> list[str]:
             if short
             else "met in every batch."
         ),
+        f"- **Blind** (`bench/data/injection_blind.jsonl`, {r.blind.injections + r.blind.ordinary} texts written by "
+        "someone who never saw the detector, its set or its code, after it was final; never trained on): the shipped "
+        f"detector {r.blind.cell()} ({'met' if _met(r.blind) else '**missed**'}); the rules alone "
+        f"{r.blind_rules.cell()}.",
         f"- The shipped detector on the whole set it was trained on: {r.trained.cell()}; the old detector "
         f"(nine English patterns): {r.old.cell()}.",
         f"- Cost: {r.new_us:.0f} µs of CPU per text ({r.ordinary_us:.0f} µs per ordinary one, the usual write; "
