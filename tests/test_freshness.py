@@ -37,6 +37,15 @@ def commit(root: Path, message: str) -> None:
     git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-am", message)
 
 
+def commit_files(root: Path, files: dict[str, str], message: str) -> None:
+    """Write `files` (path -> text) and commit them."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    git(root, "add", ".")
+    commit(root, message)
+
+
 @pytest.fixture
 def svc(orcmem_home: Path):
     service = MemoryService.open(orcmem_home)
@@ -347,11 +356,11 @@ def test_a_plain_word_the_cited_file_declares_is_watched(svc: MemoryService, rep
 
 
 def test_a_file_found_at_the_same_path_under_one_new_folder_is_followed(svc: MemoryService, repo: Path) -> None:
-    (repo / "app").mkdir()
-    (repo / "app" / "settings.cfg").write_text("[server]\nport = 8000\nworkers = 4\n")
-    (repo / "app" / "extra.cfg").write_text("[extra]\nlevel = 1\n")
-    git(repo, "add", ".")
-    commit(repo, "app")
+    commit_files(
+        repo,
+        {"app/settings.cfg": "[server]\nport = 8000\nworkers = 4\n", "app/extra.cfg": "[extra]\nlevel = 1\n"},
+        "app",
+    )
     project = project_of(svc, repo)
     moved = svc.record(project, lesson("Port", "the port lives in the server section", "app/settings.cfg")).memory
     doubled = svc.record(project, lesson("Extra", "the extra level", "app/extra.cfg")).memory
@@ -365,3 +374,31 @@ def test_a_file_found_at_the_same_path_under_one_new_folder_is_followed(svc: Mem
     commit(repo, "under src")
     assert list(stale_ids(svc, project)) == [doubled.id]  # two files fit: no guess
     assert svc.get(project, moved.id).files == ("src/app/settings.cfg",)
+
+
+def test_prose_words_are_not_watched_when_the_memory_names_code(svc: MemoryService, repo: Path) -> None:
+    tests = "def run(coro):\n    return coro\n\n\ndef test_basic():\n    pass\n"
+    local = 'class Local:\n    """A function for each thread."""\n'
+    commit_files(repo, {"tests/test_async.py": tests, "src/local.py": local}, "tests")
+    project = project_of(svc, repo)
+    named = svc.record(project, lesson("Tests", "tests/test_async.py has test_basic, run it", "tests/test_async.py"))
+    plain = svc.record(
+        project, lesson("Local", "Local in src/local.py is the one to subclass for custom behaviour", "src/local.py")
+    )
+    (repo / "tests" / "test_async.py").write_text("import asyncio\n\n\ndef test_basic():\n    asyncio.run(None)\n")
+    (repo / "src" / "local.py").write_text('class Local:\n    """Storage per thread."""\n')
+    assert stale_ids(svc, project) == {}  # neither "run" nor the docstring's "function for" named code
+    (repo / "src" / "local.py").write_text("class Storage:\n    pass\n")
+    assert stale_ids(svc, project) == {plain.memory.id: "`Local` no longer in src/local.py"}
+    assert named.memory.id  # the test it names is still there
+
+
+def test_a_name_only_a_test_defines_is_not_where_a_deleted_file_went(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Config", "`load_config` reads the env first", "src/app.py")).memory
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_cli.py").write_text("def test_cli():\n    def load_config():\n        pass\n")
+    (repo / "src" / "app.py").unlink()
+    assert stale_ids(svc, project) == {memory.id: "the file it cites, src/app.py, was deleted"}
+    (repo / "src" / "settings.py").write_text("def load_config(path):\n    return path\n")
+    assert svc.check_freshness(project, everything=True).stale == []  # a module of the code defines it now: moved

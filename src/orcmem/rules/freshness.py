@@ -57,6 +57,7 @@ _DEFINITION = (
     r"|^[ \t]*{name}[ \t]*\(\)[ \t]*\{{"
 )
 MAX_SYMBOLS = 20
+_TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__", "spec", "specs"})
 
 
 class State:
@@ -126,21 +127,26 @@ def symbols_held(symbols: list[str], content: bytes) -> list[str]:
     ]
 
 
+# a declaration followed by what only code puts after its name (`(`, `:`, `{`, `<`, `extends`...): "a function
+# for" in a docstring declares nothing
 _DECLARED = re.compile(
     r"^[ \t]*(?:(?:async|export|pub|public|static|default|abstract)[ \t]+)*"
-    r"(?:def|class|function|fn|func|struct|interface|trait|enum)[ \t]+([A-Za-z_][A-Za-z0-9_]{2,})",
+    r"(?:def|class|function|fn|func|struct|interface|trait|enum)[ \t]+([A-Za-z_][A-Za-z0-9_]{2,})"
+    r"(?=[ \t]*[(:<{\[;]|[ \t]+(?:extends|implements)\b)",
     re.MULTILINE,
 )
 _WORD = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]{2,}(?![\w])")
 
 
 def watch_list(title: str, body: str, paths: Sequence[str], content: bytes) -> list[str]:
-    """What to watch in one cited file: the memory's code-like names the file holds (`symbols_held`), then the
-    plain words of the memory the file declares as a function or class ("the sign in signer.py": `def sign`), a
-    word that in this file names code although its shape does not say so; at most MAX_SYMBOLS."""
+    """What to watch in one cited file: the memory's code-like names the file holds (`symbols_held`); when it holds
+    none, the plain words of the memory the file declares as a function or class ("the sign in signer.py": `def
+    sign`), a word that in this file names code although its shape does not say so. A memory that names code
+    plainly ("test_basic, run it after...") writes its other words as prose: they are not watched. At most
+    MAX_SYMBOLS."""
     held = symbols_held(named_symbols(title, body, paths), content)
     declared = set(_DECLARED.findall(content.decode("utf-8", errors="replace")))
-    if not declared:
+    if held or not declared:
         return held
     path_words = {word for path in paths for word in re.split(r"[/\\.]", path)}
     taken = {watched_name(entry) for entry in held}
@@ -193,6 +199,7 @@ def judge_file(
 ) -> Judgement:
     """One cited file now: `current` is its content (None: gone), `renamed_to` where git says it went, `elsewhere`
     the files of the tree that define each name now (None: not searched)."""
+    elsewhere = _outside_tests(elsewhere, path)
     if current is None and renamed_to is not None:
         gone = missing(symbols, renamed_content or b"")
         if gone and not _all_moved(gone, symbols, elsewhere):
@@ -221,6 +228,26 @@ def judge_file(
     return Judgement(
         State.FRESH, f"{path} changed{how_much}; the names it mentions are still there", None, changed_lines
     )
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a path is a test's (a tests/ folder, tests.py, `test_*.py`, `*_test.go`, `*.spec.ts`, conftest.py)."""
+    *folders, name = path.split("/")
+    return (
+        any(folder in _TEST_FOLDERS for folder in folders)
+        or name.startswith("test_")
+        or name.rsplit(".", 1)[0] in _TEST_FOLDERS
+        or name == "conftest.py"
+        or re.search(r"[._](?:test|spec)\.\w+$", name) is not None
+    )
+
+
+def _outside_tests(elsewhere: Mapping[str, Sequence[str]] | None, cited: str) -> Mapping[str, Sequence[str]] | None:
+    """Where names are defined now, without the test files unless the cited file is one: code does not move into
+    a test, and a name a test defines (a local helper, a stand-in class) is not the cited one's new home."""
+    if elsewhere is None or is_test_path(cited):
+        return elsewhere
+    return {name: [path for path in paths if not is_test_path(path)] for name, paths in elsewhere.items()}
 
 
 def _all_moved(gone: list[str], symbols: list[str], elsewhere: Mapping[str, Sequence[str]] | None) -> bool:
