@@ -381,7 +381,7 @@ def test_prose_words_are_not_watched_when_the_memory_names_code(svc: MemoryServi
     local = 'class Local:\n    """A function for each thread."""\n'
     commit_files(repo, {"tests/test_async.py": tests, "src/local.py": local}, "tests")
     project = project_of(svc, repo)
-    named = svc.record(project, lesson("Tests", "tests/test_async.py has test_basic, run it", "tests/test_async.py"))
+    svc.record(project, lesson("Tests", "tests/test_async.py has test_basic, run it", "tests/test_async.py"))
     plain = svc.record(
         project, lesson("Local", "Local in src/local.py is the one to subclass for custom behaviour", "src/local.py")
     )
@@ -390,7 +390,6 @@ def test_prose_words_are_not_watched_when_the_memory_names_code(svc: MemoryServi
     assert stale_ids(svc, project) == {}  # neither "run" nor the docstring's "function for" named code
     (repo / "src" / "local.py").write_text("class Storage:\n    pass\n")
     assert stale_ids(svc, project) == {plain.memory.id: "`Local` no longer in src/local.py"}
-    assert named.memory.id  # the test it names is still there
 
 
 def test_a_name_only_a_test_defines_is_not_where_a_deleted_file_went(svc: MemoryService, repo: Path) -> None:
@@ -402,3 +401,26 @@ def test_a_name_only_a_test_defines_is_not_where_a_deleted_file_went(svc: Memory
     assert stale_ids(svc, project) == {memory.id: "the file it cites, src/app.py, was deleted"}
     (repo / "src" / "settings.py").write_text("def load_config(path):\n    return path\n")
     assert svc.check_freshness(project, everything=True).stale == []  # a module of the code defines it now: moved
+
+
+def test_a_method_is_watched_in_its_class_and_found_through_its_bases(svc: MemoryService, repo: Path) -> None:
+    cache = "class Cache:\n    def clear(self):\n        pass\n\n\nclass Pool:\n    def drain(self):\n        pass\n"
+    commit_files(repo, {"src/cache.py": cache}, "cache")
+    project = project_of(svc, repo)
+    svc.record(project, lesson("Clear", "Cache.clear() in src/cache.py drops every entry", "src/cache.py"))
+    left = svc.record(project, lesson("Drain", "`Pool.drain` in src/cache.py waits for the workers", "src/cache.py"))
+    based = "from base import Store\n\n\nclass Cache(Store):\n    pass\n\n\nclass Pool:\n    pass\n\n\nclass Queue:\n"
+    (repo / "src" / "cache.py").write_text(based + "    def drain(self):\n        pass\n")
+    (repo / "src" / "base.py").write_text("class Store:\n    def clear(self):\n        pass\n")
+    # clear went to the base class Cache inherits: still Cache's; drain went to another class: Pool's is gone
+    assert stale_ids(svc, project) == {left.memory.id: "`Pool.drain` no longer in src/cache.py"}
+
+
+def test_a_word_of_the_cited_path_is_watched_where_the_file_defines_it(svc: MemoryService, repo: Path) -> None:
+    commit_files(repo, {"tests/test_serving.py": "def test_serving():\n    pass\n"}, "tests")
+    project = project_of(svc, repo)
+    memory = svc.record(
+        project, lesson("Serving", "tests/test_serving.py has test_serving, run it", "tests/test_serving.py")
+    )
+    (repo / "tests" / "test_serving.py").write_text("def test_server_starts():\n    pass\n")
+    assert stale_ids(svc, project) == {memory.memory.id: "`test_serving` no longer in tests/test_serving.py"}
