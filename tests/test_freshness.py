@@ -37,6 +37,15 @@ def commit(root: Path, message: str) -> None:
     git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-am", message)
 
 
+def commit_files(root: Path, files: dict[str, str], message: str) -> None:
+    """Write `files` (path -> text) and commit them."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    git(root, "add", ".")
+    commit(root, message)
+
+
 @pytest.fixture
 def svc(orcmem_home: Path):
     service = MemoryService.open(orcmem_home)
@@ -347,11 +356,11 @@ def test_a_plain_word_the_cited_file_declares_is_watched(svc: MemoryService, rep
 
 
 def test_a_file_found_at_the_same_path_under_one_new_folder_is_followed(svc: MemoryService, repo: Path) -> None:
-    (repo / "app").mkdir()
-    (repo / "app" / "settings.cfg").write_text("[server]\nport = 8000\nworkers = 4\n")
-    (repo / "app" / "extra.cfg").write_text("[extra]\nlevel = 1\n")
-    git(repo, "add", ".")
-    commit(repo, "app")
+    commit_files(
+        repo,
+        {"app/settings.cfg": "[server]\nport = 8000\nworkers = 4\n", "app/extra.cfg": "[extra]\nlevel = 1\n"},
+        "app",
+    )
     project = project_of(svc, repo)
     moved = svc.record(project, lesson("Port", "the port lives in the server section", "app/settings.cfg")).memory
     doubled = svc.record(project, lesson("Extra", "the extra level", "app/extra.cfg")).memory
@@ -365,3 +374,53 @@ def test_a_file_found_at_the_same_path_under_one_new_folder_is_followed(svc: Mem
     commit(repo, "under src")
     assert list(stale_ids(svc, project)) == [doubled.id]  # two files fit: no guess
     assert svc.get(project, moved.id).files == ("src/app/settings.cfg",)
+
+
+def test_prose_words_are_not_watched_when_the_memory_names_code(svc: MemoryService, repo: Path) -> None:
+    tests = "def run(coro):\n    return coro\n\n\ndef test_basic():\n    pass\n"
+    local = 'class Local:\n    """A function for each thread."""\n'
+    commit_files(repo, {"tests/test_async.py": tests, "src/local.py": local}, "tests")
+    project = project_of(svc, repo)
+    svc.record(project, lesson("Tests", "tests/test_async.py has test_basic, run it", "tests/test_async.py"))
+    plain = svc.record(
+        project, lesson("Local", "Local in src/local.py is the one to subclass for custom behaviour", "src/local.py")
+    )
+    (repo / "tests" / "test_async.py").write_text("import asyncio\n\n\ndef test_basic():\n    asyncio.run(None)\n")
+    (repo / "src" / "local.py").write_text('class Local:\n    """Storage per thread."""\n')
+    assert stale_ids(svc, project) == {}  # neither "run" nor the docstring's "function for" named code
+    (repo / "src" / "local.py").write_text("class Storage:\n    pass\n")
+    assert stale_ids(svc, project) == {plain.memory.id: "`Local` no longer in src/local.py"}
+
+
+def test_a_name_only_a_test_defines_is_not_where_a_deleted_file_went(svc: MemoryService, repo: Path) -> None:
+    project = project_of(svc, repo)
+    memory = svc.record(project, lesson("Config", "`load_config` reads the env first", "src/app.py")).memory
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_cli.py").write_text("def test_cli():\n    def load_config():\n        pass\n")
+    (repo / "src" / "app.py").unlink()
+    assert stale_ids(svc, project) == {memory.id: "the file it cites, src/app.py, was deleted"}
+    (repo / "src" / "settings.py").write_text("def load_config(path):\n    return path\n")
+    assert svc.check_freshness(project, everything=True).stale == []  # a module of the code defines it now: moved
+
+
+def test_a_method_is_watched_in_its_class_and_found_through_its_bases(svc: MemoryService, repo: Path) -> None:
+    cache = "class Cache:\n    def clear(self):\n        pass\n\n\nclass Pool:\n    def drain(self):\n        pass\n"
+    commit_files(repo, {"src/cache.py": cache}, "cache")
+    project = project_of(svc, repo)
+    svc.record(project, lesson("Clear", "Cache.clear() in src/cache.py drops every entry", "src/cache.py"))
+    left = svc.record(project, lesson("Drain", "`Pool.drain` in src/cache.py waits for the workers", "src/cache.py"))
+    based = "from base import Store\n\n\nclass Cache(Store):\n    pass\n\n\nclass Pool:\n    pass\n\n\nclass Queue:\n"
+    (repo / "src" / "cache.py").write_text(based + "    def drain(self):\n        pass\n")
+    (repo / "src" / "base.py").write_text("class Store:\n    def clear(self):\n        pass\n")
+    # clear went to the base class Cache inherits: still Cache's; drain went to another class: Pool's is gone
+    assert stale_ids(svc, project) == {left.memory.id: "`Pool.drain` no longer in src/cache.py"}
+
+
+def test_a_word_of_the_cited_path_is_watched_where_the_file_defines_it(svc: MemoryService, repo: Path) -> None:
+    commit_files(repo, {"tests/test_serving.py": "def test_serving():\n    pass\n"}, "tests")
+    project = project_of(svc, repo)
+    memory = svc.record(
+        project, lesson("Serving", "tests/test_serving.py has test_serving, run it", "tests/test_serving.py")
+    )
+    (repo / "tests" / "test_serving.py").write_text("def test_server_starts():\n    pass\n")
+    assert stale_ids(svc, project) == {memory.memory.id: "`test_serving` no longer in tests/test_serving.py"}

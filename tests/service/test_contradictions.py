@@ -18,8 +18,8 @@ from orcmem.models.types import MemoryFilter, NewMemory, Relation, Source, Statu
 from orcmem.rules.review import ReviewPolicy
 from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
-from orcmem.store.migrations import LATEST_VERSION, MIGRATIONS, migrate
-from tests.fakes import standin_claude_env
+from orcmem.store.migrations import LATEST_VERSION, MIGRATION_14, MIGRATIONS, migrate, migration_13
+from tests.fakes import claude_success_envelope, standin_claude_env
 from tests.helpers import user_memory
 from tests.service.test_learning import add_run
 
@@ -192,15 +192,34 @@ def test_an_agent_write_names_what_it_replaces_and_is_shown_the_candidates(servi
     assert refused.relation is Relation.CONFLICTS and service.get(project, old.id).status is Status.ACTIVE
 
 
-def test_the_migration_widens_the_status_and_adds_the_links_table(tmp_path: Path) -> None:
-    conn = apsw.Connection(str(tmp_path / "old.db"))
+def migrate_before(conn: apsw.Connection, migration: object) -> None:
+    """Bring a new database up to the migration before `migration`."""
     conn.create_scalar_function("orcmem_text_digest", lambda title, body: 0, 2, deterministic=True)
-    for _version, sql in MIGRATIONS[:-1]:
+    stop = next(n for n, (_version, sql) in enumerate(MIGRATIONS) if sql is migration)
+    for _version, sql in MIGRATIONS[:stop]:
         if callable(sql):
             sql(conn)
         else:
             conn.execute(sql)
-    conn.execute(f"PRAGMA user_version = {LATEST_VERSION - 1}")
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS[stop - 1][0]}")
+
+
+def test_the_ledger_migration_marks_every_earlier_call_a_distillation(tmp_path: Path) -> None:
+    conn = apsw.Connection(str(tmp_path / "old.db"))
+    migrate_before(conn, MIGRATION_14)
+    conn.execute(
+        "INSERT INTO distill_usage (run_id, project_id, provider, wall_ms, started_at, finished_at, status) "
+        "VALUES ('r1', 'p1', 'claude', 1, 1, 2, 'ok')"
+    )
+    assert migrate(conn) == LATEST_VERSION
+    assert conn.execute("SELECT call FROM distill_usage").fetchall() == [("distill",)]
+    with pytest.raises(apsw.ConstraintError):
+        conn.execute("UPDATE distill_usage SET call = 'other'")
+
+
+def test_the_migration_widens_the_status_and_adds_the_links_table(tmp_path: Path) -> None:
+    conn = apsw.Connection(str(tmp_path / "old.db"))
+    migrate_before(conn, migration_13)
     conn.execute("INSERT INTO projects VALUES ('p1', '/r', '/r', 'r', 1, 1)")
     insert = (
         "INSERT INTO memories (id, scope, project_id, type, title, body, status, source, created_at, updated_at, "
@@ -241,3 +260,33 @@ def test_the_cli_shows_the_chain_and_settles_a_conflict(run) -> None:
     assert run("conflicts").stdout.strip() == "No open conflicts."
     assert "status: superseded" in run("show", other).stdout
     assert run("relate", later_id, "--replaces", other, ok=False).exit_code == 1  # superseded: nothing to relate to
+
+
+def test_the_judgement_is_billed_apart_and_counts_against_the_budget(service, project, standin, run) -> None:
+    envelope = json.loads(claude_success_envelope())
+    usage = envelope["usage"]
+    per_call = sum(usage[k] for k in ("input_tokens", "output_tokens", "cache_read_input_tokens"))
+    per_call += usage["cache_creation_input_tokens"]
+    standin.answer("Use npm for installs", "npm install sets up the workspace packages", "tooling/npm")
+    distil(service, project, standin, "run-1")
+    service.cost.set_budget(
+        runs=10, tokens=int(per_call * 2.5), dollars=100.0
+    )  # two distillations fit, not three calls
+    standin.answer("Use pnpm for installs", "pnpm install replaces npm install", "tooling/pnpm", "replaces")
+    distil(service, project, standin, "run-2")
+    calls = service.cost.recent(project.id, 10)
+    assert [row.call for row in calls] == ["judgement", "distill", "distill"]  # newest first
+    judged = calls[0]
+    assert (judged.input_tokens, judged.output_tokens) == (usage["input_tokens"], usage["output_tokens"])
+    assert judged.cost_usd == pytest.approx(envelope["total_cost_usd"]) and judged.run_id == calls[1].run_id
+    total = service.cost.total("day", project.id)
+    assert (total.runs, total.judgements, total.judgement_tokens, total.tokens) == (2, 1, per_call, 3 * per_call)
+    assert total.judgement_dollars == pytest.approx(envelope["total_cost_usd"])
+    spent = service.cost.spent_today()
+    assert (spent.runs, spent.tokens) == (2, 3 * per_call)  # the judgement is part of its run, its tokens count
+    hold = service.cost.hold()
+    assert hold is not None and hold.kind == "budget"  # reached by the judgement's tokens
+    said = run("usage", "--period", "day").output
+    assert f"today      2 runs, {3 * per_call:,} tokens" in said and f"(judgement: {per_call:,} tokens" in said
+    assert " (judgement)  ok" in said
+    assert f"(judgement: {per_call:,} tokens" in run("jobs").output

@@ -12,7 +12,8 @@ from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_ap
 from orcmem.cli.formatting import age_text, as_dict, memory_line
 from orcmem.hooks import handlers as hooks
 from orcmem.host.profile import home_dir
-from orcmem.models.vocabulary import HookName, JobState, values
+from orcmem.models.usage import UsageTotal
+from orcmem.models.vocabulary import HookName, JobState, UsageCall, values
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import cost_text, duration, plural
 
@@ -169,7 +170,11 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
     for job, run in rows:
         error = f" - {job.error}" if job.error else ""
         spent = costs.get(job.run_id)
-        cost = f"  {cost_text(spent.tokens, spent.dollars)}, {duration(spent.wall_ms / 1000)}" if spent else ""
+        cost = (
+            f"  {cost_text(spent.tokens, spent.dollars)}{_judged(spent)}, {duration(spent.wall_ms / 1000)}"
+            if spent
+            else ""
+        )
         echo(
             f"{job.run_id}  {job.state:<8} {plural(job.memories_written, 'memory', 'memories')}  {run.agent}, queued "
             f"{age_text(job.queued_at, now)}{cost}{error}"
@@ -188,7 +193,8 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
 @json_option
 @pass_app
 def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, as_json: bool) -> None:
-    """What learning cost: each distillation call, and the totals per day, week and month, per project and overall."""
+    """What learning cost: each call (distillations and their contradiction judgements), and the totals per day, week
+    and month, per project and overall."""
     from orcmem.service.cost import PERIODS
 
     service = app.service()
@@ -230,7 +236,7 @@ def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, a
     for name in periods:
         total = totals[name]
         label = {"day": "today", "week": "this week", "month": "this month", "all": "all time"}[name]
-        line = f"  {label:<10} {plural(total.runs, 'run')}, {cost_text(total.tokens, total.dollars)}"
+        line = f"  {label:<10} {plural(total.runs, 'run')}, {cost_text(total.tokens, total.dollars)}{_judged(total)}"
         if project is not None and overall[name].runs != total.runs:
             line += f" (all projects: {plural(overall[name].runs, 'run')}, "
             line += f"{cost_text(overall[name].tokens, overall[name].dollars)})"
@@ -240,7 +246,7 @@ def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, a
             for total in per_project[name]:
                 echo(
                     f"  {name:<10} {names.get(total.project_id or '', total.project_id)}: {plural(total.runs, 'run')}, "
-                    f"{cost_text(total.tokens, total.dollars)}"
+                    f"{cost_text(total.tokens, total.dollars)}{_judged(total)}"
                 )
     echo(f"daily budget: {describe_budget(budget)}")
     if hold is not None:
@@ -252,6 +258,7 @@ def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, a
     echo("calls, newest first:")
     for row in calls:
         model = f" {row.model}" if row.model else ""
+        model += " (judgement)" if row.call == UsageCall.JUDGEMENT else ""
         cache = ""
         if row.cache_read_tokens or row.cache_creation_tokens:
             cache = f" (cache read {row.cache_read_tokens:,}, written {row.cache_creation_tokens:,})"
@@ -261,6 +268,13 @@ def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, a
             f"{'$' + format(row.cost_usd, '.4f') if row.cost_usd is not None else 'no price reported'}, "
             f"{duration(row.wall_ms / 1000)}"
         )
+
+
+def _judged(total: UsageTotal) -> str:
+    """The contradiction judgement's share of a total, when it made any call."""
+    if not total.judgements:
+        return ""
+    return f" (judgement: {cost_text(total.judgement_tokens, total.judgement_dollars)})"
 
 
 @click.command()

@@ -41,7 +41,8 @@ class RateLimit:
 
 @dataclass(frozen=True, slots=True)
 class DailySpend:
-    """What distillation spent since a moment (the local day's start): calls, tokens and dollars."""
+    """What distillation spent since a moment (the local day's start): runs distilled (the judgement is part of its
+    run, not another), and every call's tokens and dollars."""
 
     runs: int = 0
     tokens: int = 0
@@ -69,6 +70,7 @@ class UsageRow:
     headroom: float | None
     rate_limit_low: bool
     resets_at: int | None
+    call: str = "distill"  # models/vocabulary.UsageCall: the distillation, or the contradiction judgement
 
     @property
     def tokens(self) -> int:
@@ -78,7 +80,9 @@ class UsageRow:
 
 @dataclass(frozen=True, slots=True)
 class UsageTotal:
-    """Calls, tokens and dollars summed over a period (and a project, when `project_id` is set)."""
+    """Calls, tokens and dollars summed over a period (and a project, when `project_id` is set): every call's
+    tokens and dollars, the judgement's among them; `runs` counts the distillation calls, and the judgement's
+    share is given apart too."""
 
     runs: int
     input_tokens: int
@@ -88,6 +92,9 @@ class UsageTotal:
     dollars: float
     wall_ms: int
     project_id: str | None = None
+    judgements: int = 0  # contradiction judgement calls among the calls summed
+    judgement_tokens: int = 0  # their tokens, cached ones included (part of `tokens`)
+    judgement_dollars: float = 0.0  # their dollars (part of `dollars`)
 
     @property
     def tokens(self) -> int:

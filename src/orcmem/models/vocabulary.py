@@ -56,6 +56,14 @@ class JobState(StrEnum):
     SKIPPED = "skipped"
 
 
+class UsageCall(StrEnum):
+    """Which call of a distillation a cost-ledger row is: the distillation itself, or the contradiction judgement
+    (the second, short call made when new memories have older ones they may contradict)."""
+
+    DISTILL = "distill"
+    JUDGEMENT = "judgement"
+
+
 class ExtractionProvider(StrEnum):
     """Who distils finished runs: `auto` picks the signed-in agent CLI; `off` stops learning alone."""
 

@@ -50,6 +50,7 @@ _NOT_NAMES = frozenset(
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _GLOB = re.compile(r"[*?\[]")
 DEFINED = "def:"  # a watched name the file defined (def, class, assignment): it must stay defined, not just mentioned
+MEMBER = "member:"  # a watched `Class.method` the file's class defined: the class (or a base) must still define it
 _DEFINITION = (
     r"^[ \t]*(?:(?:async|export|pub|public|private|protected|static|default|abstract|final|override)[ \t]+)*"
     r"(?:def|class|function|fn|func|struct|interface|type|enum|trait|const|let|var|module)[ \t]+{name}(?![\w])"
@@ -57,6 +58,7 @@ _DEFINITION = (
     r"|^[ \t]*{name}[ \t]*\(\)[ \t]*\{{"
 )
 MAX_SYMBOLS = 20
+_TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__", "spec", "specs"})
 
 
 class State:
@@ -111,8 +113,60 @@ def definition_pattern(name: str) -> re.Pattern[str]:
 
 
 def watched_name(entry: str) -> str:
-    """The name of a watched entry (`def:load_config` -> `load_config`)."""
-    return entry.removeprefix(DEFINED)
+    """The name of a watched entry (`def:load_config` -> `load_config`, `member:Cache.clear` -> `Cache.clear`)."""
+    return entry.removeprefix(DEFINED).removeprefix(MEMBER)
+
+
+def named_members(title: str, body: str) -> list[str]:
+    """The `Class.method` names a memory writes (a capitalised part before the last), paths taken out first."""
+    text = _PATH_LIKE.sub(" ", f"{title}\n{body}")
+    found = []
+    for dotted in _DOTTED.findall(text):
+        *_before, owner, member = dotted.split(".")
+        if owner.lstrip("_")[:1].isupper() and len(member) >= 3 and not member.startswith("__"):
+            found.append(f"{owner}.{member}")
+    return list(dict.fromkeys(found))
+
+
+def class_block(text: str, name: str) -> tuple[str, list[str]] | None:
+    """The body of the class `name` in a file's text (the lines indented under its `class` line) and the names of
+    its bases; None when the text declares no such class."""
+    head = re.search(rf"^([ \t]*)class[ \t]+{re.escape(name)}\b([^\n]*)$", text, re.MULTILINE)
+    if head is None:
+        return None
+    indent, rest = len(head.group(1).expandtabs()), head.group(2)
+    inside = re.match(r"\s*\(([^)]*)\)", rest)
+    listed = inside.group(1) if inside else (re.findall(r"extends[ \t]+([\w.]+)", rest) or [""])[0]
+    bases = [part.strip().rsplit(".", 1)[-1] for part in listed.split(",") if part.strip() and "=" not in part]
+    lines = []
+    for line in text[head.end() + 1 :].splitlines():
+        if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith((")", "#")):
+            break
+        lines.append(line)
+    return "\n".join(lines), [base for base in bases if base not in ("object", "")]
+
+
+def member_here(text: str, member: str) -> bool | list[str]:
+    """Whether a file's text defines `Class.method` in that class or a base it also declares: True, False (no such
+    class), or the names of the bases to look for elsewhere."""
+    owner, name = member.split(".", 1)
+    seen: set[str] = set()
+    waiting, further = [owner], []
+    while waiting:
+        cls = waiting.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        found = class_block(text, cls)
+        if found is None:
+            if cls == owner:
+                return False
+            further.append(cls)
+            continue
+        if definition_pattern(name).search(found[0]):
+            return True
+        waiting += found[1]
+    return further
 
 
 def symbols_held(symbols: list[str], content: bytes) -> list[str]:
@@ -126,22 +180,35 @@ def symbols_held(symbols: list[str], content: bytes) -> list[str]:
     ]
 
 
+# a declaration followed by what only code puts after its name (`(`, `:`, `{`, `<`, `extends`...): "a function
+# for" in a docstring declares nothing
 _DECLARED = re.compile(
     r"^[ \t]*(?:(?:async|export|pub|public|static|default|abstract)[ \t]+)*"
-    r"(?:def|class|function|fn|func|struct|interface|trait|enum)[ \t]+([A-Za-z_][A-Za-z0-9_]{2,})",
+    r"(?:def|class|function|fn|func|struct|interface|trait|enum)[ \t]+([A-Za-z_][A-Za-z0-9_]{2,})"
+    r"(?=[ \t]*[(:<{\[;]|[ \t]+(?:extends|implements)\b)",
     re.MULTILINE,
 )
 _WORD = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]{2,}(?![\w])")
 
 
 def watch_list(title: str, body: str, paths: Sequence[str], content: bytes) -> list[str]:
-    """What to watch in one cited file: the memory's code-like names the file holds (`symbols_held`), then the
-    plain words of the memory the file declares as a function or class ("the sign in signer.py": `def sign`), a
-    word that in this file names code although its shape does not say so; at most MAX_SYMBOLS."""
+    """What to watch in one cited file: the memory's code-like names the file holds (`symbols_held`); when it holds
+    none, the plain words of the memory the file declares as a function or class ("the sign in signer.py": `def
+    sign`), a word that in this file names code although its shape does not say so. A memory that names code
+    plainly ("test_basic, run it after...") writes its other words as prose: they are not watched. At most
+    MAX_SYMBOLS."""
     held = symbols_held(named_symbols(title, body, paths), content)
-    declared = set(_DECLARED.findall(content.decode("utf-8", errors="replace")))
-    if not declared:
-        return held
+    text = content.decode("utf-8", errors="replace")
+    # a word of the cited path is a name after all where the file defines it (`test_serving` in test_serving.py)
+    held += [
+        DEFINED + name
+        for name in named_symbols(title, body)
+        if DEFINED + name not in held and definition_pattern(name).search(text)
+    ]
+    held += [MEMBER + member for member in named_members(title, body) if member_here(text, member) is True]
+    declared = set(_DECLARED.findall(text))
+    if held or not declared:
+        return held[:MAX_SYMBOLS]
     path_words = {word for path in paths for word in re.split(r"[/\\.]", path)}
     taken = {watched_name(entry) for entry in held}
     words = _WORD.findall(_PATH_LIKE.sub(" ", f"{title}\n{body}"))
@@ -153,15 +220,15 @@ def missing(watched: list[str], content: bytes) -> list[str]:
     """The names of a watch list the content no longer holds: a DEFINED one no longer defined, another no longer
     mentioned."""
     text = content.decode("utf-8", errors="replace")
-    return [
-        watched_name(entry)
-        for entry in watched
-        if not (
-            definition_pattern(watched_name(entry)).search(text)
-            if entry.startswith(DEFINED)
-            else _mentioned(entry, text)
-        )
-    ]
+
+    def holds(entry: str) -> bool:
+        if entry.startswith(MEMBER):
+            return member_here(text, watched_name(entry)) is True
+        if entry.startswith(DEFINED):
+            return definition_pattern(watched_name(entry)).search(text) is not None
+        return _mentioned(entry, text)
+
+    return [watched_name(entry) for entry in watched if not holds(entry)]
 
 
 def command_program(title: str, body: str) -> str | None:
@@ -193,6 +260,7 @@ def judge_file(
 ) -> Judgement:
     """One cited file now: `current` is its content (None: gone), `renamed_to` where git says it went, `elsewhere`
     the files of the tree that define each name now (None: not searched)."""
+    elsewhere = _outside_tests(elsewhere, path)
     if current is None and renamed_to is not None:
         gone = missing(symbols, renamed_content or b"")
         if gone and not _all_moved(gone, symbols, elsewhere):
@@ -223,16 +291,36 @@ def judge_file(
     )
 
 
+def is_test_path(path: str) -> bool:
+    """Whether a path is a test's (a tests/ folder, tests.py, `test_*.py`, `*_test.go`, `*.spec.ts`, conftest.py)."""
+    *folders, name = path.split("/")
+    return (
+        any(folder in _TEST_FOLDERS for folder in folders)
+        or name.startswith("test_")
+        or name.rsplit(".", 1)[0] in _TEST_FOLDERS
+        or name == "conftest.py"
+        or re.search(r"[._](?:test|spec)\.\w+$", name) is not None
+    )
+
+
+def _outside_tests(elsewhere: Mapping[str, Sequence[str]] | None, cited: str) -> Mapping[str, Sequence[str]] | None:
+    """Where names are defined now, without the test files unless the cited file is one: code does not move into
+    a test, and a name a test defines (a local helper, a stand-in class) is not the cited one's new home."""
+    if elsewhere is None or is_test_path(cited):
+        return elsewhere
+    return {name: [path for path in paths if not is_test_path(path)] for name, paths in elsewhere.items()}
+
+
 def _all_moved(gone: list[str], symbols: list[str], elsewhere: Mapping[str, Sequence[str]] | None) -> bool:
     """Whether every vanished name was a definition of the file and is defined elsewhere in the tree now."""
-    defined = {watched_name(entry) for entry in symbols if entry.startswith(DEFINED)}
+    defined = set(names_to_find(symbols, members=True))
     return elsewhere is not None and all(name in defined and elsewhere.get(name) for name in gone)
 
 
 def _new_home(symbols: list[str], elsewhere: Mapping[str, Sequence[str]] | None, old: str) -> str | None:
     """Where a gone file went: the file defining the most of the names it defined (every one of them defined
     somewhere now), the one with the same file name first; None when it defined none or one is gone."""
-    defined = [watched_name(entry) for entry in symbols if entry.startswith(DEFINED)]
+    defined = names_to_find(symbols, members=True)
     if not defined or elsewhere is None or not all(elsewhere.get(name) for name in defined):
         return None
     candidates = {path for name in defined for path in elsewhere[name]}
@@ -244,9 +332,14 @@ def _new_home(symbols: list[str], elsewhere: Mapping[str, Sequence[str]] | None,
     return max(sorted(candidates), key=score)
 
 
-def names_to_find(symbols: list[str]) -> list[str]:
-    """The names of a watch list worth looking for across the tree: those the file defined."""
-    return [watched_name(entry) for entry in symbols if entry.startswith(DEFINED)]
+def names_to_find(symbols: list[str], *, members: bool = False) -> list[str]:
+    """The names of a watch list worth looking for across the tree: those the file defined, with each member's
+    class (or, `members`, the `Class.method` itself)."""
+    found = [watched_name(entry) for entry in symbols if entry.startswith(DEFINED)]
+    for entry in symbols:
+        if entry.startswith(MEMBER):
+            found.append(watched_name(entry) if members else watched_name(entry).split(".", 1)[0])
+    return list(dict.fromkeys(found))
 
 
 def _names(names: list[str]) -> str:

@@ -14,7 +14,7 @@ from orcmem.models.constants import (
     SETTING_LEARNING_BUDGET,
 )
 from orcmem.models.usage import DailySpend, RateLimit, Usage, UsageRow, UsageTotal
-from orcmem.models.vocabulary import JobState
+from orcmem.models.vocabulary import JobState, UsageCall
 from orcmem.rules.budget import (
     Budget,
     budget_reached,
@@ -131,8 +131,10 @@ class LearningCost:
         *,
         status: str,
         started_at: int,
+        call: str = UsageCall.DISTILL,
     ) -> int:
-        """Record one distillation call of `run` (whatever its outcome: a failed call is billed too); its id."""
+        """Record one call of `run`'s distillation, the distillation itself or its contradiction judgement
+        (whatever its outcome: a failed call is billed too); its id."""
         return self.store.usage.add(
             run_id=run.id,
             project_id=run.project_id,
@@ -142,6 +144,7 @@ class LearningCost:
             status=status,
             started_at=started_at,
             finished_at=self.core.clock(),
+            call=call,
         )
 
     def backoff_until(self, rate_limit: RateLimit | None, attempts: int) -> int:

@@ -25,6 +25,7 @@ from orcmem.rules.freshness import (
     is_script_path,
     judge_file,
     judge_program,
+    member_here,
     names_to_find,
     watch_list,
 )
@@ -176,10 +177,12 @@ class FreshnessCheck:
         # a file gone or a name vanished: look once, across the tree, for where the names it defined are defined now
         # (in files of the cited file's kind: a Python function moves to a Python file, not into a docs example)
         wanted: dict[str, set[str]] = defaultdict(set)
+        members: set[str] = set()
         for judged in first.values():
             for citation, judgement in judged:
                 if judgement.state == State.STALE and citation.kind == "file":
                     wanted[_kind_of(citation.target)].update(names_to_find(citation.symbols))
+                    members.update(name for name in names_to_find(citation.symbols, members=True) if "." in name)
         if any(wanted.values()):
             lines = [
                 line
@@ -188,6 +191,8 @@ class FreshnessCheck:
                 for line in code_state.definition_lines(root, names, [f"*{kind}"] if kind else [])
             ]
             facts.elsewhere = defined_where(set().union(*wanted.values()), lines)
+            if members:
+                _find_members(root, members, facts, set().union(*wanted.values()))
         outcomes: dict[int, tuple[str, str]] = {}
         renamed = 0
         for pk, judged_first in first.items():
@@ -269,6 +274,42 @@ class FreshnessCheck:
             deleted_on,
             facts.elsewhere,
         )
+
+
+MEMBER_SEARCHES = 3  # rounds of `git grep` for the bases of a `Class.method`'s class (a base of a base...)
+
+
+def _find_members(root: Path, members: set[str], facts: _GitFacts, searched: set[str]) -> None:
+    """For each `Class.method`, the files whose class of that name defines the method, itself or through its bases
+    wherever the tree defines them (found by up to MEMBER_SEARCHES more searches), into `facts.elsewhere`."""
+    elsewhere = facts.elsewhere if facts.elsewhere is not None else {}
+    unknown: set[str] = set()
+
+    def homes(cls: str, name: str, seen: frozenset[str]) -> list[str]:
+        found = []
+        for path in elsewhere.get(cls, []):
+            content = facts.read(path)
+            here = member_here(content.decode("utf-8", errors="replace"), f"{cls}.{name}") if content else False
+            if isinstance(here, list):
+                unknown.update(base for base in here if base not in searched)
+                here = any(homes(base, name, seen | {cls}) for base in here if base in searched and base not in seen)
+            if here:
+                found.append(path)
+        return found
+
+    for _round in range(MEMBER_SEARCHES):
+        unknown.clear()
+        for member in members:
+            owner, name = member.split(".", 1)
+            homes(owner, name, frozenset())
+        if not unknown:
+            break
+        searched |= unknown
+        elsewhere.update(defined_where(unknown, code_state.definition_lines(root, unknown)))
+    for member in members:
+        owner, name = member.split(".", 1)
+        elsewhere[member] = homes(owner, name, frozenset())
+    facts.elsewhere = elsewhere
 
 
 def _kind_of(path: str) -> str:

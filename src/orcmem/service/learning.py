@@ -15,7 +15,7 @@ from orcmem.models.constants import EXTRACTION_EVENT_LIMIT, MAX_CONCURRENT_EXTRA
 from orcmem.models.errors import NotFoundError, OwnershipError, ValidationError
 from orcmem.models.ledger import LedgerEvent, TurnState
 from orcmem.models.types import Memory, NewMemory, Project, Relation, Source, Status
-from orcmem.models.vocabulary import Agent, JobState, TaskStatus
+from orcmem.models.vocabulary import Agent, JobState, TaskStatus, UsageCall
 from orcmem.rules.contradictions import day
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.jobs import Job
@@ -443,12 +443,24 @@ class Learning:
         short = _short_ids(shown)
         relations: dict[int, tuple[Relation, str]] = {}
         if short:  # no call when no memory has a candidate
+            judged_at = self.memory.clock()
             judgement = choice.generator.generate(
                 build_judgement_prompt(
                     [(item.type, item.title, item.body) for item in extraction.memories],
                     [[(short[m.id], str(m.type), m.title, m.body, _written(m)) for m in found] for found in shown],
                 ),
                 schema=judge_schema(),
+            )
+            # billed and counted against the budget like the distillation, marked apart; a refusal for a rate limit
+            # is recorded (the hold reads it) but does not requeue the run: its memories stay unrelated
+            self.memory.cost.record(
+                run,
+                provider,
+                judgement.usage,
+                judgement.rate_limit,
+                status=_call_status(judgement),
+                started_at=judged_at,
+                call=UsageCall.JUDGEMENT,
             )
             if judgement.text is None:  # every memory stays unrelated, none is lost
                 log.warning("the contradiction judgement of run %s failed: %s", run.id, judgement.error)

@@ -505,6 +505,13 @@ CREATE INDEX memory_links_open ON memory_links(open) WHERE open = 1;
 """
 
 
+# The contradiction judgement's cost (docs/learning.md, Cost and budget): each ledger row says which call of its
+# run it was; the rows before this are all distillations.
+MIGRATION_14 = """
+ALTER TABLE distill_usage ADD COLUMN call TEXT NOT NULL DEFAULT 'distill' CHECK (call IN ('distill', 'judgement'));
+"""
+
+
 def migration_13(conn: apsw.Connection) -> None:
     """Let a memory's status be `superseded`, then the links table."""
     _loosen_status(conn, _STATUS_BEFORE_13, _STATUS_AFTER_13)
@@ -525,6 +532,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (11, MIGRATION_11),
     (12, MIGRATION_12),
     (13, migration_13),
+    (14, MIGRATION_14),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

@@ -4,23 +4,39 @@ from __future__ import annotations
 
 from orcmem.models.data_shapes import Row, SqlValue
 from orcmem.models.usage import DailySpend, RateLimit, Usage, UsageRow, UsageTotal
+from orcmem.models.vocabulary import UsageCall
 from orcmem.store.connection import Repository
 
 _COLUMNS = (
     "id, run_id, project_id, provider, model, input_tokens, output_tokens, cache_read_tokens, "
-    "cache_creation_tokens, cost_usd, wall_ms, started_at, finished_at, status, headroom, rate_limit_low, resets_at"
+    "cache_creation_tokens, cost_usd, wall_ms, started_at, finished_at, status, headroom, rate_limit_low, resets_at, "
+    "call"
 )
+_TOKENS = "input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens"
+_JUDGED = f"call = '{UsageCall.JUDGEMENT}'"
 _SUMS = (
-    "count(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cache_read_tokens), 0), "
-    "COALESCE(SUM(cache_creation_tokens), 0), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(wall_ms), 0)"
+    f"COALESCE(SUM(NOT {_JUDGED}), 0), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+    "COALESCE(SUM(cache_read_tokens), 0), COALESCE(SUM(cache_creation_tokens), 0), COALESCE(SUM(cost_usd), 0), "
+    f"COALESCE(SUM(wall_ms), 0), COALESCE(SUM({_JUDGED}), 0), "
+    f"COALESCE(SUM(CASE WHEN {_JUDGED} THEN {_TOKENS} END), 0), COALESCE(SUM(CASE WHEN {_JUDGED} THEN cost_usd END), 0)"
 )
 
 
 def _total(sums: Row, project_id: str | None = None) -> UsageTotal:
     """A UsageTotal from the _SUMS columns."""
-    runs, inputs, outputs, reads, writes, dollars, wall = sums
+    runs, inputs, outputs, reads, writes, dollars, wall, judgements, judged_tokens, judged_dollars = sums
     return UsageTotal(
-        int(runs), int(inputs), int(outputs), int(reads), int(writes), float(dollars), int(wall), project_id
+        int(runs),
+        int(inputs),
+        int(outputs),
+        int(reads),
+        int(writes),
+        float(dollars),
+        int(wall),
+        project_id,
+        int(judgements),
+        int(judged_tokens),
+        float(judged_dollars),
     )
 
 
@@ -44,15 +60,16 @@ class UsageRepository(Repository):
         status: str,
         started_at: int,
         finished_at: int,
+        call: str = UsageCall.DISTILL,
     ) -> int:
-        """Record one call; its id."""
+        """Record one call (the distillation, or its contradiction judgement); its id."""
         usage = usage or Usage()
         limit = rate_limit or RateLimit()
         with self.db.transaction():
             self.db.query(
                 "INSERT INTO distill_usage (run_id, project_id, provider, model, input_tokens, output_tokens, "
                 "cache_read_tokens, cache_creation_tokens, cost_usd, wall_ms, started_at, finished_at, status, "
-                "headroom, rate_limit_low, resets_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "headroom, rate_limit_low, resets_at, call) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     project_id,
@@ -70,16 +87,18 @@ class UsageRepository(Repository):
                     limit.headroom,
                     int(limit.low or limit.limited),
                     limit.resets_at,
+                    str(call),
                 ),
             )
             row = self.db.query_one("SELECT last_insert_rowid()")
         return int(row[0]) if row else 0
 
     def spent_since(self, since: int) -> DailySpend:
-        """Calls, tokens and dollars of the calls started at or after `since` (ms)."""
+        """Distillation calls, and every call's tokens and dollars (the judgement's too), started at or after
+        `since` (ms)."""
         row = self.db.query_one(
-            "SELECT count(*), COALESCE(SUM(input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens), "
-            "0), COALESCE(SUM(cost_usd), 0) FROM distill_usage WHERE started_at >= ?",
+            f"SELECT COALESCE(SUM(NOT {_JUDGED}), 0), COALESCE(SUM({_TOKENS}), 0), COALESCE(SUM(cost_usd), 0) "
+            "FROM distill_usage WHERE started_at >= ?",
             (since,),
         )
         return DailySpend(int(row[0]), int(row[1]), float(row[2])) if row else DailySpend()
