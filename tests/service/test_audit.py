@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from orcmem.agent_context.session_recall import recall_for_session, recalled_in_sessions
+from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
 from orcmem.store.recall import RecallRow
+from orcmem.text.redact import rules_version
 from tests.helpers import Clock
 
 HEALTHY = [
@@ -177,5 +179,43 @@ def test_the_session_start_hook_keeps_what_recall_gave(
     assert report.findings == []
     unused = {f.memory_id for f in svc.store_audit.run(project, days=30).findings if f.kind is Kind.UNUSED}
     assert unused == set(ids)  # recalled about 100 days ago: unused within 30 days
-    assert svc.store.audit_scan.rows(project.id)[0].last_recalled_at is not None
-    assert svc.store.audit_scan.rows(project.id)[1].last_recalled_at is None
+    rows = svc.store.audit_scan.rows(project.id, rules_version())
+    assert rows[0].last_recalled_at is not None
+    assert rows[1].last_recalled_at is None
+
+
+def _scanned(svc, project) -> dict[str, bool]:  # type: ignore[no-untyped-def]
+    return {row.id: row.scanned for row in svc.store.audit_scan.rows(project.id, rules_version())}
+
+
+def test_a_memory_edited_after_its_scan_is_scanned_again(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded(HEALTHY[:2])
+    assert _scanned(svc, project) == {ids[0]: True, ids[1]: True}  # written redacted by today's rules
+    svc.feedback(project, ids[1], "helpful")  # not an edit of its text: still scanned
+    svc.store.memories.update_fields(ids[0], {"body": SECRET_BODY})  # the text changed after its scan
+    assert _scanned(svc, project) == {ids[0]: False, ids[1]: True}
+    assert _kinds(svc.store_audit.run(project), ids[0]) == {Kind.SECRET}
+    assert _kinds(svc.store_audit.run(project), ids[0]) == {Kind.SECRET}  # a secret is never kept as scanned
+    svc.store_audit.redact(project, ids[0])
+    assert _scanned(svc, project) == {ids[0]: False, ids[1]: True}
+    assert svc.store_audit.run(project).findings == []
+    assert _scanned(svc, project) == {ids[0]: True, ids[1]: True}  # found clean: the next audit skips it
+
+
+def test_a_memory_cut_at_the_limit_is_left_to_the_audit(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded([HEALTHY[0], (HEALTHY[1][0], "x" * BODY_MAX_CHARS)])
+    assert _scanned(svc, project) == {ids[0]: True, ids[1]: False}  # its end may hold what a rule takes whole
+    svc.store_audit.run(project)
+    assert _scanned(svc, project) == {ids[0]: True, ids[1]: True}
+
+
+def test_a_new_rule_set_scans_every_memory_again(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded(HEALTHY[:2])
+    svc.store.memories.update_fields(ids[0], {"body": SECRET_BODY})  # stored before a rule for it existed...
+    pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version())]
+    svc.store.audit_scan.note_scanned(pks, rules_version() ^ 1)  # ...and found clean by that older rule set
+    assert _scanned(svc, project) == {ids[0]: False, ids[1]: False}
+    assert _kinds(svc.store_audit.run(project), ids[0]) == {Kind.SECRET}
+    assert _scanned(svc, project) == {ids[0]: False, ids[1]: True}
+    svc.store.audit_scan.note_scanned(pks[:1], rules_version())  # a scan of today's rules is trusted: not redone
+    assert svc.store_audit.run(project).findings == []

@@ -5,6 +5,7 @@ that go with them (merge, redact again; retract and forget are the memory servic
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -20,14 +21,14 @@ from orcmem.models.constants import (
     MS_PER_DAY,
     TITLE_MAX_CHARS,
 )
-from orcmem.models.errors import ValidationError
+from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
 from orcmem.retrieve.close_pairs import close_pairs
 from orcmem.rules.audit import FIXES, LABELS, Kind, is_generic, keeper
 from orcmem.service.duplicates import memory_text
 from orcmem.store.audit_scan import AuditRow
-from orcmem.text.duplicates import differing_facts, other_value, same_text_key
-from orcmem.text.redact import redact, redact_text
+from orcmem.text.duplicates import Facts, differing_facts, facts_of, other_value, same_text_key
+from orcmem.text.redact import redact, redact_text, rules_version
 from orcmem.text.wording import plural
 
 if TYPE_CHECKING:
@@ -126,15 +127,18 @@ class StoreAudit:
         if not 1 <= days <= MAX_DAYS:
             raise ValidationError(f"--days must be between 1 and {MAX_DAYS}.")
         started = time.perf_counter()
-        rows = self.store.audit_scan.rows(project.id)
+        rules = rules_version()
+        rows = self.store.audit_scan.rows(project.id, rules)
         now = self.memory.clock()
-        findings: list[Finding] = []
+        findings = [finding for row in rows if not row.scanned for finding in _secret(row)]
+        shown = _Titles({f.memory_id for f in findings})
+        self._note_scanned(rows, shown.secrets, rules)
         for row in rows:
-            findings.extend(_alone(row, now, days))
+            findings.extend(_alone(row, shown(row), now, days))
         active = [row for row in rows if row.status == Status.ACTIVE]
-        repeated = _exact_duplicates(active)
+        repeated = _exact_duplicates(active, shown)
         findings.extend(repeated)
-        compared, pairs = self._pairs(active, {f.memory_id for f in repeated})
+        compared, pairs = self._pairs(active, {f.memory_id for f in repeated}, shown)
         findings.extend(pairs)
         findings.extend(self._contradictions_hook(project, active))
         counts: dict[Kind, int] = defaultdict(int)
@@ -144,7 +148,16 @@ class StoreAudit:
         findings.sort(key=lambda f: (order[f.kind], f.memory_id))
         return AuditReport(len(rows), findings, days, time.perf_counter() - started, compared, dict(counts))
 
-    def _pairs(self, active: list[AuditRow], repeats: set[str]) -> tuple[int, list[Finding]]:
+    def _note_scanned(self, rows: list[AuditRow], secrets: set[str], rules: int) -> None:
+        """Keep which memories today's rules found clean, so the next audit scans only what changed since."""
+        clean = [row.pk for row in rows if not row.scanned and row.id not in secrets]
+        if not clean:
+            return
+        # A read-only or busy store: the audit still reports, and the next one scans these again.
+        with contextlib.suppress(StoreError):
+            self.store.audit_scan.note_scanned(clean, rules)
+
+    def _pairs(self, active: list[AuditRow], repeats: set[str], shown: _Titles) -> tuple[int, list[Finding]]:
         """Near duplicates and possible contradictions among the active memories, by their stored vectors (no
         model runs: a memory without a vector of the current model is compared by its words only)."""
         if not active or not self.store.vectors.available:
@@ -155,31 +168,34 @@ class StoreAudit:
         pks, matrix = self.store.audit_scan.vectors(list(by_pk), model)
         found: list[Finding] = []
         reported: set[str] = set()
+        said = _Said()
+        rows = [by_pk[pk] for pk in pks.tolist()]
         for i, j, similarity in close_pairs(matrix, DUPLICATE_MIN_SIMILARITY):
-            one, other = by_pk[int(pks[i])], by_pk[int(pks[j])]
+            one, other = rows[i], rows[j]
             if one.id in reported or other.id in reported:
                 continue  # each memory in one pair finding: fixing it changes the rest
-            text_one, text_other = memory_text(one.title, one.body), memory_text(other.title, other.body)
-            if not differing_facts(text_one, text_other):
+            (text_one, facts_one), (text_other, facts_other) = said(one), said(other)
+            known = (facts_one, facts_other)
+            if not differing_facts(text_one, text_other, known):
                 keep, drop = (one, other) if keeper(_rank(one), _rank(other)) == 0 else (other, one)
                 found.append(
                     Finding(
                         Kind.NEAR_DUPLICATE,
                         drop.id,
-                        redact(drop.title),
+                        shown(drop),
                         f"says what {keep.id} says ({similarity:.2f} close in meaning)",
                         _fix(Kind.NEAR_DUPLICATE, drop.id, keep.id),
                         keep.id,
                     )
                 )
-            elif similarity >= AUDIT_CONTRADICTION_MIN_SIMILARITY and other_value(text_one, text_other):
+            elif similarity >= AUDIT_CONTRADICTION_MIN_SIMILARITY and other_value(text_one, text_other, known):
                 older, newer = (one, other) if one.pk < other.pk else (other, one)
                 found.append(
                     Finding(
                         Kind.CONTRADICTION,
                         older.id,
-                        redact(older.title),
-                        f"the newer {newer.id} says otherwise: {redact(newer.title)}",
+                        shown(older),
+                        f"the newer {newer.id} says otherwise: {shown(newer)}",
                         _fix(Kind.CONTRADICTION, older.id),
                         newer.id,
                     )
@@ -262,20 +278,51 @@ def _rank(row: AuditRow) -> tuple[str, int, int]:
     return (row.source, 0, row.pk)
 
 
-def _alone(row: AuditRow, now: int, days: int) -> list[Finding]:
-    """What one memory shows by itself: a secret, marked wrong, stale, empty or generic, unused."""
+def _secret(row: AuditRow) -> list[Finding]:
+    """The secret today's rules find in a memory's title or body, if any."""
+    if not redact_text(f"{row.title}\n{row.body}").changed:  # one pass over both; each again only when one fired
+        return []
+    title, body = redact_text(row.title), redact_text(row.body)
+    if not title.changed and not body.changed:  # as the fix redacts them: each on its own
+        return []
+    what = ", ".join(sorted({*title.rules, *body.rules}))
+    return [
+        Finding(Kind.SECRET, row.id, title.text, f"holds what today's rules redact ({what})", _fix(Kind.SECRET, row.id))
+    ]
+
+
+class _Said:
+    """Each memory's text and the facts it states, worked out once however many pairs the memory is in."""
+
+    def __init__(self) -> None:
+        """Nothing worked out yet."""
+        self.known: dict[int, tuple[str, Facts]] = {}
+
+    def __call__(self, row: AuditRow) -> tuple[str, Facts]:
+        """The memory's text (as a write compares it) and its facts."""
+        if row.pk not in self.known:
+            text = memory_text(row.title, row.body)
+            self.known[row.pk] = (text, facts_of(text))
+        return self.known[row.pk]
+
+
+class _Titles:
+    """A memory's title as a finding shows it: redacted when today's rules found a secret in the memory (a report
+    never shows one), else as stored (found clean: no need to run the rules again)."""
+
+    def __init__(self, secrets: set[str]) -> None:
+        """`secrets`: the ids of the memories holding what today's rules redact."""
+        self.secrets = secrets
+
+    def __call__(self, row: AuditRow) -> str:
+        """The title to show."""
+        return redact(row.title) if row.id in self.secrets else row.title
+
+
+def _alone(row: AuditRow, shown: str, now: int, days: int) -> list[Finding]:
+    """What one memory shows by itself (`shown`: its title as a report shows it): marked wrong, stale, empty or
+    generic, unused."""
     found: list[Finding] = []
-    shown = row.title
-    if redact_text(f"{row.title}\n{row.body}").changed:  # one pass over both; each again only when one fired
-        title, body = redact_text(row.title), redact_text(row.body)
-        shown = title.text  # a report never shows a secret, whatever it is about
-        if title.changed or body.changed:  # as the fix redacts them: each on its own
-            what = ", ".join(sorted({*title.rules, *body.rules}))
-            found.append(
-                Finding(
-                    Kind.SECRET, row.id, shown, f"holds what today's rules redact ({what})", _fix(Kind.SECRET, row.id)
-                )
-            )
     if row.status == Status.RETRACTED:
         found.append(Finding(Kind.WRONG, row.id, shown, "marked wrong (retracted)", _fix(Kind.WRONG, row.id)))
         return found
@@ -293,7 +340,7 @@ def _alone(row: AuditRow, now: int, days: int) -> list[Finding]:
     return found
 
 
-def _exact_duplicates(active: list[AuditRow]) -> list[Finding]:
+def _exact_duplicates(active: list[AuditRow], shown: _Titles) -> list[Finding]:
     """Active memories whose words, once normalised, are another's (the stored digest, then the key)."""
     by_digest: dict[int, list[AuditRow]] = defaultdict(list)
     for row in active:
@@ -317,7 +364,7 @@ def _exact_duplicates(active: list[AuditRow]) -> list[Finding]:
                 Finding(
                     Kind.DUPLICATE,
                     row.id,
-                    redact(row.title),
+                    shown(row),
                     f"the same words as {keep.id}",
                     _fix(Kind.DUPLICATE, row.id, keep.id),
                     keep.id,

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+_RESCANNED = "ON CONFLICT (memory_pk) DO UPDATE SET rules = excluded.rules"
+
+
 @dataclass(frozen=True, slots=True)
 class AuditRow:
     """One memory as the audit judges it."""
@@ -31,21 +34,23 @@ class AuditRow:
     last_confirmed_at: int
     stale_reason: str | None  # the freshness check's reason when it judged the memory possibly stale
     last_recalled_at: int | None
+    scanned: bool  # found clean by today's redaction rules, and its text unchanged since
 
 
 class AuditScanRepository(Repository):
     """Reads for the store audit, and the recall times (`memory_recalls`)."""
 
-    def rows(self, project_id: str) -> list[AuditRow]:
+    def rows(self, project_id: str, rules: int) -> list[AuditRow]:
         """Every memory the project sees that a person judges (active, stale or retracted: not those waiting for
-        review), oldest first."""
+        review), oldest first; `rules` is today's redaction rules version (`scanned`)."""
         found = self.db.query(
             "SELECT m.pk, m.id, m.type, m.title, m.body, m.status, m.source, m.text_digest, m.created_at, "
-            "m.last_confirmed_at, CASE WHEN f.state = 'stale' THEN f.reason END, r.last_at "
+            "m.last_confirmed_at, CASE WHEN f.state = 'stale' THEN f.reason END, r.last_at, s.rules IS :rules "
             "FROM memories m LEFT JOIN freshness f ON f.memory_pk = m.pk "
             "LEFT JOIN memory_recalls r ON r.memory_pk = m.pk "
+            "LEFT JOIN memory_scans s ON s.memory_pk = m.pk "
             f"WHERE {VISIBLE} AND m.status != 'pending' ORDER BY m.pk",
-            {"project": project_id},
+            {"project": project_id, "rules": rules},
         )
         return [
             AuditRow(
@@ -61,9 +66,25 @@ class AuditScanRepository(Repository):
                 int(r[9]),
                 r[10],
                 None if r[11] is None else int(r[11]),
+                bool(r[12]),
             )
             for r in found
         ]
+
+    def note_scanned(self, pks: Iterable[int], rules: int) -> None:
+        """Keep that these memories were found clean by the redaction rules of version `rules` (an edit of a
+        memory's title or body forgets it: migration 14's trigger)."""
+        with self.db.transaction():
+            self.db.query_many(
+                f"INSERT INTO memory_scans (memory_pk, rules) VALUES (?, ?) {_RESCANNED}", ((pk, rules) for pk in pks)
+            )
+
+    def note_written(self, memory_id: str, rules: int) -> None:
+        """Keep that a memory's text was just written redacted by the rules of version `rules`."""
+        self.db.query(
+            f"INSERT INTO memory_scans (memory_pk, rules) SELECT pk, ? FROM memories WHERE id = ? {_RESCANNED}",
+            (rules, memory_id),
+        )
 
     def vectors(self, pks: list[int], model: str) -> tuple[np.ndarray, np.ndarray]:
         """The stored vectors of `model` for these memories: (their pks, a unit-row float32 matrix); empty without

@@ -518,6 +518,21 @@ def migration_13(conn: apsw.Connection) -> None:
     conn.execute(MIGRATION_13_SQL)
 
 
+# The audit's secret scan, remembered (docs/audit.md, Speed): the version of the redaction rules each memory was
+# last found clean by. A memory is scanned again only when its text changed since (the trigger forgets the scan, as
+# new text forgets the vector) or the rules did.
+MIGRATION_14 = """
+CREATE TABLE memory_scans (
+  memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+  rules INTEGER NOT NULL
+);
+CREATE TRIGGER memory_scans_text_changed AFTER UPDATE OF title, body ON memories
+WHEN old.title IS NOT new.title OR old.body IS NOT new.body BEGIN
+  DELETE FROM memory_scans WHERE memory_pk = new.pk;
+END;
+"""
+
+
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),

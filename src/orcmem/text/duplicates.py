@@ -71,10 +71,20 @@ def facts(text: str) -> set[str]:
     return set(_facts(text))
 
 
-@lru_cache(maxsize=8192)  # the store audit compares each memory with several neighbours
-def _facts(text: str) -> frozenset[str]:
+Facts = frozenset[str]
+
+
+@lru_cache(maxsize=8192)  # a write compares its text with a few others (the store audit keeps its own: `known`)
+def _facts(text: str) -> Facts:
+    return facts_of(text)
+
+
+def facts_of(text: str) -> Facts:
+    """`facts`, uncached and frozen: for a caller that keeps each text's facts itself."""
     found = {next(group for group in match.groups() if group).lower().strip() for match in _QUOTED.finditer(text)}
     for token in _TOKEN.findall(text):
+        if token.isalpha() and (token.islower() or token.istitle()):
+            continue  # a plain word (most tokens): no digit, underscore, slash or inner capital; no regex needed
         core = token.strip(".:,;-/")
         if not core:
             continue
@@ -84,13 +94,23 @@ def _facts(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=8192)  # identifiers repeat across the pairs one audit compares
 def _shape(identifier: str) -> str:
     return _LETTERS.sub("a", _DIGITS.sub("0", identifier))
 
 
-def _alike(one: str, other: str) -> bool:
-    if _shape(one) == _shape(other):
+def _any_alike(mine: AbstractSet[str], theirs: AbstractSet[str]) -> bool:
+    """Whether a fact of one text and a fact of the other look alike (the same shape, else mostly the same
+    letters): the shapes compared as sets first, the letters pair by pair only when no shape is shared."""
+    if not mine or not theirs:
+        return False
+    shapes = {_shape(b) for b in theirs}
+    if any(_shape(a) in shapes for a in mine):
         return True
+    return any(_alike_letters(a, b) for a in mine for b in theirs)
+
+
+def _alike_letters(one: str, other: str) -> bool:
     matcher = difflib.SequenceMatcher(None, one, other)  # the cheap upper bounds first: the same answer, sooner
     return (
         matcher.real_quick_ratio() >= ALIKE_RATIO
@@ -111,13 +131,14 @@ def _content_words(text: str) -> list[str]:
     return [word for word in _WORD.findall(text.lower()) if word not in _FILLER]
 
 
-def other_value(one: str, other: str) -> bool:
+def other_value(one: str, other: str, known: tuple[Facts, Facts] | None = None) -> bool:
     """Whether two texts give another value for one thing (a port, a version, a flag, a tool in one sentence) or
     one negates what the other says: the stronger half of `differing_facts`, which the store audit shows as a
-    possible contradiction (a few words swapped for others is a rewording as often as another lesson)."""
-    mine, theirs = _facts(one), _facts(other)
+    possible contradiction (a few words swapped for others is a rewording as often as another lesson). `known`:
+    the two texts' facts (`facts_of`), when the caller keeps them."""
+    mine, theirs = known or (_facts(one), _facts(other))
     only_mine, only_theirs = mine - theirs, theirs - mine
-    if any(_alike(a, b) for a in only_mine for b in only_theirs):
+    if _any_alike(only_mine, only_theirs):
         return True
     if only_mine and only_theirs and _without(one, only_mine) == _without(other, only_theirs):
         return True
@@ -127,11 +148,12 @@ def other_value(one: str, other: str) -> bool:
     return overlap >= NEGATION_OVERLAP and bool(_NEGATION.search(one)) != bool(_NEGATION.search(other))
 
 
-def differing_facts(one: str, other: str) -> bool:
-    """Whether two texts close in meaning still state different lessons (the rules in this module's docstring)."""
-    mine, theirs = _facts(one), _facts(other)
+def differing_facts(one: str, other: str, known: tuple[Facts, Facts] | None = None) -> bool:
+    """Whether two texts close in meaning still state different lessons (the rules in this module's docstring);
+    `known` as for `other_value`."""
+    mine, theirs = known or (_facts(one), _facts(other))
     only_mine, only_theirs = mine - theirs, theirs - mine
-    if any(_alike(a, b) for a in only_mine for b in only_theirs):
+    if _any_alike(only_mine, only_theirs):
         return True
     if only_mine and only_theirs and _without(one, only_mine) == _without(other, only_theirs):
         return True  # the same sentence around another identifier: `echo 123456789012` against `echo 3f2a9b1c0d4e`

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from orcmem.text.secret_formats import FORMATS, entropy, password_value, token_value
@@ -398,6 +400,25 @@ def redact_text(text: str) -> Redaction:
         if long_run or not rule.long_token:
             text = _apply(rule, text, fired)
     return Redaction(text, tuple(dict.fromkeys(fired)))
+
+
+# The files that decide what is redacted (the rules, the formats, how both are applied, the scanner's rule file): a
+# change to any of them is a new rule set, and the store audit scans every memory again once (docs/audit.md).
+_RULE_FILES = (
+    Path(__file__),
+    Path(__file__).with_name("secret_formats.py"),
+    Path(__file__).parent / "secret_rules" / "rule_set.py",
+    Path(__file__).parent / "secret_rules" / rule_set.SOURCE,
+)
+
+
+@lru_cache(maxsize=1)
+def rules_version() -> int:
+    """The version of today's redaction rules: a signed 64-bit digest of the files that define them."""
+    digest = hashlib.blake2b(digest_size=8)
+    for path in _RULE_FILES:
+        digest.update(path.read_bytes())
+    return int.from_bytes(digest.digest(), "big", signed=True)
 
 
 def redact(text: str) -> str:
