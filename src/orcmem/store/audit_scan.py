@@ -110,7 +110,7 @@ class AuditScanRepository(Repository):
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         keys = np.fromiter((pk for pk, _blob in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(blob for _pk, blob in rows), dtype="<f4").reshape(len(rows), -1)
-        return keys, matrix.astype(np.float32)
+        return keys, matrix.astype(np.float32, copy=False)  # read only: the audit reads the rows, never writes them
 
     def note_recalled(self, recalled: Iterable[tuple[str, int]]) -> None:
         """Keep, for each (memory id, time), the latest time recall gave that memory; ids since deleted are passed
