@@ -29,16 +29,27 @@ def close_pairs(matrix: np.ndarray, min_similarity: float, seed: int = 7) -> lis
     count = matrix.shape[0]
     if count < 2:
         return []
-    found: dict[tuple[int, int], float] = {}
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     waiting = [(np.arange(count), 0)]
     while waiting:
         members, depth = waiting.pop()
         if len(members) <= EXACT_UP_TO or depth == MAX_SPLITS:
-            _within(matrix, members, min_similarity, found)
+            found.extend(_within(matrix, members, min_similarity))
             continue
         # A crowded cell (memories written from one mould crowd together) is cut again, around its own centroids.
         waiting.extend((members[cell], depth + 1) for cell in _cells(matrix[members], seed + depth))
-    return sorted(((i, j, s) for (i, j), s in found.items()), key=lambda p: (-p[2], p[0], p[1]))
+    if not found:
+        return []
+    firsts, seconds, values = (np.concatenate(part) for part in zip(*found, strict=True))
+    low, high = np.minimum(firsts, seconds), np.maximum(firsts, seconds)
+    # One entry per pair (found from both rows, or in two cells), its highest similarity; then closest first.
+    order = np.lexsort((-values, high, low))
+    low, high, values = low[order], high[order], values[order]
+    first = np.ones(len(low), dtype=bool)
+    first[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1])
+    low, high, values = low[first], high[first], values[first]
+    order = np.lexsort((high, low, -values))
+    return list(zip(low[order].tolist(), high[order].tolist(), values[order].tolist(), strict=True))
 
 
 def _cells(matrix: np.ndarray, seed: int) -> list[np.ndarray]:
@@ -82,13 +93,15 @@ def _closest(matrix: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarr
 
 
 def _within(
-    matrix: np.ndarray, members: np.ndarray, min_similarity: float, found: dict[tuple[int, int], float]
-) -> None:
-    """Add the close pairs among `members` (row numbers of `matrix`) to `found`, PER_VECTOR per row."""
+    matrix: np.ndarray, members: np.ndarray, min_similarity: float
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The close pairs among `members` (row numbers of `matrix`), PER_VECTOR per row: (rows, partners, cosines)
+    arrays for each block of rows."""
     import numpy as np
 
     sub = matrix[members]
     keep = min(PER_VECTOR, len(members) - 1)
+    found = []
     for start in range(0, len(members), BLOCK):
         sims = sub[start : start + BLOCK] @ sub.T
         local = np.arange(sims.shape[0])
@@ -96,11 +109,6 @@ def _within(
         best = np.argpartition(-sims, keep - 1, axis=1)[:, :keep]
         values = np.take_along_axis(sims, best, axis=1)
         rows, slots = np.nonzero(values >= min_similarity)
-        if rows.size == 0:
-            continue
-        firsts = members[start + rows]
-        seconds = members[best[rows, slots]]
-        for i, j, v in zip(firsts.tolist(), seconds.tolist(), values[rows, slots].tolist(), strict=True):
-            key = (i, j) if i < j else (j, i)
-            if found.get(key, -2.0) < v:
-                found[key] = v
+        if rows.size:
+            found.append((members[start + rows], members[best[rows, slots]], values[rows, slots]))
+    return found
