@@ -85,10 +85,10 @@ def _closest(matrix: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarr
     out = np.empty((matrix.shape[0], probes), dtype=np.int64)
     for start in range(0, matrix.shape[0], BLOCK * 8):
         sims = matrix[start : start + BLOCK * 8] @ centroids.T
-        if probes == 1:
-            out[start : start + BLOCK * 8, 0] = np.argmax(sims, axis=1)
-        else:
-            out[start : start + BLOCK * 8] = np.argpartition(-sims, probes - 1, axis=1)[:, :probes]
+        lines = np.arange(sims.shape[0])
+        for probe in range(probes):  # argmax, probe by probe: cheaper than a partial sort for a probe or two
+            out[start : start + BLOCK * 8, probe] = best = np.argmax(sims, axis=1)
+            sims[lines, best] = -np.inf
     return out
 
 
@@ -106,9 +106,14 @@ def _within(
         sims = sub[start : start + BLOCK] @ sub.T
         local = np.arange(sims.shape[0])
         sims[local, start + local] = -1.0  # not a pair with itself
-        best = np.argpartition(-sims, keep - 1, axis=1)[:, :keep]
-        values = np.take_along_axis(sims, best, axis=1)
-        rows, slots = np.nonzero(values >= min_similarity)
-        if rows.size:
-            found.append((members[start + rows], members[best[rows, slots]], values[rows, slots]))
+        # The threshold first (most rows have no partner close enough), then each row's `keep` closest of those:
+        # a partial sort of every row cost more than the rest of the comparison.
+        rows, partners = np.nonzero(sims >= min_similarity)
+        if rows.size == 0:
+            continue
+        values = sims[rows, partners]
+        order = np.lexsort((-values, rows))
+        rows, partners, values = rows[order], partners[order], values[order]
+        chosen = np.arange(rows.size) - np.searchsorted(rows, rows) < keep  # rank within its row
+        found.append((members[start + rows[chosen]], members[partners[chosen]], values[chosen]))
     return found

@@ -74,8 +74,13 @@ def is_generic(title: str, body: str) -> bool:
     text = f"{title}\n{body}"
     if len("".join(text.split())) < GENERIC_MIN_CHARS:
         return True
-    specific = {word for word in _WORD.findall(text.lower()) if word not in _STOCK}
-    return len(specific) < GENERIC_MIN_SPECIFIC_WORDS and not facts(text)  # identifiers looked for only then
+    specific: set[str] = set()
+    for match in _WORD.finditer(text.lower()):  # stops at the third specific word: most memories reach it soon
+        if match.group() not in _STOCK:
+            specific.add(match.group())
+            if len(specific) >= GENERIC_MIN_SPECIFIC_WORDS:
+                return False
+    return not facts(text)  # identifiers looked for only then
 
 
 def keeper(one: tuple[str, int, int], other: tuple[str, int, int]) -> int:
