@@ -106,14 +106,9 @@ def _within(
         sims = sub[start : start + BLOCK] @ sub.T
         local = np.arange(sims.shape[0])
         sims[local, start + local] = -1.0  # not a pair with itself
-        # The threshold first (most rows have no partner close enough), then each row's `keep` closest of those:
-        # a partial sort of every row cost more than the rest of the comparison.
-        rows, partners = np.nonzero(sims >= min_similarity)
-        if rows.size == 0:
-            continue
-        values = sims[rows, partners]
-        order = np.lexsort((-values, rows))
-        rows, partners, values = rows[order], partners[order], values[order]
-        chosen = np.arange(rows.size) - np.searchsorted(rows, rows) < keep  # rank within its row
-        found.append((members[start + rows[chosen]], members[partners[chosen]], values[chosen]))
+        best = np.argpartition(-sims, keep - 1, axis=1)[:, :keep]
+        values = np.take_along_axis(sims, best, axis=1)
+        rows, slots = np.nonzero(values >= min_similarity)
+        if rows.size:
+            found.append((members[start + rows], members[best[rows, slots]], values[rows, slots]))
     return found
