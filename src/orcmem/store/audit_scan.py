@@ -73,7 +73,7 @@ class AuditScanRepository(Repository):
 
     def note_scanned(self, pks: Iterable[int], rules: int) -> None:
         """Keep that these memories were found clean by the redaction rules of version `rules` (an edit of a
-        memory's title or body forgets it: migration 14's trigger)."""
+        memory's title or body forgets it: migration 15's trigger)."""
         with self.db.transaction():
             self.db.query_many(
                 f"INSERT INTO memory_scans (memory_pk, rules) VALUES (?, ?) {_RESCANNED}", ((pk, rules) for pk in pks)

@@ -521,7 +521,7 @@ def migration_13(conn: apsw.Connection) -> None:
 # The audit's secret scan, remembered (docs/audit.md, Speed): the version of the redaction rules each memory was
 # last found clean by. A memory is scanned again only when its text changed since (the trigger forgets the scan, as
 # new text forgets the vector) or the rules did.
-MIGRATION_14 = """
+MIGRATION_15 = """
 CREATE TABLE memory_scans (
   memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
   rules INTEGER NOT NULL
@@ -548,6 +548,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (12, MIGRATION_12),
     (13, migration_13),
     (14, MIGRATION_14),
+    (15, MIGRATION_15),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.
