@@ -74,3 +74,13 @@ def learned(home: Path, project_dir: Path, timeout: float = 90.0) -> tuple[int, 
         if time.monotonic() > deadline:
             raise AssertionError(f"no job ended within {timeout:.0f} s: {jobs}")
         time.sleep(0.2)
+
+
+def mcp_list_line(program: Path, cwd: Path, env: dict[str, str]) -> str:
+    """The line of the CLI's `mcp list` that names orcmem (all it said when none does)."""
+    listed = subprocess.run(
+        [str(program), "mcp", "list"], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert listed.returncode == 0, listed.stderr
+    said = listed.stdout + listed.stderr  # the list goes to stdout or stderr depending on the terminal
+    return next((line for line in said.splitlines() if "orcmem" in line), said)

@@ -13,6 +13,7 @@ from orcmem.models.errors import StoreError
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.copilot import setup_copilot
 from orcmem.setup_agents.gemini import setup_gemini
+from orcmem.setup_agents.opencode import setup_opencode
 from orcmem.setup_agents.report import SetupOptions
 
 
@@ -33,6 +34,7 @@ def test_a_database_that_cannot_open_is_the_one_failed_required_check(tmp_path: 
         "codex hooks",
         "gemini hooks",
         "copilot hooks",
+        "opencode plugin",
     }  # nothing else can be asked without it
 
 
@@ -108,5 +110,41 @@ def test_copilot_cli_on_path_is_checked_for_orcmems_hooks_file_and_server(tmp_pa
         hooks = state / "hooks" / "orcmem.json"
         hooks.write_text(hooks.read_text().replace('"preToolUse"', '"somethingElse"'))
         assert "no orcmem hook for preToolUse" in str(copilot_check()["detail"])
+    finally:
+        service.close()
+
+
+def agent_check(service: MemoryService, tmp_path: Path, cwd: Path, program: str, name: str) -> dict[str, object]:
+    """The doctor's check `name` with a stand-in `program` on PATH (doctor only looks for it, never runs it)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / program).write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / program).chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", path)
+        checks = doctor_checks(lambda: service, tmp_path / "home", cwd)
+    return next(dict(c) for c in checks if c["check"] == name)
+
+
+def test_opencode_on_path_is_checked_for_orcmems_plugin_and_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    folder, work = tmp_path / "config" / "opencode", tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder.parent))
+    orcmem = [sys.executable, "-m", "orcmem"]
+    service = MemoryService.open(tmp_path / "home")
+    try:
+        before = agent_check(service, tmp_path, work, "opencode", "opencode plugin")
+        assert not before["ok"] and "does not exist" in str(before["detail"])
+        assert before["fix"] == "Run `orcmem setup opencode` (or `orcmem init`)."
+        setup_opencode("user", config_dir=folder, options=SetupOptions(work, tmp_path / "b", orcmem))
+        after = agent_check(service, tmp_path, work, "opencode", "opencode plugin")
+        assert after["ok"] and str(folder / "opencode.json") in str(after["detail"])
+        (folder / "opencode.json").write_text('{"mcp": {}}')
+        broken = agent_check(service, tmp_path, work, "opencode", "opencode plugin")
+        assert not broken["ok"] and "no orcmem MCP server" in str(broken["detail"])
+        # Wired for this project alone is wired too.
+        setup_opencode("project", config_dir=folder, options=SetupOptions(work, tmp_path / "b", orcmem))
+        assert agent_check(service, tmp_path, work, "opencode", "opencode plugin")["ok"]
     finally:
         service.close()

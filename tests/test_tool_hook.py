@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orcmem.agent_context.tool_recall import command_terms, tool_files
+from orcmem.agent_context.tool_recall import command_terms, command_text, tool_files
 from orcmem.host.workspace import locate
 from orcmem.models.types import NewMemory, Project, Source
 from orcmem.service.memory_service import MemoryService
@@ -74,6 +74,14 @@ def test_parsing_tool_calls() -> None:
     assert tool_files("Bash", {"command": "cat x"}) == []
     assert command_terms("FOO=1 sudo git rebase -i main && ls -la | npm test") == [["git", "rebase"], ["npm", "test"]]
     assert command_terms("cat README.md") == []
+
+
+def test_parsing_opencodes_tool_calls() -> None:
+    """OpenCode names its tools in lower case and a file by `filePath` (1.18: read, edit, write, bash)."""
+    for tool in ("read", "edit", "write"):
+        assert tool_files(tool, {"filePath": "/a/b.py", "content": "x"}) == ["/a/b.py"]
+    assert command_text("bash", {"command": "npm publish", "description": "publish"}) == "npm publish"
+    assert tool_files("glob", {"pattern": "**/*.py", "path": "/a"}) == []
 
 
 def test_a_cited_file_brings_its_memory_once_per_session(cited, repo: Path) -> None:  # noqa: F811

@@ -1,10 +1,10 @@
 """Memory when the agent acts: which files and command words a tool call touches, and the memories about them.
 
 A tool call (Claude Code's Read, Edit, Write, MultiEdit, NotebookEdit, Bash; Codex's shell and apply_patch; Copilot
-CLI's view, edit, create, bash) names files by path and commands by their words. The memories that cite one of
-those files (exactly, relative to the project root), or whose words hold a command's program and subcommand
-(commands, lessons and environment quirks only), are framed like recall. Both the hook's direct path and the
-warm server use it; kept light like recall.
+CLI's view, edit, create, bash; OpenCode's read, edit, write, bash, apply_patch) names files by path and commands by
+their words. The memories that cite one of those files (exactly, relative to the project root), or whose words
+hold a command's program and subcommand (commands, lessons and environment quirks only), are framed like recall.
+Both the hook's direct path and the warm server use it; kept light like recall.
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ TYPE_CHECKING = False  # importing typing costs the hook milliseconds
 if TYPE_CHECKING:
     from orcmem.models.data_shapes import JsonObject
 
-# Claude Code's file tools, then GitHub Copilot CLI's (`view`, `edit`, `create`: the file in `path`).
-FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "view", "edit", "create"})
+# Claude Code's file tools, then GitHub Copilot CLI's (`view`, `edit`, `create`: the file in `path`), then
+# OpenCode's (`read`, `edit`, `write`, `multiedit`: the file in `filePath`).
+FILE_TOOLS = frozenset(
+    {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "view", "edit", "create", "read", "write", "multiedit"}
+)
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "bash"})  # Claude's, Codex's, Copilot's
 PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
-FILE_KEYS = ("file_path", "notebook_path", "path")
+FILE_KEYS = ("file_path", "notebook_path", "path", "filePath")
 COMMAND_TYPES = ("command", "lesson", "env_quirk")  # the kinds of memory a command's words can concern
 # Programs that only look around: a lesson that names `ls` or `cd` is about something else, not this call.
 PLAIN_PROGRAMS = frozenset(

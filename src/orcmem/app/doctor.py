@@ -13,6 +13,7 @@ from typing import TypedDict
 from orcmem.app.distilling import CODEX_BIN_ENV
 from orcmem.app.runtime import active_source, models_dir
 from orcmem.embed.model_files import model_dir, model_dir_problem
+from orcmem.host.agent_homes import opencode_config_dir
 from orcmem.host.plugin_install import RETRY_AFTER_S, plugin_install
 from orcmem.host.workspace import locate
 from orcmem.models.env_names import COPILOT_HOME_ENV_VAR
@@ -22,6 +23,7 @@ from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
 from orcmem.setup_agents.copilot import copilot_paths, copilot_state_dir, copilot_wiring
 from orcmem.setup_agents.gemini import HOME_ENV as GEMINI_HOME_ENV
 from orcmem.setup_agents.gemini import gemini_settings_path, gemini_wiring
+from orcmem.setup_agents.opencode import opencode_wired
 from orcmem.text.wording import plural
 
 
@@ -161,4 +163,8 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
             wired, detail = (True, project_detail) if project_wired else (False, detail)
         fix = "Run `orcmem setup copilot` (or `orcmem init`)."
         check("copilot hooks", wired, detail, fix, adds="the brief, recall, MCP tools and learning in Copilot CLI")
+    if shutil.which("opencode"):
+        wired, detail = opencode_wired(opencode_config_dir(os.environ, Path.home()), Path(locate(cwd).worktree_root))
+        fix = "Run `orcmem setup opencode` (or `orcmem init`)."
+        check("opencode plugin", wired, detail, fix, adds="the brief, recall, MCP tools and learning in OpenCode")
     return checks

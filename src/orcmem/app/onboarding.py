@@ -26,6 +26,7 @@ from orcmem.setup_agents.claude import claude_paths, setup_claude
 from orcmem.setup_agents.codex import setup_codex
 from orcmem.setup_agents.copilot import copilot_paths, setup_copilot
 from orcmem.setup_agents.gemini import gemini_settings_path, setup_gemini
+from orcmem.setup_agents.opencode import opencode_paths, setup_opencode
 from orcmem.setup_agents.report import SetupOptions, SetupReport
 
 # The memory the recall check saves and deletes again; the prompt asks for it by its words, the question by meaning.
@@ -44,12 +45,12 @@ def installed_agents(environ: Mapping[str, str]) -> list[Agent]:
 
 
 def agent_label(agent: Agent) -> str:
-    """`Claude Code`, `Codex`, `Gemini CLI`, `Copilot CLI`."""
+    """`Claude Code`, `Codex`, `Gemini CLI`, `Copilot CLI`, `OpenCode`."""
     return AGENT_NAMES.get(agent, agent.value)
 
 
 class _SetupOptions(TypedDict):
-    """What Claude Code's, Gemini CLI's and Copilot CLI's setups of the user scope take alike."""
+    """What Claude Code's, Gemini CLI's, Copilot CLI's and OpenCode's setups of the user scope take alike."""
 
     project_dir: Path
     backup_dir: Path
@@ -60,8 +61,8 @@ class _SetupOptions(TypedDict):
 
 @dataclass(frozen=True)
 class AgentWiring:
-    """Where `init` wires the agents: the user's home (Claude Code's user scope), Codex's, Gemini CLI's and Copilot
-    CLI's folders, the backups."""
+    """Where `init` wires the agents: the user's home (Claude Code's user scope), Codex's, Gemini CLI's, Copilot
+    CLI's and OpenCode's folders, the backups."""
 
     home: Path
     project_dir: Path
@@ -69,6 +70,7 @@ class AgentWiring:
     codex_home: Path | None = None
     gemini_home: Path | None = None  # $GEMINI_CLI_HOME when set: Gemini CLI keeps .gemini there instead of in home
     copilot_dir: Path | None = None  # $COPILOT_HOME when set: Copilot CLI's folder instead of ~/.copilot
+    opencode_config: Path | None = None  # $XDG_CONFIG_HOME/opencode when set: OpenCode's config folder
     allow_ephemeral: bool = False
     profile_home: Path | None = None  # $ORCMEM_HOME when set: Codex's MCP server gets it, its environment is minimal
 
@@ -80,11 +82,16 @@ class AgentWiring:
             return [gemini_settings_path("user", home=self.gemini_home or self.home, project_dir=self.project_dir)]
         if agent is Agent.COPILOT:
             return list(copilot_paths("user", state_dir=self._copilot_dir(), project_dir=self.project_dir))
+        if agent is Agent.OPENCODE:
+            return list(opencode_paths("user", config_dir=self._opencode_config(), project_dir=self.project_dir))
         folder = self.codex_home if self.codex_home is not None else self.home / ".codex"
         return [folder / "config.toml", folder / "hooks.json"]
 
     def _copilot_dir(self) -> Path:
         return self.copilot_dir if self.copilot_dir is not None else self.home / ".copilot"
+
+    def _opencode_config(self) -> Path:
+        return self.opencode_config if self.opencode_config is not None else self.home / ".config" / "opencode"
 
     def apply(self, agent: Agent, *, remove: bool, dry_run: bool) -> SetupReport:
         """`orcmem setup <agent>` (user scope), or its `--remove`."""
@@ -102,6 +109,9 @@ class AgentWiring:
         if agent is Agent.COPILOT:
             options = SetupOptions(**shared, profile_home=self.profile_home)
             return setup_copilot("user", state_dir=self._copilot_dir(), options=options)
+        if agent is Agent.OPENCODE:
+            options = SetupOptions(**shared, profile_home=self.profile_home)
+            return setup_opencode("user", config_dir=self._opencode_config(), options=options)
         return setup_codex(
             home=self.home,
             backup_dir=self.backup_dir,

@@ -1,4 +1,4 @@
-"""Hooking orcmem into agents: `orcmem setup claude|codex|gemini|copilot` and `orcmem init`."""
+"""Hooking orcmem into agents: `orcmem setup claude|codex|gemini|copilot|opencode` and `orcmem init`."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from orcmem.app.runtime import (
 from orcmem.cli.context import AppContext, allow_ephemeral_option, echo, echo_json, json_option, pass_app
 from orcmem.cli.model import progress_bar, run_reindex
 from orcmem.embed.model_files import model_dir, model_dir_problem
+from orcmem.host.agent_homes import opencode_config_dir
 from orcmem.host.profile import home_dir
 from orcmem.models.constants import (
     BACKUPS_DIRNAME,
@@ -66,6 +67,8 @@ SCOPE_HELP = {
     "here.",
     Agent.COPILOT: "user: ~/.copilot/hooks/orcmem.json and ~/.copilot/mcp-config.json ($COPILOT_HOME for ~/.copilot "
     "when set); project: .github/hooks/orcmem.json and .github/mcp.json here.",
+    Agent.OPENCODE: "user: ~/.config/opencode: plugin/orcmem.js and opencode.json ($XDG_CONFIG_HOME/opencode when "
+    "set); project: .opencode/plugin/orcmem.js and opencode.json here.",
 }
 Command = TypeVar("Command", bound=Callable[..., None])
 
@@ -169,6 +172,23 @@ def setup_copilot_command(
     _echo_setup(app, report, as_json)
 
 
+@_setup_options(Agent.OPENCODE)
+def setup_opencode_command(
+    app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
+) -> None:
+    """Add orcmem's plugin (plugin/orcmem.js, which runs its hooks) and MCP server (opencode.json) to OpenCode
+    (backs files up; --remove undoes)."""
+
+    from orcmem.setup_agents.opencode import setup_opencode
+
+    backups = home_dir() / BACKUPS_DIRNAME
+    where = Path(app.location().worktree_root)
+    options = SetupOptions(where, backups, None, remove, dry_run, allow_ephemeral, _profile_home())
+    config_dir = opencode_config_dir(os.environ, Path.home())
+    report = setup_opencode(scope, config_dir=config_dir, options=options)  # type: ignore[arg-type]
+    _echo_setup(app, report, as_json)
+
+
 def gemini_home(environ: Mapping[str, str]) -> Path:
     """The home Gemini CLI keeps .gemini in: $GEMINI_CLI_HOME when set, else the user's."""
     value = environ.get("GEMINI_CLI_HOME")
@@ -216,6 +236,7 @@ def init(
         codex_home=codex_home,
         gemini_home=gemini_home(environ),
         copilot_dir=Path(environ[COPILOT_HOME_ENV_VAR]).expanduser() if environ.get(COPILOT_HOME_ENV_VAR) else None,
+        opencode_config=opencode_config_dir(environ, Path.home()),
         allow_ephemeral=allow_ephemeral,
         profile_home=_profile_home(),
     )
@@ -225,8 +246,8 @@ def init(
         echo(f"  - {step}")
     if not found and not remove:
         echo(
-            "  (no Claude Code, Codex, Gemini CLI or Copilot CLI on PATH: wire one later with "
-            "`orcmem setup claude|codex|gemini|copilot`)"
+            "  (no Claude Code, Codex, Gemini CLI, Copilot CLI or OpenCode on PATH: wire one later with "
+            "`orcmem setup claude|codex|gemini|copilot|opencode`)"
         )
     if dry_run:
         for agent in found:

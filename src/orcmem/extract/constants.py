@@ -23,7 +23,7 @@ AGENT_NAMES: Final[dict[str, str]] = {
     Agent.CODEX: "Codex",
     Agent.GEMINI: "Gemini CLI",
     Agent.COPILOT: "Copilot CLI",
-    "opencode": "OpenCode",
+    Agent.OPENCODE: "OpenCode",
 }
 CLAUDE_BINARY: Final = "claude"
 CODEX_BINARY: Final = "codex"

@@ -98,7 +98,10 @@ def _ingest(payload: JsonObject, home: str, *, ended: bool) -> None:
             return
         if ended:
             learning.queue(result.run)
-        _ensure_worker(home)
+        from orcmem.worker.control import spawn_worker, worker_running  # only once there is something to distil
+
+        if not worker_running(Path(home)):
+            spawn_worker(Path(home))
     finally:
         service.close()
 
@@ -113,15 +116,6 @@ def _task_link() -> TaskLink | None:
     if not task_id and not discussion:
         return None
     return TaskLink(task_id, RUN_KIND_DISCUSSION if discussion else RUN_KIND_TASK)
-
-
-def _ensure_worker(home: str) -> None:
-    from pathlib import Path
-
-    from orcmem.worker.control import spawn_worker, worker_running
-
-    if not worker_running(Path(home)):
-        spawn_worker(Path(home))
 
 
 def session_end(payload: JsonObject, home: str) -> str:

@@ -1,5 +1,6 @@
 """Where the agents keep their own files for a project on this machine: Claude Code's config folder and its
-per-project folder (auto memory), Codex's home and its memories folder, claude-mem's database."""
+per-project folder (auto memory), Codex's home and its memories folder, OpenCode's config folder, claude-mem's
+database."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ def codex_home(env: Mapping[str, str], home: Path) -> Path:
     """Codex's folder: $CODEX_HOME, else ~/.codex."""
     configured = env.get("CODEX_HOME")
     return Path(configured).expanduser() if configured else home / ".codex"
+
+
+def opencode_config_dir(env: Mapping[str, str], home: Path) -> Path:
+    """OpenCode's user config folder: $XDG_CONFIG_HOME/opencode, else ~/.config/opencode."""
+    configured = env.get("XDG_CONFIG_HOME")
+    return (Path(configured).expanduser() if configured else home / ".config") / "opencode"
 
 
 def java_string_hash(text: str) -> int:

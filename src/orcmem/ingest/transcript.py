@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from orcmem.ingest import claude, codex, copilot, gemini
+from orcmem.ingest import claude, codex, copilot, gemini, opencode
 from orcmem.ingest.common import complete_lines, load_record
 from orcmem.models.errors import NotFoundError
 from orcmem.models.ledger import TranscriptChunk
@@ -47,8 +47,13 @@ _CLAUDE_OPENING = re.compile(
 )
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"  # OpenCode keeps its sessions in one SQLite database
+
+
 def detect_agent(first_bytes: bytes) -> Agent | None:
     """Which agent wrote a transcript, from its first bytes; None when they match neither format."""
+    if first_bytes.startswith(SQLITE_HEADER):
+        return Agent.OPENCODE
     for line in first_bytes.split(b"\n", _DETECT_LINES)[:_DETECT_LINES]:
         line = line.strip()
         if not line:
@@ -99,10 +104,16 @@ def open_transcript(path: Path | str) -> BinaryIO:
 
 
 def parse_transcript(
-    path: Path | str, start_offset: int = 0, agent: Agent | None = None, max_bytes: int = READ_BYTES
+    path: Path | str,
+    start_offset: int = 0,
+    agent: Agent | None = None,
+    max_bytes: int = READ_BYTES,
+    *,
+    session_id: str | None = None,
 ) -> TranscriptChunk:
     """Ledger events of a transcript file's complete lines from start_offset, at most `max_bytes` of them (the
-    chunk says when `more` follow); the agent is detected when not given.
+    chunk says when `more` follow); the agent is detected when not given. OpenCode's database holds every session:
+    its offset is a message row, and `session_id` says whose (ingest/opencode.py).
 
     A line longer than `max_bytes` is skipped whole (counted, never held in memory). A file matching neither
     format is read as Claude Code's unless it is named like a Codex rollout (`rollout-*`); its lines then count as
@@ -117,6 +128,8 @@ def parse_transcript(
                 agent = detect_agent(file.read(DETECT_BYTES))
                 if agent is None:
                     agent = Agent.CODEX if path.name.startswith("rollout-") else Agent.CLAUDE
+            if agent is Agent.OPENCODE:
+                return opencode.parse_session(path, session_id, start)
             header = None
             if agent is Agent.CODEX and start > 0:
                 file.seek(0)

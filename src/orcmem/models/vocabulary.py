@@ -16,6 +16,7 @@ class Agent(StrEnum):
     CODEX = "codex"
     GEMINI = "gemini"
     COPILOT = "copilot"
+    OPENCODE = "opencode"
 
 
 class Answer(StrEnum):

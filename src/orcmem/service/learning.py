@@ -165,7 +165,7 @@ class Learning:
         run = self.store.runs.get(run_id)
         if run is None:
             return True, False, (0, 0, 0)
-        chunk = parse_transcript(transcript, run.transcript_offset, agent)
+        chunk = parse_transcript(transcript, run.transcript_offset, agent, session_id=run.session_id)
         turns, pending = advance_turns(chunk.events, run.turn_state)
         stored = self.store.runs.append(
             run.id,

@@ -312,10 +312,11 @@ def json_server(command: list[str]) -> JsonObject:
     return {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"], "env": dict(CLAUDE_SERVER_ENV)}
 
 
-def _servers_table(doc: JsonObject, path: Path) -> JsonObject | None:
-    servers = doc.get("mcpServers")
+def servers_table(doc: JsonObject, path: Path, key: str = "mcpServers") -> JsonObject | None:
+    """The agent's table of MCP servers (`mcpServers`; OpenCode's `mcp`), None when there is none."""
+    servers = doc.get(key)
     if servers is not None and not isinstance(servers, dict):
-        raise OrcmemError(f'{path}: "mcpServers" is not an object; fix it, then run again (nothing was changed)')
+        raise OrcmemError(f'{path}: "{key}" is not an object; fix it, then run again (nothing was changed)')
     return servers
 
 
@@ -327,7 +328,7 @@ def merge_json_server(
     server: Callable[[list[str]], JsonObject] = json_server,
 ) -> ItemChange:
     """Register orcmem under `mcpServers` (the entry `server` builds), keeping extra fields the user gave it (env)."""
-    servers = _servers_table(doc, path)
+    servers = servers_table(doc, path)
     desired = server(command)
     given_env = desired.get("env")
     wanted_env: JsonObject = given_env if isinstance(given_env, dict) else {}
@@ -350,14 +351,20 @@ def merge_json_server(
     return ItemChange(server_item(), "updated", detail)
 
 
-def remove_json_server(doc: JsonObject, path: Path) -> list[ItemChange]:
-    """Take orcmem's server out of `mcpServers` (only if it runs orcmem); an emptied `mcpServers` goes too."""
-    servers = _servers_table(doc, path)
+def remove_json_server(
+    doc: JsonObject,
+    path: Path,
+    *,
+    key: str = "mcpServers",
+    is_ours: Callable[[JsonValue], bool] = is_orcmem_server,
+) -> list[ItemChange]:
+    """Take orcmem's server out of the `key` table (only if it runs orcmem); an emptied table goes too."""
+    servers = servers_table(doc, path, key)
     if not servers or SERVER_NAME not in servers:
         return []
-    if not is_orcmem_server(servers[SERVER_NAME]):
+    if not is_ours(servers[SERVER_NAME]):
         return [ItemChange(server_item(), "unchanged", "it does not run orcmem, so it was left as it is")]
     del servers[SERVER_NAME]
     if not servers:
-        del doc["mcpServers"]
+        del doc[key]
     return [ItemChange(server_item(), "removed")]

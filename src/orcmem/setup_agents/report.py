@@ -9,6 +9,7 @@ from typing import Literal
 
 from orcmem.models.data_shapes import JsonObject
 
+Scope = Literal["user", "project"]  # the user's own config, or the project's (committed with it)
 ItemAction = Literal["added", "updated", "removed", "unchanged"]
 FileAction = Literal["created", "updated", "deleted", "unchanged"]
 
@@ -56,10 +57,10 @@ class FileReport:
 
 @dataclass(frozen=True)
 class SetupReport:
-    """The outcome of an agent's setup (`setup_claude`, `setup_codex`, `setup_gemini`, `setup_copilot`): every file
-    looked at, and notes for the user."""
+    """The outcome of an agent's setup (`setup_claude`, `setup_codex`, `setup_gemini`, `setup_copilot`,
+    `setup_opencode`): every file looked at, and notes for the user."""
 
-    agent: Literal["claude", "codex", "gemini", "copilot"]
+    agent: Literal["claude", "codex", "gemini", "copilot", "opencode"]
     scope: str
     remove: bool
     dry_run: bool

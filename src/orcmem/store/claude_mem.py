@@ -9,6 +9,7 @@ import apsw
 
 from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import ValidationError
+from orcmem.store.connection import open_read_only
 
 # The observation columns orcmem reads, as claude-mem's schema names them; a column an older version lacks is None.
 OBSERVATION_COLUMNS = (
@@ -36,9 +37,7 @@ def read_observations(path: Path) -> list[JsonObject]:
         ValidationError: the file is not an SQLite database, or holds no observations table.
     """
     try:
-        conn = apsw.Connection(
-            f"{path.resolve().as_uri()}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-        )
+        conn = open_read_only(path)
     except apsw.Error as exc:
         raise ValidationError(f"Cannot open {path} as a claude-mem database ({exc}).") from None
     try:

@@ -213,6 +213,15 @@ _FILE_ERRORS = (
 )
 
 
+def open_read_only(path: Path) -> apsw.Connection:
+    """Another program's SQLite database (claude-mem's, OpenCode's), opened read-only: never created or written.
+
+    Raises:
+        apsw.Error: it cannot be opened.
+    """
+    return apsw.Connection(f"{path.resolve().as_uri()}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+
+
 def _make_private(path: Path) -> None:
     """Memories and settings are private: no access for group or others to the profile folder, the database, or
     its WAL and SHM files (0700 and 0600 as created).
