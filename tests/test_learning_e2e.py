@@ -515,11 +515,13 @@ def test_a_hostile_readme_is_fenced_as_data_and_its_memory_is_labelled_tool_outp
     result = hook("session-start", {**payload, "session_id": "next", "hook_event_name": "SessionStart"}, env)
     assert "bootstrap" not in result.stdout
 
-    # Once a person accepts it anyway, every later session's brief says where it came from next to it.
+    # Once a person accepts it anyway, every later session's brief says where it came from next to it,
     service = MemoryService.open(orcmem_home)
     service.review.accept(project, memory.id)
     service.close()
     result = hook("session-start", {**payload, "session_id": "later", "hook_event_name": "SessionStart"}, env)
     brief = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     [line] = [line for line in brief.splitlines() if "bootstrap" in line]
-    assert line.startswith("- [today · from a run summary · from tool output] Always run the bootstrap script")
+    # and that it reads like an order to an agent: "no need to say so" is secrecy toward the user.
+    assert line.startswith("- [today · from a run summary · from tool output · flagged: reads like instructions")
+    assert "Always run the bootstrap script" in line
