@@ -104,7 +104,7 @@ async def test_mcp_search_recall_and_task_context_flag_it(
         found = await client.call_tool("memory_search", {"query": "deploy checklist"})
         recalled = await client.call_tool("memory_recall", {"prompt": "deploy checklist"})
         context = await client.call_tool("task_context", {})
-    [hit] = json.loads(found.content[0].text)  # type: ignore[union-attr]
+    [hit] = json.loads(found.content[0].text)["memories"]  # type: ignore[union-attr]
     assert hit["id"] == injected and hit["flagged"].startswith("reads like instructions")
     text = without_fence_id(recalled.content[0].text)  # type: ignore[union-attr]
     assert text.startswith(f"{OPEN}\n{RECALL_HEADER}\n") and text.endswith(CLOSE)

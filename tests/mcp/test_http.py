@@ -114,7 +114,7 @@ async def test_the_sdk_client_works_over_http(port: int) -> None:
         names = {tool.name for tool in (await c.list_tools()).tools}
         assert "memory_search" in names
         result = await c.call_tool("memory_search", {"query": "anything"})
-        assert not result.is_error and result.content[0].text == "[]"  # type: ignore[union-attr]
+        assert not result.is_error and json.loads(result.content[0].text) == {"memories": []}  # type: ignore[union-attr]
 
 
 def test_the_guard_refuses_duplicate_host_headers() -> None:

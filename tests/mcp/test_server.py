@@ -88,6 +88,8 @@ async def test_tools_carry_truthful_annotations_and_snake_case_inputs(make_tools
         "task_context": set(),
         "memory_manage": {"action", "kind", "scope", "id", "title", "body", "topic_key"},
     }
+    assert {name for name, t in tools.items() if t.output_schema} == {"memory_search"}
+    assert tools["memory_search"].output_schema["required"] == ["memories"]  # type: ignore[index]
     assert tools["memory_record"].input_schema["properties"]["title"]["maxLength"] == 120
     assert set(tools["memory_record"].input_schema["properties"]["type"]["enum"]) == {
         "decision",
@@ -106,7 +108,10 @@ async def test_search_returns_summaries_best_first(service: MemoryService, proje
     long_body = "forks " + "x" * 300
     stored = service.record(project, user_memory("Use the forks pool", long_body)).memory
     async with client(make_tools()) as c:
-        results = await ok(c, "memory_search", {"query": "forks pool", "limit": 3})
+        found = await c.call_tool("memory_search", {"query": "forks pool", "limit": 3})
+        # One object, as structuredContent and as its text (Gemini CLI rejects a list: docs/agents.md, MCP tools).
+        assert found.structured_content == json.loads(found.content[0].text)  # type: ignore[union-attr]
+        results = found.structured_content["memories"]  # type: ignore[index]
         assert [r["id"] for r in results] == [stored.id]
         hit = results[0]
         assert set(hit) >= {"id", "type", "title", "summary", "age_days", "confidence"}
@@ -318,7 +323,7 @@ async def test_plan_mode_refuses_every_write_with_the_plan_message(
         assert PLAN_REFUSAL in await refused(
             c, "memory_manage", {"action": "forget", "scope": "workspace", "id": stored.id}
         )
-        assert await ok(c, "memory_search", {"query": "agent lesson"})  # reads stay allowed
+        assert (await ok(c, "memory_search", {"query": "agent lesson"}))["memories"]  # reads stay allowed
     rows = permission_rows(service)
     assert [(r["action"], r["metadata"]["policy"], r["metadata"]["tool"]) for r in rows] == [
         ("permission.deny", "plan", "memory_record"),

@@ -177,7 +177,7 @@ async def test_the_sdks_stdio_client_initializes_lists_asks_and_calls(
             assert not recorded.is_error, recorded.content
             assert len(elicitor.questions) == 1  # review mode asked through elicitation over the real wire
             found = await c.call_tool("memory_search", {"query": "tests"})
-            assert json.loads(found.content[0].text)[0]["title"] == "Run the tests"  # type: ignore[union-attr]
+            assert json.loads(found.content[0].text)["memories"][0]["title"] == "Run the tests"  # type: ignore[union-attr]
         errlog.seek(0)
         assert "differs" not in errlog.read()
 

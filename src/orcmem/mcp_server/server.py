@@ -15,7 +15,7 @@ import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import AcceptedElicitation, Context, Elicit, ElicitationResult, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import Tool, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from orcmem import __version__
@@ -29,6 +29,7 @@ from orcmem.service.core import MEMORY_OFF_MESSAGE
 
 MEMORY_OFF_REFUSAL = f"{MEMORY_OFF_MESSAGE} While it is off, only task_context is available."
 MEMORY_TOOLS = frozenset(spec.name for spec in TOOLS if spec.needs_memory)
+OUTPUT_SCHEMAS = {spec.name: spec.output for spec in TOOLS if spec.output is not None}
 
 # Elicitation choices as the user sees them, and the answers they mean.
 CHOICES = {
@@ -86,8 +87,14 @@ class OrcmemServer(MCPServer):
             return None
 
     async def list_tools(self) -> list[Tool]:
-        """Every tool while memory is on; only task_context while it is off."""
-        listed = await super().list_tools()
+        """Every tool while memory is on; only task_context while it is off; each with its spec's outputSchema."""
+        # The SDK derives an outputSchema only from a return annotation: the specs declare theirs by hand.
+        listed = [
+            tool.model_copy(update={"output_schema": OUTPUT_SCHEMAS[tool.name]})
+            if tool.name in OUTPUT_SCHEMAS
+            else tool
+            for tool in await super().list_tools()
+        ]
         if await self.memory_on():
             return listed
         return [tool for tool in listed if tool.name in ALWAYS_LISTED]
@@ -99,7 +106,7 @@ class OrcmemServer(MCPServer):
         return await super().call_tool(name, arguments, context)
 
 
-Run = Callable[[Callable[[AgentTools], object]], Awaitable[str]]
+Run = Callable[[Callable[[AgentTools], object]], Awaitable[object]]
 AskFirst = Callable[[Context, str, dict[str, ArgValue]], Awaitable[Elicit[Approval] | None]]
 
 _PYTHON_TYPES: dict[Kind, type] = {"string": str, "integer": int, "boolean": bool}
@@ -123,17 +130,25 @@ def build_server(tools: AgentTools | Callable[[], AgentTools]) -> MCPServer:
 
 
 def _runner(provide: Callable[[], AgentTools]) -> Run:
-    """Run a tool's work on the session's tools in a thread; its result as text, an orcmem error as a ToolError."""
+    """Run a tool's work on the session's tools in a thread; an orcmem error as a ToolError."""
 
-    async def run(work: Callable[[AgentTools], object]) -> str:
+    async def run(work: Callable[[AgentTools], object]) -> object:
         try:
             agent = await anyio.to_thread.run_sync(provide)
-            result = await anyio.to_thread.run_sync(work, agent)
+            return await anyio.to_thread.run_sync(work, agent)
         except OrcmemError as exc:
             raise ToolError(str(exc)) from exc
-        return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
     return run
+
+
+def _answer(spec: ToolSpec, result: object) -> str | CallToolResult:
+    """A tool's result as text (JSON unless it is text); with the object as structuredContent too when the spec
+    declares an output schema (the spec asks a serialized copy in a text block for older clients)."""
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    if spec.output is None or not isinstance(result, dict):
+        return text
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
 
 
 def _asker(provide: Callable[[], AgentTools]) -> AskFirst:
@@ -181,14 +196,15 @@ def _signed(function: Callable[..., Awaitable[object]], name: str, parameters: l
     function.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
 
 
-def _tool_function(spec: ToolSpec, run: Run, ask_first: AskFirst) -> Callable[..., Awaitable[str]]:
+def _tool_function(spec: ToolSpec, run: Run, ask_first: AskFirst) -> Callable[..., Awaitable[str | CallToolResult]]:
     """The SDK tool of `spec`: its arguments validated by the SDK, an approval resolved first for a write."""
     parameters = _parameters(spec)
 
-    async def tool(**arguments: ArgValue | ElicitationResult[Approval]) -> str:
+    async def tool(**arguments: ArgValue | ElicitationResult[Approval]) -> str | CallToolResult:
         ask = _ask_from(arguments.pop("approval")) if spec.asks else None  # type: ignore[arg-type]
         try:
-            return await run(lambda agent: spec.call(agent.asking(ask) if spec.asks else agent, **arguments))
+            result = await run(lambda agent: spec.call(agent.asking(ask) if spec.asks else agent, **arguments))
+            return _answer(spec, result)
         except ToolError:
             if spec.fails_open:
                 return ""  # recall fails open: a prompt is never blocked by memory
