@@ -177,7 +177,7 @@ def _message(text: str) -> dict[str, Any]:
 class GeminiGenerate(_Api):
     """POST /v1beta/models/<model>:streamGenerateContent?alt=sse (and :generateContent) as the Gemini API answers
     it: one final text; or, when `call` names a tool, first that function call, then (once its functionResponse is
-    sent back) the final text."""
+    sent back) the final text; orcmem's distillation prompt gets the JSON it asks for."""
 
     requests: ClassVar[list[dict[str, Any]]] = []
     call: ClassVar[dict[str, Any] | None] = None  # {"name": ..., "args": {...}}
@@ -187,8 +187,9 @@ class GeminiGenerate(_Api):
         body = self._body()
         answered = "functionResponse" in json.dumps(body.get("contents", []))
         call = type(self).call
-        parts: list[dict[str, Any]] = [{"text": FINAL_TEXT}]
-        if call is not None and not answered and ":streamGenerateContent" in self.path:
+        said = json.dumps(body.get("contents", []))
+        parts: list[dict[str, Any]] = [{"text": json.dumps(ANSWER) if DISTILL_MARK in said else FINAL_TEXT}]
+        if call is not None and not answered and DISTILL_MARK not in said and ":streamGenerateContent" in self.path:
             parts = [{"functionCall": dict(call)}]
         reply = {
             "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],

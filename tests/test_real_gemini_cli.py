@@ -19,7 +19,8 @@ from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
 from tests.agent_cli_harness import agent_env, cli, mcp_list_line, orcmem
 from tests.fakes import loopback_http
-from tests.model_apis import FINAL_TEXT, GeminiGenerate
+from tests.model_apis import DISTILL_MARK, FINAL_TEXT, GeminiGenerate
+from tests.test_real_agent_clis import LEARNED, distillation_calls, learned
 
 BRIEFED = ("Factorial must be iterative", "recursion blows the stack on CI")
 RECALLED = ("Release builds need the lockfile", "cargo build --release fails without Cargo.lock committed")
@@ -123,3 +124,29 @@ def test_a_gemini_session_is_offered_orcmems_search_and_gets_its_answer(env, pro
     # memory_search answers an object (MCP structuredContent): Gemini CLI 0.61's transport rejects a tool's answer
     # whose text parses as JSON but not as an object, which a bare list did.
     assert RECALLED[0] in responses[0] and '\\"memories\\"' in responses[0], responses[0]
+
+
+def test_a_real_gemini_session_is_learned_by_gemini_cli(env, project_dir: Path, orcmem_home: Path) -> None:
+    """`gemini -p` distils the run (provider auto: the agent that ran it), once, with no tool to call."""
+    program = gemini()
+    orcmem(env, project_dir, "setup", "gemini")
+    offline_settings(env)
+    orcmem(env, project_dir, "memory", "on")
+    GeminiGenerate.requests.clear()
+    GeminiGenerate.call = None
+    with loopback_http(GeminiGenerate) as url:
+        env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-not-a-key"})
+        command = [str(program), "-p", "Say hello", "-m", "gemini-2.5-flash"]
+        session = subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True, timeout=180)
+        assert session.returncode == 0, session.stderr
+        turns, state, titles = learned(orcmem_home, project_dir, timeout=150)
+    assert (turns, state, titles) == (1, "done", [LEARNED])
+    distilled = [r for r in GeminiGenerate.requests if DISTILL_MARK in json.dumps(r.get("contents"))]
+    assert len(distilled) == 1 and "gemini-2.5-flash:" in distilled[0]["path"]
+    declared = [tool.get("functionDeclarations") for tool in distilled[0].get("tools", [])]
+    assert all(not functions for functions in declared)  # every tool denied: none offered, orcmem's MCP neither
+    assert "hook_context" not in json.dumps(distilled[0]["contents"])  # no hook ran inside the distillation
+    # What the real CLI's JSON stats said the call cost (the stand-in API's usage: 10 in, 4 out).
+    [call] = distillation_calls(orcmem_home)
+    assert (call.provider, call.status, call.model) == ("gemini", "ok", "gemini-2.5-flash")
+    assert (call.input_tokens, call.output_tokens) == (10, 4)

@@ -10,6 +10,7 @@ from orcmem.extract import resolve as resolve_module
 from orcmem.extract.anthropic_api import AnthropicApiGenerator
 from orcmem.extract.claude_cli import ClaudeCliGenerator
 from orcmem.extract.codex_cli import CodexCliGenerator
+from orcmem.extract.gemini_cli import GeminiCliGenerator
 from orcmem.extract.resolve import GeneratorChoice, describe_extraction, resolve_generator
 
 
@@ -95,13 +96,30 @@ def test_a_chosen_cli_summarizes_every_agents_runs(path_dir: Path) -> None:
     assert isinstance(choice.generator, CodexCliGenerator)
 
 
+def test_gemini_cli_summarizes_its_own_runs_and_any_run_when_chosen(path_dir: Path) -> None:
+    install(path_dir, "gemini")
+    own = resolve(provider="auto", agent="gemini")
+    assert isinstance(own.generator, GeminiCliGenerator)
+    assert own.generator.binary == str(path_dir / "gemini") and own.generator.model == "gemini-2.5-flash"
+    chosen = resolve(provider="gemini", agent="claude", models={"gemini": "gemini-2.5-pro"})
+    assert isinstance(chosen.generator, GeminiCliGenerator) and chosen.label == "gemini-2.5-pro"
+    assert describe(provider="gemini") == (
+        "Every finished run, whichever agent did the work, is summarized by gemini-2.5-flash through Gemini CLI."
+    )
+    assert describe(provider="auto") == (
+        "Each finished run is summarized by the agent that ran it: Gemini CLI runs by gemini-2.5-flash. "
+        "Claude Code runs are not summarized because Claude Code is not installed. "
+        "Codex runs are not summarized because Codex is not installed."
+    )
+
+
 def test_a_chosen_cli_that_is_missing(path_dir: Path) -> None:
     choice = resolve(provider="claude", agent="claude")
     assert choice == GeneratorChoice(None, "Claude Code is not installed: `claude` was not found.")
     assert resolve(provider="opencode", agent="claude").reason == "OpenCode cannot summarize runs yet."
-    assert resolve(provider="gemini", agent="claude").reason == "Gemini CLI cannot summarize runs yet."
+    assert resolve(provider="gemini", agent="claude").reason == "Gemini CLI is not installed: `gemini` was not found."
     assert resolve(provider="llama", agent="claude").reason == (
-        "Unknown extraction provider 'llama'; choose auto, claude, codex, apikey or off."
+        "Unknown extraction provider 'llama'; choose auto, claude, codex, gemini, apikey or off."
     )
 
 

@@ -27,3 +27,4 @@ AGENT_NAMES: Final[dict[str, str]] = {
 }
 CLAUDE_BINARY: Final = "claude"
 CODEX_BINARY: Final = "codex"
+GEMINI_BINARY: Final = "gemini"

@@ -12,12 +12,21 @@ from orcmem.extract.agent_cli import LOGIN_HINTS
 from orcmem.extract.anthropic_api import AnthropicApiGenerator, anthropic_available
 from orcmem.extract.claude_cli import ClaudeCliGenerator
 from orcmem.extract.codex_cli import CodexCliGenerator, pick_codex_model
-from orcmem.extract.constants import AGENT_NAMES, CLAUDE_BINARY, CODEX_BINARY, DEFAULT_CLAUDE_MODEL_LABEL
+from orcmem.extract.constants import (
+    AGENT_NAMES,
+    CLAUDE_BINARY,
+    CODEX_BINARY,
+    DEFAULT_CLAUDE_MODEL_LABEL,
+    GEMINI_BINARY,
+)
+from orcmem.extract.gemini_cli import GeminiCliGenerator
 from orcmem.extract.generator import Generator
-from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, GENERATOR_TIMEOUT_S
+from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, DEFAULT_GEMINI_MODEL, GENERATOR_TIMEOUT_S
 from orcmem.models.vocabulary import Agent
 
-DISTILLING_AGENTS = (Agent.CLAUDE.value, Agent.CODEX.value)  # the agents whose CLI can summarize a run
+# The agents whose CLI can summarize a run; `auto`'s sentence names the optional ones only where installed.
+DISTILLING_AGENTS = (Agent.CLAUDE.value, Agent.CODEX.value, Agent.GEMINI.value)
+OPTIONAL_AGENTS = (Agent.GEMINI.value,)
 NO_API_KEY_REASON = "Add an Anthropic API key, or pick another provider."
 API_KEY_NEEDS_CLIENT_REASON = (
     "The Anthropic API key needs the anthropic package (pip install anthropic, in orcmem's environment) "
@@ -53,7 +62,7 @@ class GeneratorChoice:
 class _Plan:
     """A resolved provider before any generator is built."""
 
-    provider: str  # "claude", "codex" or "apikey"
+    provider: str  # "claude", "codex", "gemini" or "apikey"
     model: str | None
     label: str
     binary: str | None = None  # the CLI to run; None for the API
@@ -106,7 +115,8 @@ def _cli_plan(
     """The plan for running `agent`'s own CLI, or why it cannot run (not installed, or nobody signed in)."""
     if agent not in DISTILLING_AGENTS:
         return f"{agent_name(agent)} cannot summarize runs yet."
-    command = (claude_bin or CLAUDE_BINARY) if agent == "claude" else (codex_bin or CODEX_BINARY)
+    commands = {"claude": claude_bin or CLAUDE_BINARY, "codex": codex_bin or CODEX_BINARY, "gemini": GEMINI_BINARY}
+    command = commands[agent]
     located = _locate(command, found_running)
     if located is None:
         return _not_installed(agent, command)
@@ -117,6 +127,9 @@ def _cli_plan(
     if agent == "claude":
         model = models.get("claude") or DEFAULT_CLAUDE_MODEL
         return _Plan("claude", model, claude_label(model), binary, launcher)
+    if agent == "gemini":
+        model = models.get("gemini") or DEFAULT_GEMINI_MODEL
+        return _Plan("gemini", model, model, binary, launcher)
     listed = codex_models or (probe.codex_models(argv) if probe is not None and not models.get("codex") else ())
     chosen = models.get("codex") or pick_codex_model(listed)
     return _Plan("codex", chosen, chosen or CODEX_DEFAULT_MODEL_LABEL, binary, launcher)
@@ -164,7 +177,7 @@ def _plan(
     if provider in DISTILLING_AGENTS or provider in AGENT_NAMES:
         running = found_running if provider == agent else ()
         return _cli_plan(provider, models, claude_bin, codex_bin, codex_models, running, probe)
-    return f"Unknown extraction provider {provider!r}; choose auto, claude, codex, apikey or off."
+    return f"Unknown extraction provider {provider!r}; choose auto, claude, codex, gemini, apikey or off."
 
 
 def resolve_generator(
@@ -183,13 +196,13 @@ def resolve_generator(
     found_running: Sequence[str] = (),
     probe: AgentProbe | None = None,
 ) -> GeneratorChoice:
-    """The generator that summarizes a run by `agent` ("claude"/"codex"), or why there is none.
+    """The generator that summarizes a run by `agent` ("claude"/"codex"/"gemini"), or why there is none.
 
-    `provider` is auto, claude, codex, apikey or off (None: auto); `models` maps "claude"/"codex" to a chosen model
-    (apikey uses the "claude" entry); `claude_bin`/`codex_bin` override the commands looked up on PATH; `codex_models`
-    lists Codex's models when known, to pick a small one (else `probe` is asked). `found_running` is the argv of the
-    agent CLI seen running the run's hooks, used when the command is not on PATH; `probe` tells whether someone is
-    signed in. Memory off or provider off gives no generator and no reason.
+    `provider` is auto, claude, codex, gemini, apikey or off (None: auto); `models` maps "claude"/"codex"/"gemini" to
+    a chosen model (apikey uses the "claude" entry); `claude_bin`/`codex_bin` override the commands looked up on
+    PATH; `codex_models` lists Codex's models when known, to pick a small one (else `probe` is asked).
+    `found_running` is the argv of the agent CLI seen running the run's hooks, used when the command is not on PATH;
+    `probe` tells whether someone is signed in. Memory off or provider off gives no generator and no reason.
     """
     if not enabled:
         return GeneratorChoice(None)
@@ -223,6 +236,9 @@ def resolve_generator(
             api_key=key if plan.provider == "apikey" else None,
             launcher=plan.launcher,
         )
+    elif plan.provider == "gemini":
+        assert plan.binary is not None
+        generator = GeminiCliGenerator(plan.binary, model=plan.model, timeout=timeout, env=env, launcher=plan.launcher)
     else:
         assert plan.binary is not None
         generator = CodexCliGenerator(plan.binary, model=plan.model, timeout=timeout, env=env, launcher=plan.launcher)
@@ -271,6 +287,8 @@ def describe_extraction(
         reasons: list[str] = []
         for agent in DISTILLING_AGENTS:
             plan = plan_of("auto", agent)
+            if agent in OPTIONAL_AGENTS and isinstance(plan, str) and "not installed" in plan:
+                continue
             if isinstance(plan, _Plan):
                 label = (plan.model or "its default model") if agent == "codex" else plan.label
                 covered.append(f"{agent_name(agent)} runs by {label}")

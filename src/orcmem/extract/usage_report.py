@@ -1,6 +1,6 @@
 """What a provider's answer says of its cost and its rate limits: Claude Code's stream events, Codex's `--json`
-events, the Messages API's usage and `anthropic-ratelimit-*` headers. Every reader takes what it finds and
-never raises: a field missing or of another shape is left out."""
+events, Gemini CLI's JSON stats, the Messages API's usage and `anthropic-ratelimit-*` headers. Every reader takes
+what it finds and never raises: a field missing or of another shape is left out."""
 
 from __future__ import annotations
 
@@ -155,6 +155,30 @@ def codex_report(stdout: str, model: str | None) -> tuple[Usage | None, str | No
         elif kind == "error" and isinstance(event.get("message"), str):
             error = event["message"]
     return usage, error
+
+
+# --- Gemini CLI ----------------------------------------------------------------------------------------------------
+def gemini_usage(envelope: Mapping[str, JsonValue], model: str | None) -> Usage | None:
+    """`gemini -p --output-format json`'s usage: `stats.models.<model>.tokens` summed over the models it called
+    (`input` is the prompt without its cached part; `candidates` and `thoughts` are both output); the model asked
+    for, else the one that took the most tokens. None when the envelope has no stats."""
+    stats = envelope.get("stats")
+    models = stats.get("models") if isinstance(stats, dict) else None
+    if not isinstance(models, dict) or not models:
+        return None
+    input_tokens = output_tokens = cached = 0
+    busiest: tuple[int, str] | None = None
+    for name, entry in models.items():
+        tokens = entry.get("tokens") if isinstance(entry, dict) else None
+        if not isinstance(tokens, dict):
+            continue
+        input_tokens += _int(tokens.get("input"))
+        output_tokens += _int(tokens.get("candidates")) + _int(tokens.get("thoughts"))
+        cached += _int(tokens.get("cached"))
+        total = _int(tokens.get("total"))
+        if busiest is None or total > busiest[0]:
+            busiest = (total, str(name))
+    return Usage(input_tokens, output_tokens, cached, 0, None, model or (busiest[1] if busiest else None))
 
 
 # --- The Messages API ----------------------------------------------------------------------------------------------

@@ -200,8 +200,10 @@ MODEL_HARNESS: Final = {
     ExtractionProvider.CLAUDE.value: ExtractionProvider.CLAUDE.value,
     ExtractionProvider.APIKEY.value: ExtractionProvider.CLAUDE.value,
     ExtractionProvider.CODEX.value: ExtractionProvider.CODEX.value,
+    ExtractionProvider.GEMINI.value: ExtractionProvider.GEMINI.value,
 }
 DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
+DEFAULT_GEMINI_MODEL: Final = "gemini-2.5-flash"  # Gemini's small, fast model, as Haiku is Claude's
 
 # --- Database -----------------------------------------------------------------------------------------------------
 DB_FILENAME: Final = "orcmem.db"

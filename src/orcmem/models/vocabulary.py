@@ -71,6 +71,7 @@ class ExtractionProvider(StrEnum):
     AUTO = "auto"
     CLAUDE = "claude"
     CODEX = "codex"
+    GEMINI = "gemini"
     APIKEY = "apikey"
     OFF = "off"
 

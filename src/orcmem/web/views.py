@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from urllib.parse import urlencode
 
 from orcmem.extract.constants import DEFAULT_CLAUDE_MODEL_LABEL
-from orcmem.models.constants import MS_PER_DAY, MS_PER_MINUTE
+from orcmem.models.constants import DEFAULT_GEMINI_MODEL, MS_PER_DAY, MS_PER_MINUTE
 from orcmem.models.types import MemoryType, Provenance, Source, Status
 from orcmem.models.vocabulary import Agent, ExtractionProvider, JobState
 
@@ -57,10 +57,15 @@ PROVIDER_OPTIONS = (
     (ExtractionProvider.AUTO, "Automatic", "each run is summarized by the agent that ran it"),
     (ExtractionProvider.CLAUDE, "Claude Code", "your Claude Code subscription"),
     (ExtractionProvider.CODEX, "Codex", "your Codex subscription"),
+    (ExtractionProvider.GEMINI, "Gemini CLI", "your Gemini CLI sign-in or key"),
     (ExtractionProvider.APIKEY, "Anthropic API key", "billed to your API key"),
     (ExtractionProvider.OFF, "Off", "no background learning; agents can still save memories"),
 )
-MODEL_DEFAULT_LABELS = {Agent.CLAUDE: DEFAULT_CLAUDE_MODEL_LABEL, Agent.CODEX: "the account's default Codex model"}
+MODEL_DEFAULT_LABELS = {
+    Agent.CLAUDE: DEFAULT_CLAUDE_MODEL_LABEL,
+    Agent.CODEX: "the account's default Codex model",
+    Agent.GEMINI: DEFAULT_GEMINI_MODEL,
+}
 
 _MINUTE = MS_PER_MINUTE
 _HOUR = 60 * MS_PER_MINUTE
