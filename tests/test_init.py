@@ -118,7 +118,7 @@ def test_no_agent_installed_still_turns_memory_on(run, tmp_path: Path, monkeypat
     monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
     out = run("init", "--yes", "--no-model").stdout
-    assert "no Claude Code, Codex, Gemini CLI, Copilot CLI or OpenCode on PATH" in out and "memory is on" in out
+    assert "no Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode or Cursor found" in out and "memory is on" in out
     assert "recall works: the prompt hook recalled a test memory by its words" in out
     assert "search by meaning waits for the embedding model" in out
 

@@ -17,10 +17,10 @@ import pytest
 
 from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
-from tests.agent_cli_harness import agent_env, cli, mcp_list_line, orcmem
+from tests.agent_cli_harness import agent_env, cli, learned, mcp_list_line, orcmem
 from tests.fakes import loopback_http
 from tests.model_apis import DISTILL_MARK, FINAL_TEXT, GeminiGenerate
-from tests.test_real_agent_clis import LEARNED, distillation_calls, learned
+from tests.test_real_agent_clis import LEARNED, distillation_calls
 
 BRIEFED = ("Factorial must be iterative", "recursion blows the stack on CI")
 RECALLED = ("Release builds need the lockfile", "cargo build --release fails without Cargo.lock committed")
@@ -128,7 +128,7 @@ def test_a_gemini_session_is_offered_orcmems_search_and_gets_its_answer(env, pro
 
 def test_a_real_gemini_session_is_learned_by_gemini_cli(env, project_dir: Path, orcmem_home: Path) -> None:
     """`gemini -p` distils the run (provider auto: the agent that ran it), once, with no tool to call."""
-    program = gemini()
+    program = cli("gemini")
     orcmem(env, project_dir, "setup", "gemini")
     offline_settings(env)
     orcmem(env, project_dir, "memory", "on")

@@ -21,6 +21,7 @@ from orcmem.models.errors import OrcmemError
 from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.codex_trust import codex_hooks, trust_summary
 from orcmem.setup_agents.copilot import copilot_paths, copilot_state_dir, copilot_wiring
+from orcmem.setup_agents.cursor import cursor_installed, cursor_paths, cursor_wiring
 from orcmem.setup_agents.gemini import HOME_ENV as GEMINI_HOME_ENV
 from orcmem.setup_agents.gemini import gemini_settings_path, gemini_wiring
 from orcmem.setup_agents.opencode import opencode_wired
@@ -36,6 +37,17 @@ class DoctorCheck(TypedDict):
     adds: str  # what an optional part brings; "" for a required part
     detail: str
     fix: str  # "" when ok
+
+
+def _user_or_project(
+    wiring: Callable[[Path, Path], tuple[bool, str]], user: tuple[Path, Path], project: tuple[Path, Path]
+) -> tuple[bool, str]:
+    """An agent's wiring in the user's files, or in this project's alone (which is wired too)."""
+    wired, detail = wiring(*user)
+    if wired:
+        return wired, detail
+    project_wired, project_detail = wiring(*project)
+    return (True, project_detail) if project_wired else (False, detail)
 
 
 def _cost_check(service: MemoryService, check: Callable[..., None]) -> None:
@@ -157,14 +169,23 @@ def doctor_checks(open_service: Callable[[], MemoryService], home: Path, cwd: Pa
         check("gemini hooks", wired, detail, fix, adds="the brief, recall, MCP tools and learning in Gemini CLI")
     if shutil.which("copilot"):
         state = copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home())
-        wired, detail = copilot_wiring(*copilot_paths("user", state_dir=state, project_dir=cwd))
-        if not wired:  # wired for this project alone is wired too
-            project_wired, project_detail = copilot_wiring(*copilot_paths("project", state_dir=state, project_dir=cwd))
-            wired, detail = (True, project_detail) if project_wired else (False, detail)
+        wired, detail = _user_or_project(
+            copilot_wiring,
+            copilot_paths("user", state_dir=state, project_dir=cwd),
+            copilot_paths("project", state_dir=state, project_dir=cwd),
+        )
         fix = "Run `orcmem setup copilot` (or `orcmem init`)."
         check("copilot hooks", wired, detail, fix, adds="the brief, recall, MCP tools and learning in Copilot CLI")
     if shutil.which("opencode"):
         wired, detail = opencode_wired(opencode_config_dir(os.environ, Path.home()), Path(locate(cwd).worktree_root))
         fix = "Run `orcmem setup opencode` (or `orcmem init`)."
         check("opencode plugin", wired, detail, fix, adds="the brief, recall, MCP tools and learning in OpenCode")
+    if cursor_installed(os.environ, Path.home()):
+        wired, detail = _user_or_project(
+            cursor_wiring,
+            cursor_paths("user", home=Path.home(), project_dir=cwd),
+            cursor_paths("project", home=Path.home(), project_dir=cwd),
+        )
+        fix = "Run `orcmem setup cursor` (or `orcmem init`)."
+        check("cursor hooks", wired, detail, fix, adds="the brief and the MCP tools in Cursor")
     return checks

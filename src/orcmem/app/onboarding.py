@@ -25,6 +25,7 @@ from orcmem.service.memory_service import MemoryService
 from orcmem.setup_agents.claude import claude_paths, setup_claude
 from orcmem.setup_agents.codex import setup_codex
 from orcmem.setup_agents.copilot import copilot_paths, setup_copilot
+from orcmem.setup_agents.cursor import cursor_installed, cursor_paths, setup_cursor
 from orcmem.setup_agents.gemini import gemini_settings_path, setup_gemini
 from orcmem.setup_agents.opencode import opencode_paths, setup_opencode
 from orcmem.setup_agents.report import SetupOptions, SetupReport
@@ -38,14 +39,17 @@ HOOK_TIMEOUT_S = 30.0  # a cold first run of the hook (imports, page cache) on a
 EMBED_WAIT_S = 60.0  # the first embedding loads the model
 
 
-def installed_agents(environ: Mapping[str, str]) -> list[Agent]:
-    """The coding agents whose command is on PATH."""
+def installed_agents(environ: Mapping[str, str], home: Path | None = None) -> list[Agent]:
+    """The coding agents whose command is on PATH (Cursor: also its config folder in `home`)."""
     path = environ.get("PATH", os.defpath)
-    return [agent for agent in Agent if shutil.which(agent.value, path=path)]
+    found: list[Agent] = [a for a in Agent if a is not Agent.CURSOR and shutil.which(a.value, path=path)]
+    if cursor_installed(environ, Path.home() if home is None else home):
+        found.append(Agent.CURSOR)
+    return found
 
 
 def agent_label(agent: Agent) -> str:
-    """`Claude Code`, `Codex`, `Gemini CLI`, `Copilot CLI`, `OpenCode`."""
+    """`Claude Code`, `Codex`, `Gemini CLI`, `Copilot CLI`, `OpenCode`, `Cursor`."""
     return AGENT_NAMES.get(agent, agent.value)
 
 
@@ -84,6 +88,8 @@ class AgentWiring:
             return list(copilot_paths("user", state_dir=self._copilot_dir(), project_dir=self.project_dir))
         if agent is Agent.OPENCODE:
             return list(opencode_paths("user", config_dir=self._opencode_config(), project_dir=self.project_dir))
+        if agent is Agent.CURSOR:
+            return list(cursor_paths("user", home=self.home, project_dir=self.project_dir))
         folder = self.codex_home if self.codex_home is not None else self.home / ".codex"
         return [folder / "config.toml", folder / "hooks.json"]
 
@@ -112,6 +118,8 @@ class AgentWiring:
         if agent is Agent.OPENCODE:
             options = SetupOptions(**shared, profile_home=self.profile_home)
             return setup_opencode("user", config_dir=self._opencode_config(), options=options)
+        if agent is Agent.CURSOR:
+            return setup_cursor("user", home=self.home, options=SetupOptions(**shared, profile_home=self.profile_home))
         return setup_codex(
             home=self.home,
             backup_dir=self.backup_dir,

@@ -1,4 +1,4 @@
-"""Hooking orcmem into agents: `orcmem setup claude|codex|gemini|copilot|opencode` and `orcmem init`."""
+"""Hooking orcmem into agents: `orcmem setup claude|codex|gemini|copilot|opencode|cursor` and `orcmem init`."""
 
 from __future__ import annotations
 
@@ -69,6 +69,8 @@ SCOPE_HELP = {
     "when set); project: .github/hooks/orcmem.json and .github/mcp.json here.",
     Agent.OPENCODE: "user: ~/.config/opencode: plugin/orcmem.js and opencode.json ($XDG_CONFIG_HOME/opencode when "
     "set); project: .opencode/plugin/orcmem.js and opencode.json here.",
+    Agent.CURSOR: "user: ~/.cursor/hooks.json and ~/.cursor/mcp.json; project: .cursor/hooks.json and .cursor/mcp.json "
+    "here.",
 }
 Command = TypeVar("Command", bound=Callable[..., None])
 
@@ -189,6 +191,21 @@ def setup_opencode_command(
     _echo_setup(app, report, as_json)
 
 
+@_setup_options(Agent.CURSOR)
+def setup_cursor_command(
+    app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
+) -> None:
+    """Add orcmem's sessionStart hook (the brief) and MCP server to Cursor (backs files up; --remove undoes)."""
+
+    from orcmem.setup_agents.cursor import setup_cursor
+
+    backups = home_dir() / BACKUPS_DIRNAME
+    project_dir = Path(app.location().worktree_root)
+    options = SetupOptions(project_dir, backups, None, remove, dry_run, allow_ephemeral, _profile_home())
+    report = setup_cursor(scope, home=Path.home(), options=options)  # type: ignore[arg-type]
+    _echo_setup(app, report, as_json)
+
+
 def gemini_home(environ: Mapping[str, str]) -> Path:
     """The home Gemini CLI keeps .gemini in: $GEMINI_CLI_HOME when set, else the user's."""
     value = environ.get("GEMINI_CLI_HOME")
@@ -246,8 +263,8 @@ def init(
         echo(f"  - {step}")
     if not found and not remove:
         echo(
-            "  (no Claude Code, Codex, Gemini CLI, Copilot CLI or OpenCode on PATH: wire one later with "
-            "`orcmem setup claude|codex|gemini|copilot|opencode`)"
+            "  (no Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode or Cursor found: wire one later with "
+            "`orcmem setup claude|codex|gemini|copilot|opencode|cursor`)"
         )
     if dry_run:
         for agent in found:

@@ -24,6 +24,7 @@ AGENT_NAMES: Final[dict[str, str]] = {
     Agent.GEMINI: "Gemini CLI",
     Agent.COPILOT: "Copilot CLI",
     Agent.OPENCODE: "OpenCode",
+    Agent.CURSOR: "Cursor",
 }
 CLAUDE_BINARY: Final = "claude"
 CODEX_BINARY: Final = "codex"

@@ -186,8 +186,27 @@ def hook_context(event: str, text: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
+CURSOR_FIELDS = ("cursor_version", "workspace_roots")  # in every payload of Cursor's, and no other agent's
+
+
+def start_context(payload: JsonObject, text: str) -> str:
+    """The brief as the agent reads it: Cursor's `{"additional_context": ...}` (its `sessionStart`), else
+    `hook_context` under the agent's event name (Copilot CLI's is `sessionStart` too)."""
+    if any(field in payload for field in CURSOR_FIELDS):
+        return json.dumps({"additional_context": text[:HOOK_OUTPUT_MAX_CHARS]}) if text else ""
+    return hook_context("sessionStart" if payload.get("hook_event_name") == "sessionStart" else "SessionStart", text)
+
+
+def payload_cwd(payload: JsonObject) -> str | None:
+    """The session's folder: `cwd`, else the first of Cursor's `workspace_roots`."""
+    roots = payload.get("workspace_roots")
+    first = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
+    return _text(payload, "cwd") or (first if first and first.strip() else None)
+
+
 def session_start(payload: JsonObject, home: str) -> str:
-    """SessionStart: the project brief as added context (nothing when memory is off or empty)."""
+    """SessionStart (Cursor: sessionStart): the project brief as added context (nothing when memory is off or
+    empty)."""
     import contextlib
     from pathlib import Path
 
@@ -199,7 +218,7 @@ def session_start(payload: JsonObject, home: str) -> str:
     from orcmem.models.errors import OrcmemError
     from orcmem.service.memory_service import MemoryService
 
-    cwd = _text(payload, "cwd")
+    cwd = payload_cwd(payload)
     if cwd is None or not os.path.exists(os.path.join(home, DB_FILENAME)):
         return ""
     recalled = recalled_in_sessions(home)  # read before the sessions' files go: the audit's "last recalled"
@@ -216,9 +235,7 @@ def session_start(payload: JsonObject, home: str) -> str:
         budget = service.context.session_budget() * CHARS_PER_TOKEN
         brief = fenced_brief(service.context.brief(project, max_chars=budget // 2 - FENCE_CHARS - 2))
         start_session(home, _text(payload, "session_id"), budget, len(brief))
-        return hook_context(
-            "sessionStart" if payload.get("hook_event_name") == "sessionStart" else "SessionStart", brief
-        )
+        return start_context(payload, brief)
     finally:
         service.close()
 

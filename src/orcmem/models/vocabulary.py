@@ -17,6 +17,7 @@ class Agent(StrEnum):
     GEMINI = "gemini"
     COPILOT = "copilot"
     OPENCODE = "opencode"
+    CURSOR = "cursor"  # set up only: its hooks and MCP server (no session files orcmem reads, no distilling)
 
 
 class Answer(StrEnum):

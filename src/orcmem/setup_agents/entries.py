@@ -192,14 +192,16 @@ def _handlers(group: JsonValue) -> list[JsonValue]:
     return hooks if isinstance(hooks, list) else []
 
 
-def _event_groups(hooks: JsonObject, event: str, path: Path) -> list[JsonValue] | None:
+def event_groups(hooks: JsonObject, event: str, path: Path) -> list[JsonValue] | None:
+    """An event's list in a hooks table (None: no entry); anything but a list is an OrcmemError naming it."""
     groups = hooks.get(event)
     if groups is not None and not isinstance(groups, list):
         raise OrcmemError(f"{path}: hooks.{event} is not a list; fix it, then run again (nothing was changed)")
     return groups
 
 
-def _hooks_table(doc: JsonObject, path: Path) -> JsonObject | None:
+def hooks_table(doc: JsonObject, path: Path) -> JsonObject | None:
+    """The document's `hooks` object (None: there is none); anything but an object is an OrcmemError naming it."""
     hooks = doc.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise OrcmemError(f'{path}: "hooks" is not an object; fix it, then run again (nothing was changed)')
@@ -236,13 +238,13 @@ def _item(event: str) -> str:
 
 def merge_hooks(doc: JsonObject, specs: list[HookSpec], path: Path) -> list[ItemChange]:
     """Put each spec's handler in place (once per event) and take orcmem's handlers out of managed events it left."""
-    hooks = _hooks_table(doc, path)
+    hooks = hooks_table(doc, path)
     created = hooks is None
     hooks = {} if hooks is None else hooks
     wanted = {spec.event: spec for spec in specs}
     changes: list[ItemChange] = []
     for event in MANAGED_EVENTS:
-        groups = _event_groups(hooks, event, path)
+        groups = event_groups(hooks, event, path)
         spec = wanted.get(event)
         if spec is None:
             if groups and any(is_orcmem_hook(h) for g in groups for h in _handlers(g)):
@@ -280,12 +282,12 @@ def _set_or_drop(hooks: JsonObject, event: str, groups: list[JsonValue]) -> None
 
 def remove_hooks(doc: JsonObject, path: Path) -> list[ItemChange]:
     """Take orcmem's handlers out of the events it manages; containers emptied by that go too."""
-    hooks = _hooks_table(doc, path)
+    hooks = hooks_table(doc, path)
     if not hooks:
         return []
     changes = []
     for event in MANAGED_EVENTS:
-        groups = _event_groups(hooks, event, path)
+        groups = event_groups(hooks, event, path)
         if groups and any(is_orcmem_hook(h) for g in groups for h in _handlers(g)):
             _set_or_drop(hooks, event, _strip_ours(groups))
             changes.append(ItemChange(_item(event), "removed"))

@@ -58,9 +58,9 @@ class FileReport:
 @dataclass(frozen=True)
 class SetupReport:
     """The outcome of an agent's setup (`setup_claude`, `setup_codex`, `setup_gemini`, `setup_copilot`,
-    `setup_opencode`): every file looked at, and notes for the user."""
+    `setup_opencode`, `setup_cursor`): every file looked at, and notes for the user."""
 
-    agent: Literal["claude", "codex", "gemini", "copilot", "opencode"]
+    agent: Literal["claude", "codex", "gemini", "copilot", "opencode", "cursor"]
     scope: str
     remove: bool
     dry_run: bool
