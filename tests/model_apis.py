@@ -131,6 +131,8 @@ class OpenAIResponses(_Api):
     """POST /v1/responses (streamed) as the Responses API answers Codex."""
 
     requests: ClassVar[list[dict[str, Any]]] = []
+    # The one tool call a session gets, as an output item; None: `exec_command` running `echo hello`.
+    tool_item: ClassVar[dict[str, Any] | None] = None
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         """An exec_command call, a final message, or the distillation JSON."""
@@ -144,6 +146,8 @@ class OpenAIResponses(_Api):
         number = len(type(self).requests)
         if DISTILL_MARK in said:
             item = _message(json.dumps(ANSWER))
+        elif self.tool_item is not None and self.tool_item["name"] in tools and not answered:
+            item = {**self.tool_item, "call_id": f"call_{number}"}
         elif "exec_command" in tools and not answered:
             arguments = json.dumps({"cmd": "echo hello"})
             item = {

@@ -273,3 +273,40 @@ def test_the_real_claude_code_hands_the_model_the_memory_citing_a_file_it_reads(
     logged = (orcmem_home / "logs" / "recall.log").read_text()
     tool_lines = [line for line in logged.splitlines() if " tool, " in line]  # the session's own server, or direct
     assert len(tool_lines) == 1 and "shown=1" in tool_lines[0]
+
+
+def test_the_real_codex_hands_the_model_the_memory_citing_a_file_it_patches(
+    env, project_dir: Path, orcmem_home: Path
+) -> None:
+    """The PreToolUse hook `setup codex` writes, on an apply_patch of a cited file: Codex 0.171 runs it and its
+    `additionalContext` reaches the model's next request (hooks trusted for the run)."""
+    codex = cli("codex")
+    (project_dir / "deploy.md").write_text("# Deploy\n\nRun the release script.\n")
+    title = "Deploys need the staging flag"
+    orcmem(env, project_dir, "memory", "on")
+    add = ["add", "--type", "lesson", "--title", title, "--body", "pass --staging first", "--file", "deploy.md"]
+    orcmem(env, project_dir, *add)
+    patch = "*** Begin Patch\n*** Update File: deploy.md\n@@\n-Run the release script.\n+Run the release script.\n"
+    patch += "*** End Patch\n"
+
+    class PatchesAFile(OpenAIResponses):
+        tool_item = {"type": "custom_tool_call", "name": "apply_patch", "input": patch}
+
+    PatchesAFile.requests.clear()
+    with loopback_http(PatchesAFile) as url:
+        env["OPENAI_API_KEY"] = "sk-test-not-a-key"
+        orcmem(env, project_dir, "setup", "codex")
+        use_standin_model(env, url)
+        session = run_codex(codex, "Tidy the deploy notes", project_dir, env)
+    assert session.returncode == 0, session.stderr
+    asked = [r for r in PatchesAFile.requests if DISTILL_MARK not in json.dumps(r.get("input"))]
+    after = [r for r in asked if "custom_tool_call_output" in json.dumps(r.get("input"))]
+    before = [r for r in asked if "custom_tool_call_output" not in json.dumps(r.get("input"))]
+    assert after and before, [json.dumps(r.get("input"))[:300] for r in asked]
+    # The brief already names it once; the patch's hook adds it again, next to the tool call.
+    assert json.dumps(after[0]["input"]).count(title) > json.dumps(before[0]["input"]).count(title), json.dumps(
+        after[0]["input"]
+    )[-3000:]
+    logged = (orcmem_home / "logs" / "recall.log").read_text()
+    tool_lines = [line for line in logged.splitlines() if " tool, " in line]
+    assert len(tool_lines) == 1 and "shown=1" in tool_lines[0]
