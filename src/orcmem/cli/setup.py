@@ -163,15 +163,7 @@ def setup_copilot_command(
 ) -> None:
     """Add orcmem's hooks (a hooks file of its own) and MCP server to GitHub Copilot CLI (backs files up;
     --remove undoes)."""
-
-    from orcmem.setup_agents.copilot import copilot_state_dir, setup_copilot
-
-    project_dir = Path(app.location().worktree_root)
-    backups = home_dir() / BACKUPS_DIRNAME
-    options = SetupOptions(project_dir, backups, None, remove, dry_run, allow_ephemeral, _profile_home())
-    state_dir = copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home())
-    report = setup_copilot(scope, state_dir=state_dir, options=options)  # type: ignore[arg-type]
-    _echo_setup(app, report, as_json)
+    _setup_with_options(app, Agent.COPILOT, scope, as_json, remove, dry_run, allow_ephemeral)
 
 
 @_setup_options(Agent.OPENCODE)
@@ -196,13 +188,23 @@ def setup_cursor_command(
     app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
 ) -> None:
     """Add orcmem's sessionStart hook (the brief) and MCP server to Cursor (backs files up; --remove undoes)."""
+    _setup_with_options(app, Agent.CURSOR, scope, as_json, remove, dry_run, allow_ephemeral)
 
-    from orcmem.setup_agents.cursor import setup_cursor
 
-    backups = home_dir() / BACKUPS_DIRNAME
+def _setup_with_options(
+    app: AppContext, agent: Agent, scope: str, as_json: bool, remove: bool, dry_run: bool, allow_ephemeral: bool
+) -> None:
+    """`setup copilot|cursor`, whose setups take SetupOptions: this project, the backups, the profile's home."""
+    from orcmem.setup_agents import copilot, cursor
+
     project_dir = Path(app.location().worktree_root)
+    backups = home_dir() / BACKUPS_DIRNAME
     options = SetupOptions(project_dir, backups, None, remove, dry_run, allow_ephemeral, _profile_home())
-    report = setup_cursor(scope, home=Path.home(), options=options)  # type: ignore[arg-type]
+    if agent is Agent.COPILOT:
+        state_dir = copilot.copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home())
+        report = copilot.setup_copilot(scope, state_dir=state_dir, options=options)  # type: ignore[arg-type]
+    else:
+        report = cursor.setup_cursor(scope, home=Path.home(), options=options)  # type: ignore[arg-type]
     _echo_setup(app, report, as_json)
 
 
