@@ -13,6 +13,7 @@ from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
+from orcmem.store.audit_scan import PairFinding
 from orcmem.store.recall import RecallRow
 from orcmem.text.redact import rules_version
 from tests.helpers import Clock
@@ -219,3 +220,37 @@ def test_a_new_rule_set_scans_every_memory_again(embedded, clock: Clock) -> None
     assert _scanned(svc, project) == {ids[0]: False, ids[1]: True}
     svc.store.audit_scan.note_scanned(pks[:1], rules_version())  # a scan of today's rules is trusted: not redone
     assert svc.store_audit.run(project).findings == []
+
+
+def _kept(svc, project):  # type: ignore[no-untyped-def]
+    """The pair findings the last audit kept, or None."""
+    return svc.store.audit_scan.pair_findings(
+        project.id, svc.store.db.query("SELECT key FROM audit_pair_sets WHERE project_id = ?", (project.id,))[0][0]
+    )
+
+
+def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clock: Clock) -> None:
+    near = (
+        "Vitest needs the forks pool",
+        "Run `vitest --pool=forks` because the threads pool crashes on the native canvas module.",
+    )
+    svc, project, ids = embedded([*HEALTHY, near])
+    first = svc.store_audit.run(project)
+    assert [(f.kind, f.memory_id, f.other_id) for f in first.findings] == [(Kind.NEAR_DUPLICATE, ids[4], ids[0])]
+    assert _kept(svc, project) is not None
+    # The kept pairs are what is shown next time: planted under the same key, they come back as kept.
+    key = svc.store.db.query("SELECT key FROM audit_pair_sets WHERE project_id = ?", (project.id,))[0][0]
+    pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version())}
+    planted = PairFinding(str(Kind.NEAR_DUPLICATE), pks[ids[2]], pks[ids[3]], 0.9)
+    svc.store.audit_scan.keep_pair_findings(project.id, key, 5, [planted])
+    again = svc.store_audit.run(project)
+    assert [(f.kind, f.memory_id, f.other_id) for f in again.findings] == [(Kind.NEAR_DUPLICATE, ids[2], ids[3])]
+    assert again.vectors == 5
+    # An edit after the audit changes what the pairs follow from: they are compared again, and the edit is seen.
+    svc.edit(project, ids[3], title=HEALTHY[1][0].replace("5433", "5434"), body=HEALTHY[1][1].replace("5433", "5434"))
+    svc.reindex()  # its new vector, as the background embedding writes it
+    third = svc.store_audit.run(project)
+    assert {(f.kind, f.memory_id, f.other_id) for f in third.findings} == {
+        (Kind.NEAR_DUPLICATE, ids[4], ids[0]),
+        (Kind.CONTRADICTION, ids[1], ids[3]),
+    }

@@ -532,6 +532,27 @@ WHEN old.title IS NOT new.title OR old.body IS NOT new.body BEGIN
 END;
 """
 
+# The audit's pair findings, remembered (docs/audit.md, Speed): the near duplicates and possible contradictions
+# the last audit of a project found, under a key of everything they follow from (which memories were compared,
+# their vectors' write order, the pair rules' code). The next audit whose key is the same shows them again without
+# comparing vectors; any new, edited, re-embedded or retired memory changes the key.
+MIGRATION_16 = """
+CREATE TABLE audit_pair_sets (
+  project_id TEXT PRIMARY KEY,
+  key TEXT NOT NULL,
+  compared INTEGER NOT NULL
+);
+CREATE TABLE audit_pairs (
+  project_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  memory_pk INTEGER NOT NULL,
+  other_pk INTEGER NOT NULL,
+  similarity REAL NOT NULL,
+  PRIMARY KEY (project_id, position)
+) WITHOUT ROWID;
+"""
+
 
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
@@ -549,6 +570,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (13, migration_13),
     (14, MIGRATION_14),
     (15, MIGRATION_15),
+    (16, MIGRATION_16),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.
