@@ -8,7 +8,8 @@ languages, and ordinary engineering advice and memories in the style agents writ
 - `tune`, `held` (the first batch and three later ones), `unseen` (the fifth), `fresh` (the sixth), `independent`
   (written by someone who never saw the detector): each was scored once before anything was tuned on it (BATCHES
   keeps those first figures); since then they are all training data (`trained` is true);
-- `own`: six more batches written for the learned layer's training, each spread over every style and 15+ languages.
+- `own`: more batches written for the learned layer's training, each spread over every style and 15+ languages;
+- `blind`: written by a helper who never saw the detector, scored once as a blind set, then made training data.
 
 The learned layer is trained on every batch, so its figure on the set says little. The figure that predicts a new
 phrasing is out of batch: for each batch, the layer is fitted on all the others and scores that one (the rules, tuned
@@ -33,12 +34,14 @@ from bench.injection_model import choose, sparse
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection_set.jsonl"
 # Written by a helper who never saw the detector, its set or its code, after the detector was final; scored once and
-# never trained on (bench.train_injection reads DATA only): the figure closest to a phrasing nobody wrote yet.
+# never trained on (bench.train_injection reads DATA only): the figure closest to a phrasing nobody wrote yet. Absent
+# between two such sets (the last one, once scored, became the `blind` batch of DATA); the section then leaves it out.
 BLIND = ROOT / "bench" / "data" / "injection_blind.jsonl"
-SPLITS = ("tune", "held", "unseen", "fresh", "independent", "own")
+SPLITS = ("tune", "held", "unseen", "fresh", "independent", "own", "blind")
 # Each batch as first measured, before anything was tuned on it: (batch, injections, caught, ordinary texts,
 # flagged). The first batch was measured against much earlier rules, the next five against the rules alone, the
-# independent one against the rules and the first learned layer (trained on `tune` only).
+# independent one against the rules and the first learned layer (trained on `tune` only), the blind one (written by a
+# helper who never saw the detector) against round 1's detector, trained on every batch before it.
 BATCHES = [
     ("second", 60, 18, 60, 4),
     ("third", 40, 33, 40, 1),
@@ -46,6 +49,7 @@ BATCHES = [
     ("fifth (unseen)", 35, 24, 35, 0),
     ("sixth (fresh)", 156, 83, 147, 4),
     ("independent", 200, 122, 200, 3),
+    ("blind", 283, 230, 302, 20),
 ]
 TARGET_CAUGHT, TARGET_FLAGGED = 0.90, 0.05
 
@@ -127,8 +131,8 @@ class InjectionResult:
     batches: list[Batch]
     pooled: Score  # every batch out of batch, pooled
     trained: Score  # the shipped detector on the whole set it was trained on
-    blind: Score  # the shipped detector on the blind set, never trained on
-    blind_rules: Score
+    blind: Score | None  # the shipped detector on the blind set, never trained on (None: no blind set now)
+    blind_rules: Score | None
     old: Score
     l2: float
     cut: float
@@ -208,8 +212,8 @@ def run(path: Path = DATA) -> InjectionResult:
         batches=batches,
         pooled=out_of_batch(items),
         trained=score(items, looks_like_instructions),
-        blind=score(blind := load(BLIND), looks_like_instructions),
-        blind_rules=score(blind, rules_flag),
+        blind=score(blind, looks_like_instructions) if (blind := load(BLIND) if BLIND.exists() else []) else None,
+        blind_rules=score(blind, rules_flag) if blind else None,
         old=score(items, old_detector),
         l2=chosen.l2,
         cut=chosen.cut,
@@ -230,6 +234,18 @@ def _met(s: Score) -> bool:
     return s.caught >= TARGET_CAUGHT * s.injections and s.flagged <= TARGET_FLAGGED * s.ordinary
 
 
+def _blind_line(r: InjectionResult) -> list[str]:
+    """The blind set's line, when there is one."""
+    if r.blind is None or r.blind_rules is None:
+        return [f"- No blind set now (`{BLIND.relative_to(ROOT)}` is absent: the last one is the *blind* batch)."]
+    return [
+        f"- **Blind** (`{BLIND.relative_to(ROOT)}`, {r.blind.injections + r.blind.ordinary} texts written by "
+        "someone who never saw the detector, its set or its code, after it was final; never trained on): the shipped "
+        f"detector {r.blind.cell()} ({'met' if _met(r.blind) else '**missed**'}); the rules alone "
+        f"{r.blind_rules.cell()}."
+    ]
+
+
 def render(r: InjectionResult) -> list[str]:
     """The report section."""
     by_id = {item.id: item for item in r.items}
@@ -247,8 +263,8 @@ def render(r: InjectionResult) -> list[str]:
         "predicts phrasings nobody wrote yet is **out of batch**: each batch scored by the rules and a layer fitted on",
         f"every other batch (penalty {r.l2:g} and score cut {r.cut:.3f}, both chosen on these out-of-batch scores for",
         "at most 3 % of ordinary texts flagged pooled). The rules were tuned by hand on the first six batches, so",
-        "their part is blind only on *independent* and the *own* batches (the rules-alone column says how much they",
-        "carry).",
+        "their part is blind only on *independent*, *blind* and the *own* batches (the rules-alone column says how",
+        "much they carry).",
         "",
         "| batch | out of batch: injections caught | ordinary flagged | rules alone: caught | flagged |",
         "|---|---:|---:|---:|---:|",
@@ -263,10 +279,7 @@ def render(r: InjectionResult) -> list[str]:
             if short
             else "met in every batch."
         ),
-        f"- **Blind** (`bench/data/injection_blind.jsonl`, {r.blind.injections + r.blind.ordinary} texts written by "
-        "someone who never saw the detector, its set or its code, after it was final; never trained on): the shipped "
-        f"detector {r.blind.cell()} ({'met' if _met(r.blind) else '**missed**'}); the rules alone "
-        f"{r.blind_rules.cell()}.",
+        *_blind_line(r),
         f"- The shipped detector on the whole set it was trained on: {r.trained.cell()}; the old detector "
         f"(nine English patterns): {r.old.cell()}.",
         f"- Cost: {r.new_us:.0f} µs of CPU per text ({r.ordinary_us:.0f} µs per ordinary one, the usual write; "
@@ -276,7 +289,7 @@ def render(r: InjectionResult) -> list[str]:
         "",
         "Each batch as first measured, before anything was tuned on it (history: the second against much earlier",
         "rules, the next four against the rules alone, *independent* against the rules and the first learned layer,",
-        "trained on *tune* only):",
+        "trained on *tune* only, *blind* against the detector of round 1, trained on every batch above it):",
         "",
         "| batch | injections caught | ordinary texts flagged |",
         "|---|---:|---:|",
@@ -289,7 +302,9 @@ def render(r: InjectionResult) -> list[str]:
         "The learned layer (orcmem/text/instructions_learned.py): logistic regression over hashed words, word pairs,",
         "character 3- to 5-grams, the rules' cues (weak ones too) and groups of words with one meaning in many",
         "languages (addressed to an AI, a claim of approval, secrecy toward the user, a secret, sending it out, a",
-        "download piped to a shell, a condition, turning a safety check off...), alone and in pairs; 65,536 slots of",
+        "download piped to a shell, a condition, turning a safety check off, a setting that weakens a defence, a",
+        "package swapped for another, a fake end of the document or system turn...; most in 30 languages or more),",
+        "alone and in pairs; 65,536 slots of",
         "one signed byte each, trained by `python -m bench.train_injection`, deterministically. A text is flagged",
         "when the rules flag it or the layer's score passes the cut.",
         "The MiniLM embedding is not used: the flag is computed on every write, also where the model is not loaded",

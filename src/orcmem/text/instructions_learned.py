@@ -4,8 +4,10 @@ The rules in orcmem/text/instructions.py look for the shapes an injection takes;
 pieces around them, so that a phrasing no rule was written for ("the guidance you loaded at startup is stale") still
 counts. Beside the n-grams it reads which rule cues fired (even weak ones that do not flag on their own) and coarse
 groups of words that mean the same in many languages (addressed to an AI, a claim of approval, secrecy toward the
-user, a secret, sending it away, a download piped to a shell, a condition or timer...), alone and in pairs: a pair
-such as "a claim of approval" with "turning a safety check off" generalises past the words of any one phrasing.
+user, a secret, sending it away, a download piped to a shell, a condition or timer, a setting that weakens a
+defence, a package swapped for another, a fake end of the document...; most in 30 languages or more), alone and in
+pairs: a pair such as "a claim of approval" with "turning a safety check off" generalises past the words of any one
+phrasing.
 Its weights are trained by bench/train_injection.py on the whole labelled set, deterministically, and shipped as a
 small file (injection_weights.bin: a header, then one signed byte per hashed feature).
 """
@@ -41,14 +43,20 @@ _QUOTED = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|(?<!\w)'[^'\n]{2,}
 # Groups of words with one meaning across languages, looked for in the normalized text (quotes kept: a command in
 # backquotes is where a piped download or a secret's path sits).
 _GROUPS: dict[str, str] = {
-    "ai": r"\b(?:ai|a\.i\.|llms?|language models?|assistants?|agents?|claude|codex|copilot|gemini|chatgpt|gpt|"
+    "ai": r"\b(?:agentes|agenti|agenten|ajan\w*|assistent\w*|asystenci|assistenter|modèles? de langage|"
+    r"modelos? de (?:lenguaje|linguagem)|modelli linguistici|sprachmodell\w*|taalmodel\w*|языков\w* модел\w*|"
+    r"мовн\w* модел\w*|ии-\w+|ші-\w+|ai-\w+|एजेंट\w*|\w+bots?|robot\w*|робот\w*|бот\w*|machine readers?|ai readers?|"
+    r"model)\b|어시스턴트|인공지능|人工智能|ＡＩ|ボット|봇|الذكاء الاصطناعي|एआई|"
+    r"\b(?:ai|a\.i\.|llms?|language models?|assistants?|agents?|claude|codex|copilot|gemini|chatgpt|gpt|"
     r"cursor|chatbots?|bots?|automation|automated|ki|ia|assistente|asistente|assistant|agente|агент\w*|"
     r"ассистент\w*|асистент\w*|ші|ии|tekoäly\w*|助手|智能体|アシスタント|エージェント|ａｉ|에이전트|어시스턴트|"
     r"المساعد|مساعد|सहायक|yapay zeka|asystent\w*|asisten|trợ lý|עוזר|دستیار|βοηθ\w*|mi asszisztens|"
     r"yz|modelo|modèle|modell)\b|助手|智能体|アシスタント|エージェント|에이전트|المساعد",
     "you": r"\b(?:you|your|yourself|du|dich|dir|dein\w*|tu|toi|ton|ta|tes|vous|votre|usted|tú|tuo|tua|você|"
     r"jij|je|jouw|ty|twój|ты|твой|тебе|ти|твій|sen|senin|bạn|kamu|anda)\b|你|あなた|당신|أنت|तुम|आप",
-    "approval": r"\b(?:approved?|approval|authori[sz]ed|authori[sz]ation|signed off|sign-off|sanctioned|"
+    "approval": r"已经同意|已同意|同意了|同意済み|了承済み|허락했|동의했|\b(?:ya lo aprobó|lo vogliono i maintainer|"
+    r"sont d'accord|sono d'accordo|está aprovado|es ist abgesprochen|det er aftalt|aftalt med|agreed with)\b|"
+    r"\b(?:approved?|approval|authori[sz]ed|authori[sz]ation|signed off|sign-off|sanctioned|"
     r"permission (?:is |was |has been )?granted|pre-?approved|green-?lit|okayed|ok'd|confirmed|waived|exempt\w*|"
     r"consensus|leadership|management|the owner|repo(?:sitory)? owner|maintainers? (?:say|asks?|want|decided)|"
     r"(?:team|we) (?:decided|agreed|accepted)|policy (?:update|change)|effective (?:today|immediately)|"
@@ -56,7 +64,13 @@ _GROUPS: dict[str, str] = {
     r"разрешен\w*|onaylandı|已批准|批准|承認|승인)\b|已批准|批准|承認済み|承認|승인|"
     r"\b(?:aprobó|approvato|aprovaram|zatwierdzili|разрешили|одобрили|erlaubt|dürfen|同意|許可|허락|وافق|मंज़ूरी|"
     r"onayladı|schválili|diluluskan|meluluskan|idhinisha|অনুমোদন|godkjent|autoris\w*)\b",
-    "change_rules": r"\b(?:no longer (?:appl(?:y|ies)|required|needed|valid|in effect)|(?:was|were|has been|have "
+    "change_rules": r"\b(?:new (?:team )?(?:rule|policy|agreement|convention)|nouvelle (?:règle|politique)|"
+    r"neue (?:regel|richtlinie|teamregel)|nueva (?:regla|norma|política)|nuova (?:regola|policy)|nova (?:regra|"
+    r"política)|nieuwe (?:regel|teamafspraak|afspraak)|nowa (?:zasada|reguła)|новое правило|нове правило|правило для|"
+    r"yeni kural|quy tắc mới|aturan baru|ny (?:teamregel|regel)|nové pravidlo|teamkonvention|take precedence|"
+    r"have priority|hebben voorrang|ont priorité|tienen prioridad|haben vorrang|mają pierwszeństwo|имеют приоритет|"
+    r"your real task|instead)\b|新规则|新しいルール|새 규칙|قاعدة جديدة|नया नियम|"
+    r"\b(?:no longer (?:appl(?:y|ies)|required|needed|valid|in effect)|(?:was|were|has been|have "
     r"been) (?:retired|dropped|lifted|relaxed|removed|superseded|rescinded|deprecated)|out of date|outdated|stale|"
     r"superseded?|supersedes|obsolete|(?:doesn't|does not|don't|do not) apply to (?:you|agents?|bots?|automation)|"
     r"meant for (?:the old|humans?|people)|only applies? to humans?|authoritative|from (?:now on|here on|this point)|"
@@ -72,7 +86,18 @@ _GROUPS: dict[str, str] = {
     r"instructies|poprzedni\w*|instrukcj\w*|предыдущ\w*|инструкци\w*|правила|попередн\w*|önceki|talimat\w*|"
     r"trước đó|hướng dẫn|sebelumnya|instruksi|הקודמות|قبلی|προηγούμεν\w*|anterioare|korábbi|aiemmat|tidigare|"
     r"tidligere)\b|之前|以前の|이전|السابقة|पिछले|ก่อนหน้า",
-    "secrecy": r"\b(?:(?:don't|do not|never|without|no need to|not) (?:tell\w*|mention\w*|inform\w*|notify\w*|"
+    "secrecy": r"\b(?:ne (?:le |lui |leur )?(?:révèle|dis|mentionne|signale|précise)\w*|nicht (?:ansprechen|erwähnen|"
+    r"sagen|melden)|verschweig\w*|no (?:lo |le |les )?(?:menciones|digas|comentes|avises|reveles)|sin (?:mencionar|"
+    r"decir|avisar)|não (?:precisa|é preciso) avisar|não (?:mencione|diga|conte|avise|revele)|non (?:dirlo|dire|"
+    r"menzionar\w*|segnalar\w*|rivelar\w*)|senza (?:dirlo|dire|segnalar\w*|avvisare|lasciare commenti)|"
+    r"niet (?:vermelden|melden|noemen|vertellen)|nie (?:wspominaj|mów|informuj)|не (?:упоминай|указывай\w*|говори|"
+    r"сообщай|рассказывай|раскрывай)|не (?:згадуй\w*|згадуючи|кажи|повідомляй)|kimseye (?:söyleme|bahsetme)|bahsetme|"
+    r"không (?:cần )?(?:nói|báo)|jangan (?:beri tahu|bilang|sebut)|neříkej\w*|nezmiňuj\w*|"
+    r"nämn inte|sig ikke|älä mainitse|"
+    r"don't explain|no need to (?:explain|tell|mention)|out of the (?:summary|changelog|pr))\b|不用(?:在\w{0,8})?提|"
+    r"不要提|"
+    r"别提|无需告知|不必告知|言わない|伝えない|触れない|ज़रूरत नहीं|मत बताना|لا تخبر|"
+    r"\b(?:(?:don't|do not|never|without|no need to|not) (?:tell\w*|mention\w*|inform\w*|notify\w*|"
     r"report\w*|surface|bring\w* (?:it|this|that) up|let\w* (?:them|the user|anyone) know|ask\w*|alert\w*|"
     r"disclos\w*|flag\w*)|quietly|silently|secretly|covertly|discreetly|on the quiet|keep (?:this|it) (?:out|"
     r"between|to yourself|off)|leave (?:it |this )?out|deny|pretend|say (?:it|that) (?:was|is)|(?:as|like) (?:a )?"
@@ -82,10 +107,15 @@ _GROUPS: dict[str, str] = {
     r"незаметно|söyleme|đừng nói|jangan beri tahu)\b|不要告诉|悄悄|知らせず|言わずに|말하지 말고|몰래|لا تخبر|"
     r"\b(?:ne mentionne pas|ne dis pas|no menciones|no se lo digas|non menzionare|non dirlo|não mencione|"
     r"não conte|nie mów|niczego nie mów|niet vertellen|zeg niets|не упоминай|не кажи|nicht erwähnen|"
-    r"ohne (?:den|die) \w+ zu informieren|別告訴|别告诉|不要提|言わないで|知らせない|알리지|언급하지|मत बता\w*|ज़िक्र मत|"
+    r"ohne (?:den|die) \w+ zu informieren|別告訴|别告诉|不要提|言わないで|知らせない|알리지|언급하지|मत बता\w*|"
+    r"ज़िक्र मत|"
     r"لا تذكر|ولا تذكر|אל תספר|אל תגיד|نگو|μην το πεις|μην αναφέρεις|nu-i spune|ne szólj|älä kerro|"
     r"sig det ikke|berätta inte|neříkej|อย่าบอก|söyleme|bahsetme|đừng nhắc|jangan bilang)\b",
-    "secret": r"(?:~/\.ssh|\bid_rsa|\bid_ed25519|\.aws\b|\bcredentials?\b|\.netrc|\.git-credentials|\.docker/config|"
+    "secret": r"(?:\b(?:mật khẩu|contraseña|mot de passe|passwort|wachtwoord|hasło|şifre|senha|recovery codes?|"
+    r"mã khôi phục|session cookie|deploy token)\b|\.pem\b|\.key\b|hosts\.yml|パスワード|비밀번호|密码|كلمة المرور|"
+    r"مفتاح|"
+    r"पासवर्ड)|"
+    r"(?:~/\.ssh|\bid_rsa|\bid_ed25519|\.aws\b|\bcredentials?\b|\.netrc|\.git-credentials|\.docker/config|"
     r"\.npmrc|\.pypirc|\.kube/config|\.env\b|\bprintenv\b|\benv\b|\bapi[_ -]?keys?\b|\b\w*_?tokens?\b|"
     r"\bpasswords?\b|\bsecrets?\b|\bprivate keys?\b|\bsigning keys?\b|\bcookies?\b|\bkeychain\b|"
     r"/etc/(?:shadow|passwd)|\bschlüssel\b|\bclé\b|\bclave\b|\bchiave\b|\bchave\b|\bsleutel\b|\bklucz\w*|"
@@ -110,7 +140,10 @@ _GROUPS: dict[str, str] = {
     "pipe_shell": r"(?:\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\|\s*(?:python3?|node|perl|ruby|iex)\b|\bexec\(|\beval\(|"
     r"invoke-expression|source <\(|\$\((?:curl|wget)|<\((?:curl|wget)|(?:curl|wget)[^\n|]*&&[^\n]*(?:chmod|\./|/tmp/)|"
     r"urlopen\([^)]*\)\.read\(\)|bash -c)",
-    "package": r"(?:--(?:extra-)?index-url|\bregistry\b|\.npmrc|requirements\.txt|package\.json|"
+    "package": r"\b(?:pypi|npx|pip|paquets?|paket\w*|pacotes?|pacchett\w*|pakiet\w*|pakket\w*|пакет\w*|gói|"
+    r"instead of|statt|au lieu de|en vez de|em vez de|invece di|in plaats van|zamiast|вместо|замість|yerine|thay vì|"
+    r"istället för|misto)\b|패키지|パッケージ|の代わりに|대신|而不是|代替|بدلاً من|की जगह|बजाय|"
+    r"(?:--(?:extra-)?index-url|\bregistry\b|\.npmrc|requirements\.txt|package\.json|"
     r"\bnpm (?:i|install)\b|\bpip install\b|postinstall|git dependency|\bfork\b|\btyposquat)",
     "condition": r"(?:^|[.!?;\n]\s*)(?:if|when|whenever|once|after|as soon as|every time|each time|on (?:mondays|"
     r"fridays|weekends|the \d+)|in case|the next time|wenn|sobald|falls|si|quand|lorsque|cuando|quando|se|"
@@ -132,7 +165,14 @@ _GROUPS: dict[str, str] = {
     r"tidak|אל|לעולם|هرگز|نه|لا|μην|ποτέ|nu|niciodată|soha|ne|älä|koskaan|aldrig|ikke|inte|nikdy|ไม่|อย่า)\b|"
     r"不要|不得|禁止|从不|しない|しないで|ないで|하지 않|하지 마|않는다|마세요|नहीं|मत|कभी नहीं",
     # Confirmation waived: the step an injection most often removes, in many languages.
-    "unasked": r"\b(?:without (?:asking|confirmation|confirming|review|approval|checking)|no need to (?:ask|confirm|"
+    "unasked": r"\b(?:without (?:prompting|verifying|human review|a review)|sans (?:vérifier|relecture|validation)|"
+    r"sin (?:verificar|revisión|revisar)|ohne (?:prüfung|überprüfung|review)|senza (?:verificare|revisione)|"
+    r"sem (?:verificar|revisão)|zonder (?:controle|review|bevestiging)|geen bevestiging|bez (?:weryfikacji|"
+    r"sprawdzania|przeglądu)|без (?:проверки|ревью|перевірки)|doğrulamadan|kontrol etmeden|onay (?:almadan|"
+    r"beklemeden)|không cần (?:xác nhận|kiểm tra)|tanpa (?:verifikasi|review|konfirmasi)|behövs inte|by default)\b|"
+    r"確認なしで|確認は不要|確認不要|확인 없이|묻지 않고|无需审核|不经确认|无需确认|بدون تأكيد|دون تأكيد|बिना पुष्टि|"
+    r"बिना जाँच|इंतज़ार मत|"
+    r"\b(?:without (?:asking|confirmation|confirming|review|approval|checking)|no need to (?:ask|confirm|"
     r"double-check|check)|(?:never|doesn't|does not) want(?:s)? to be asked|don't ask|straight away|pre-?confirmed|"
     r"ohne (?:rückfrage|nachfrage|zu fragen)|gefragt werden|sans (?:demander|confirmation)|être consulté|"
     r"sin (?:preguntar|confirmación)|se le pregunte|senza chiedere|sem (?:perguntar|pedir)|zonder (?:te vragen|"
@@ -146,10 +186,20 @@ _GROUPS: dict[str, str] = {
     r"behaupte)|demande[^.\n]{0,40}\bdis\b|chied\w*[^.\n]{0,40}\bdi(?:gli)?\b|pergunt\w*[^.\n]{0,40}\bdiga\b|"
     r"спрос\w*[^.\n]{0,40}скажи|zapyta\w*[^.\n]{0,40}powiedz|sorarsa[^.\n]{0,40}söyle|سأل[^.\n]{0,40}قل)|"
     r"问起[^。\n]{0,20}说|聞かれたら[^。\n]{0,30}答え|물어보면[^.\n]{0,30}답하",
-    "prompt": r"(?:(?:system|developer|hidden|initial|original|startup) (?:prompt|message|instructions)|"
+    "prompt": r"\b(?:instrucciones de sistema|instructions? système|systemanweisung\w*|systemprompt\w*|"
+    r"prompt\w* systemow\w*|системн\w* (?:промпт\w*|инструкци\w*|підказ\w*)|sistem (?:istemi|talimat\w*|promptu)|"
+    r"prompt (?:di|de|do) sistema|systeemprompt|lời nhắc hệ thống|literalmente|dosłownie|wörtlich|mot pour mot|"
+    r"letteralmente|дословно|дослівно|kelimesi kelimesine|tool list|list of tools|lista de herramientas|"
+    r"listę narzędzi)\b|系统提示|システムプロンプト|시스템 프롬프트|موجه النظام|موجّه النظام|सिस्टम प्रॉम्प्ट|逐字|"
+    r"(?:(?:system|developer|hidden|initial|original|startup) (?:prompt|message|instructions)|"
     r"verbatim|word for word|repeat (?:the|everything|all)(?: text)? above|what (?:were|was) you told|"
     r"your (?:instructions|configuration|rules) (?:in full|verbatim|exactly)|tool definitions)",
-    "turn": r"(?:^|\n)\s*(?:>+\s*)?(?:\[|\(|\*\*)?(?:user|human|assistant|system|developer|operator|admin|"
+    "turn": r"(?:^|\n)\s*\[?(?:system|système|sistema|система|системa|sistem|النظام|نظام|系统|システム|시스템|सिस्टम|"
+    r"operator|"
+    r"opérateur|оператор)\s*[\]:]|(?:end of (?:document|file|context|input|text)|конец документа|кінець документа|"
+    r"belge sonu|fin du document|fin del documento|ende des dokuments|fine del documento|fim do documento|"
+    r"einde document|koniec dokumentu|文档结束|文書の終わり|문서 끝|نهاية المستند|दस्तावेज़ समाप्त)|"
+    r"(?:^|\n)\s*(?:>+\s*)?(?:\[|\(|\*\*)?(?:user|human|assistant|system|developer|operator|admin|"
     r"owner|tool(?:_result)?|function|usuario|utilisateur|benutzer|nutzer|utente|usuário|gebruiker|użytkownik|"
     r"пользователь|користувач|kullanıcı|người dùng|pengguna|用户|ユーザー|사용자|المستخدم)"
     r"(?:\s*\([^)\n]*\))?\s*(?:\]|\)|\*\*)?\s*[:>\]]|"
@@ -158,10 +208,25 @@ _GROUPS: dict[str, str] = {
     r"<\w+ hidden|\[//\]:|<details|aria-hidden|\]\(#\s)",
     "persona": r"\b(?:pretend|act as|roleplay|role-play|you are now|you're now|from now on you|persona|"
     r"jailbr\w*|dan\b|developer mode|maintenance mode|god mode|unrestricted|unfiltered|no restrictions)\b",
-    "persist": r"\b(?:every (?:future )?session|all future|from now on|always|permanently|every time|convention|"
+    "persist": r"\b(?:immer|stets|toujours|siempre|sempre|altijd|zawsze|всегда|завжди|her zaman|daima|luôn|selalu|"
+    r"alltid|altid|vždy|mindig|aina|دائمًا|دائما|همیشه|हमेशा|onthoud|merke dir|retiens|recuerda|ricorda|lembre|"
+    r"zapamiętaj|запомни|запам'ятай|hatırla|for all (?:later|following|next) sessions|memory update)\b|始终|总是|"
+    r"永远|今後|"
+    r"常に|必ず|항상|앞으로|メモリ更新|记住|"
+    r"\b(?:every (?:future )?session|all future|from now on|always|permanently|every time|convention|"
     r"remember (?:this|to)|save (?:this|it) (?:as|to) (?:a )?(?:memory|convention|rule)|crontab|bashrc|zshrc|"
     r"profile|startup)\b",
-    "destroy": r"(?:rm -rf|\bdrop (?:table|database)|\btruncate\b|force-?push|push --force|terraform destroy|"
+    # A setting that weakens a defence, in the words a config or a command uses for it.
+    "weaken": r"(?:\b(?:auth|tls|ssl|csrf|verify|verification|security|signature|sandbox)\w*(?:\.enabled)?\s*[=:]\s*"
+    r"(?:false|off|0|none|disabled|no)\b|\becb\b|zero iv|нулев\w* iv|\bdebug\s*=\s*true|--no-preserve-root|"
+    r"chmod (?:-r )?777|--insecure|\bhttp://(?!localhost|127\.)|rejectunauthorized\s*[:=]\s*false|"
+    r"stricthostkeychecking\s*=?\s*no|loadbalancer|0\.0\.0\.0|expose \w+ publicly|admin\w* (?:access|rights)|"
+    r"администратор\w*|管理员|管理者権限|관리자 권한|yönetici|as (?:an? )?(?:admin|maintainer|owner))",
+    "destroy": r"(?:\b(?:удали\w*|видали\w*|supprime\w*|lösche\w*|borra\w*|elimina\w*|cancella\w*|apague|exclua|"
+    r"verwijder\w*|usuń|xóa|hapus|smaž|rimuovi|remova|entferne|scale \w+ to 0|naar 0 replicas|auf 0)\b|削除|删除|"
+    r"삭제|احذف|"
+    r"हटा)|"
+    r"(?:rm -rf|\bdrop (?:table|database)|\btruncate\b|force-?push|push --force|terraform destroy|"
     r"\bgit clean\b|\bwipe\b|\bdelete (?:all|every|the whole)|\bdestroy\b|--hard)",
 }
 _GROUP_PATTERNS = {name: re.compile(pattern, re.MULTILINE) for name, pattern in _GROUPS.items()}
