@@ -161,3 +161,79 @@ def test_what_came_after_the_layout_lives_in_its_package() -> None:
     assert missing == []
     placed = {home: layer_of("orcmem." + home.rsplit(".", 1)[0].replace("/", ".")) for home in homes}
     assert placed == homes
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module and the orcmem modules it imports anywhere (its head, TYPE_CHECKING blocks, function bodies)."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    return {name: {m for m in imported_modules(path) if m in modules and m != name} for name, path in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one node (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def package_of(module: str) -> str:
+    """The folder a module lives in (`orcmem.cli` for `orcmem.cli.memories`; the root's modules are their own)."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_no_module_imports_back_round_to_itself() -> None:
+    """No circle of imports, not even through an annotation or a deferred import: each part of the service is
+    built over the core and the narrow collaborators it is given, never over the service that holds it."""
+    assert circles(import_graph()) == []
+
+
+def test_no_folder_imports_back_round_to_itself() -> None:
+    """The folders import one another without a circle (`mcp_server/` answers `orcmem search` with the output
+    `app/formatting.py` writes, and `cli/` starts the server: neither folder imports the other back)."""
+    graph: dict[str, set[str]] = {}
+    for module, imported in import_graph().items():
+        graph.setdefault(package_of(module), set()).update(package_of(m) for m in imported)
+    for package, imported in graph.items():
+        imported.discard(package)
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_sees_one() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []

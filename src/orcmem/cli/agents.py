@@ -7,8 +7,8 @@ import time
 
 import click
 
+from orcmem.app.formatting import as_dict
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import as_dict
 from orcmem.host.profile import home_dir
 from orcmem.host.warm import WARM_PATH
 from orcmem.host.warm import ask as ask_warm

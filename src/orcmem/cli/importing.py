@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from orcmem.app.formatting import age_text
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import age_text
 from orcmem.host.agent_homes import (
     CLAUDE_MEM_DB,
     claude_config_dir,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from orcmem.app.formatting import age_text, as_dict, memory_line
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import age_text, as_dict, memory_line
 from orcmem.hooks import handlers as hooks
 from orcmem.host.profile import home_dir
 from orcmem.models.usage import UsageTotal

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from orcmem.app.formatting import PROVENANCE_LABELS, age_text, memory_line, search_output, wanted
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import PROVENANCE_LABELS, age_text, memory_line, search_output, wanted
 from orcmem.models.constants import (
     BODY_MAX_CHARS,
     EXPORT_FILES,

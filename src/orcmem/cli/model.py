@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from orcmem.app.formatting import age_text
 from orcmem.app.runtime import (
     InstalledModel,
     active_source,
@@ -16,7 +17,6 @@ from orcmem.app.runtime import (
     models_dir,
 )
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import age_text
 from orcmem.embed.model_files import install_from, model_dir, model_dir_problem
 from orcmem.embed.sources import MODEL_SOURCES
 from orcmem.host.profile import home_dir

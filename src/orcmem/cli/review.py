@@ -7,8 +7,8 @@ import sys
 
 import click
 
+from orcmem.app.formatting import PROVENANCE_LABELS, age_text
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import PROVENANCE_LABELS, age_text
 from orcmem.models.errors import OrcmemError
 from orcmem.models.types import Memory, MemoryType, Project
 from orcmem.rules.contradictions import resolve_hint

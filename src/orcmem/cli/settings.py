@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
+from orcmem.app.formatting import age_text, as_dict
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
-from orcmem.cli.formatting import age_text, as_dict
 from orcmem.models.constants import (
     EXTRACTION_PROVIDERS,
     IDLE_MINUTES_DEFAULT,

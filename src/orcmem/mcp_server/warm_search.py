@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from orcmem.cli.formatting import search_output
+from orcmem.app.formatting import search_output
 from orcmem.host.warm import WARM_PATH
 from orcmem.host.workspace import Location
 from orcmem.models.constants import SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT

@@ -31,7 +31,10 @@ from orcmem.retrieve.close_pairs import close_pairs
 from orcmem.rules import audit as rules_audit
 from orcmem.rules.audit import FIXES, LABELS, Kind, is_generic, keeper
 from orcmem.service import duplicates as service_duplicates
+from orcmem.service.core import ServiceCore
 from orcmem.service.duplicates import memory_text
+from orcmem.service.memory_access import MemoryAccess
+from orcmem.service.settings import Settings
 from orcmem.store.audit_scan import AuditRow, PairFinding
 from orcmem.text import duplicates as text_duplicates
 from orcmem.text.duplicates import Facts, differing_facts, facts_of, other_value, same_text_key
@@ -40,8 +43,6 @@ from orcmem.text.wording import plural
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from orcmem.service.memory_service import MemoryService
 
 MAX_DAYS = 36_500
 
@@ -119,12 +120,15 @@ def _fix(kind: Kind, memory_id: str, other_id: str | None = None) -> str:
 
 
 class StoreAudit:
-    """The audit of one profile's store, and its fixes, over the memory service (ownership and the audit log)."""
+    """The audit of one profile's store, and its fixes, over the service's core (clock, embedder, audit log), its
+    memory reads and its settings (the ownership rule, the embedding model)."""
 
-    def __init__(self, memory: MemoryService) -> None:
-        """Audit `memory`'s profile."""
-        self.memory = memory
-        self.store = memory.store
+    def __init__(self, core: ServiceCore, memories: MemoryAccess, settings: Settings) -> None:
+        """Audit `core`'s profile."""
+        self.core = core
+        self.store = core.store
+        self.memories = memories
+        self.settings = settings
 
     # --- the pass ----------------------------------------------------------------------------------------------
     def run(self, project: Project, *, days: int = AUDIT_UNUSED_DAYS_DEFAULT) -> AuditReport:
@@ -138,7 +142,7 @@ class StoreAudit:
         started = time.perf_counter()
         rules = rules_version()
         rows = self.store.audit_scan.rows(project.id, rules)
-        now = self.memory.clock()
+        now = self.core.clock()
         findings = [finding for row in rows if not row.scanned for finding in _secret(row)]
         shown = _Titles({f.memory_id for f in findings})
         self._note_scanned(rows, shown.secrets, rules)
@@ -174,8 +178,8 @@ class StoreAudit:
         audit's pairs are shown again when nothing they follow from changed (`_pair_key`)."""
         if not active or not self.store.vectors.available:
             return 0, []
-        model = self.memory.embedder.model_id if self.memory.embedder is not None else None
-        model = model or self.memory.settings.embedding_model()
+        model = self.core.embedder.model_id if self.core.embedder is not None else None
+        model = model or self.settings.embedding_model()
         by_pk = {row.pk: row for row in active if row.id not in repeats}
         stamps = self.store.audit_scan.vector_stamps(model)
         key = _pair_key(project.id, model, [(pk, stamps[pk], by_pk[pk].source) for pk in by_pk if pk in stamps])
@@ -204,10 +208,10 @@ class StoreAudit:
             NotFoundError: either is not visible to the project.
             OwnershipError: `actor` may not delete the dropped memory (only the person deletes what they wrote).
         """
-        keep, drop = self.memory.get(project, keep_id), self.memory.get(project, drop_id)
+        keep, drop = self.memories.get(project, keep_id), self.memories.get(project, drop_id)
         if keep.id == drop.id:
             raise ValidationError("Merge two different memories: give the one to keep, then the one to fold in.")
-        self.memory._require_owner(drop, actor, "Only the user can merge away a memory they wrote.")
+        self.settings.require_owner(drop, actor, "Only the user can merge away a memory they wrote.")
         files = tuple(dict.fromkeys([*keep.files, *drop.files]))
         with self.store.db.transaction():
             self.store.memories.confirm(
@@ -215,11 +219,11 @@ class StoreAudit:
                 files=files if keep.source is not Source.USER else (),
                 source_run_id=None,
                 confidence_step=CONFIDENCE_STEP,
-                now=self.memory.clock(),
+                now=self.core.clock(),
                 new_evidence=True,
             )
             self.store.memories.delete(drop.id)
-            self.memory.audit(str(actor), "memory.audit.merge", keep.id, keep.project_id, metadata={"merged": drop.id})
+            self.core.audit(str(actor), "memory.audit.merge", keep.id, keep.project_id, metadata={"merged": drop.id})
         self.store.db.erase_old_pages()
         merged = self.store.memories.get(keep.id)
         assert merged is not None
@@ -233,23 +237,23 @@ class StoreAudit:
             NotFoundError: no such memory in this project.
             OwnershipError: `actor` may not change it.
         """
-        memory = self.memory.get(project, memory_id)
-        self.memory._require_owner(memory, actor, "Only the user can change a memory they wrote.")
+        memory = self.memories.get(project, memory_id)
+        self.settings.require_owner(memory, actor, "Only the user can change a memory they wrote.")
         title, body = redact_text(memory.title), redact_text(memory.body)
         if not title.changed and not body.changed:
             return memory, False
         fields: dict[str, int | float | str | bytes | None] = {
             "title": title.text[:TITLE_MAX_CHARS],
             "body": body.text[:BODY_MAX_CHARS],
-            "updated_at": self.memory.clock(),
+            "updated_at": self.core.clock(),
         }
         with self.store.db.transaction():
             self.store.memories.update_fields(memory.id, fields)
             # No text and no rule name tied to the text: the audit row must not point at the secret.
-            self.memory.audit(str(actor), "memory.audit.redact", memory.id, memory.project_id)
+            self.core.audit(str(actor), "memory.audit.redact", memory.id, memory.project_id)
         self.store.db.erase_old_pages()  # the secret's page versions leave the WAL
-        self.memory.vectors_changed([memory.id])
-        return self.memory.get(project, memory.id), True
+        self.core.vectors_changed([memory.id])
+        return self.memories.get(project, memory.id), True
 
     # --- what recall gave ----------------------------------------------------------------------------------------
     def note_recalled(self, recalled: Iterable[tuple[str, int]]) -> None:

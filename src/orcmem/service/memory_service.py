@@ -38,7 +38,7 @@ from orcmem.models.types import (
     new_memory_id,
 )
 from orcmem.rules import memory as rules
-from orcmem.rules.permissions import may_change, require_may_change
+from orcmem.rules.permissions import may_change
 from orcmem.rules.review import steers_from_tool_text
 from orcmem.service.audit import StoreAudit
 from orcmem.service.context import AgentContext
@@ -108,11 +108,11 @@ class MemoryService(ServiceCore):
         self.team = Team(self, self.settings)
         self.search = Search(self)
         self.context = AgentContext(self, self.settings, self.search)
-        self.review = Review(self)
-        self.cost = LearningCost(self)
         self.history = History(self)
+        self.review = Review(self, self, self.history)
+        self.cost = LearningCost(self)
         self.contradictions = Contradictions(self.store)
-        self.store_audit = StoreAudit(self)
+        self.store_audit = StoreAudit(self, self, self.settings)
 
     def close(self, *, embed_wait: float = 0.0) -> None:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
@@ -269,7 +269,7 @@ class MemoryService(ServiceCore):
                 # Waits for review: never merged into what is active (accepting it does that); a repeat of what
                 # already waits confirms that one, so the inbox holds each thing once.
                 if existing is not None:
-                    self._require_owner(existing, source, USER_TOPIC_MESSAGE)
+                    self.settings.require_owner(existing, source, USER_TOPIC_MESSAGE)
                 # The same topic waiting takes the newer words (merged below); the same words waiting are confirmed.
                 existing = self.store.memories.find_pending_topic(project_id, topic_key) if topic_key else None
                 if existing is None:
@@ -290,7 +290,7 @@ class MemoryService(ServiceCore):
                 assert confirmed is not None
                 result = RecordResult(confirmed, merged=True)
             elif existing is not None:
-                self._require_owner(existing, source, USER_TOPIC_MESSAGE)
+                self.settings.require_owner(existing, source, USER_TOPIC_MESSAGE)
                 self.store.memories.merge(
                     existing.id,
                     title=title,
@@ -367,11 +367,6 @@ class MemoryService(ServiceCore):
         if kept_whole(title, body):
             self.store.audit_scan.note_written(memory_id, rules_version())
 
-    def _require_owner(self, memory: Memory, actor: Source, refusal: str) -> None:
-        """Raise OwnershipError unless `actor` may change `memory` (only you overrule you, across a team too)."""
-        own = self.settings.own_ids() or {self.settings.person(memory.origin_root)}
-        require_may_change(memory.source, actor, refusal, author=memory.author, own=own)
-
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
         """The agent a memory is written by on the person's behalf (its run's agent); None for the person's own, or
         when no run says which agent it was."""
@@ -444,7 +439,7 @@ class MemoryService(ServiceCore):
     ) -> Memory:
         """Change a memory's title, body or type; only the user may change what the user wrote."""
         memory = self.get(project, memory_id)
-        self._require_owner(memory, actor, "Only the user can change a memory they wrote.")
+        self.settings.require_owner(memory, actor, "Only the user can change a memory they wrote.")
         fields: dict[str, SqlValue] = {}
         if title is not None:
             fields["title"] = stored_text(rules.check_title(title), TITLE_MAX_CHARS)
@@ -494,7 +489,9 @@ class MemoryService(ServiceCore):
         checked = rules.check_verdict(verdict)
         memory = self.get_reviewed(project, memory_id)
         if checked is not Verdict.HELPFUL:  # anyone may find a memory helpful
-            self._require_owner(memory, actor, "Only the user can retract a memory they wrote, or mark it stale.")
+            self.settings.require_owner(
+                memory, actor, "Only the user can retract a memory they wrote, or mark it stale."
+            )
         now = self.clock()
         with self.store.db.transaction():
             if checked is Verdict.HELPFUL:
@@ -510,7 +507,7 @@ class MemoryService(ServiceCore):
     def forget(self, project: Project | None, memory_id: str, *, actor: Source = Source.USER) -> Memory:
         """Delete a memory: its row, full-text entry, files and vector. Returns what was deleted."""
         memory = self.get(project, memory_id)
-        self._require_owner(memory, actor, "Only the user can delete a memory they wrote.")
+        self.settings.require_owner(memory, actor, "Only the user can delete a memory they wrote.")
         with self.store.db.transaction():
             self.store.memories.delete(memory.id)
             # No text in the audit row: forgetting a memory that holds a secret must leave no copy of it.

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-from typing import TYPE_CHECKING
 
 from orcmem.models.constants import (
     LIST_MAX_LIMIT,
@@ -17,10 +16,11 @@ from orcmem.models.constants import (
 from orcmem.models.errors import NotFoundError, StoreError, ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status
 from orcmem.rules.review import REVIEWED_SOURCES, ReviewPolicy, policy_from_json, waits
+from orcmem.service.core import ServiceCore
+from orcmem.service.freshness import FreshnessCheck
+from orcmem.service.history import History
+from orcmem.service.memory_access import MemoryAccess
 from orcmem.text.instructions import looks_like_instructions
-
-if TYPE_CHECKING:
-    from orcmem.service.memory_service import MemoryService
 
 log = logging.getLogger("orcmem.review")
 
@@ -28,12 +28,16 @@ MAX_EXPIRE_DAYS = 3650
 
 
 class Review:
-    """The inbox over the memory service: what waits, and a person's answer to each."""
+    """The inbox over the service's core and its memory reads and writes: what waits, and a person's answer to
+    each."""
 
-    def __init__(self, memory: MemoryService) -> None:
-        """The inbox of `memory`'s profile."""
-        self.memory = memory
-        self.store = memory.store
+    def __init__(self, core: ServiceCore, memories: MemoryAccess, history: History) -> None:
+        """The inbox of `core`'s profile; `memories` lists, gets and edits, `history` settles what an accepted memory
+        replaces."""
+        self.core = core
+        self.store = core.store
+        self.memories = memories
+        self.history = history
 
     # --- the policy --------------------------------------------------------------------------------------------
     def policy(self, project: Project | None) -> ReviewPolicy:
@@ -46,14 +50,14 @@ class Review:
         """Store the project's policy."""
         with self.store.db.transaction():
             self.store.settings.set(SETTING_REVIEW_POLICY_PREFIX + project.id, policy.to_json())
-            self.memory.audit("user", "review.policy", None, project.id, metadata=policy.to_dict())
+            self.core.audit("user", "review.policy", None, project.id, metadata=policy.to_dict())
         return policy
 
     def reset_policy(self, project: Project) -> ReviewPolicy:
         """Go back to the default policy for the project."""
         with self.store.db.transaction():
             self.store.settings.delete(SETTING_REVIEW_POLICY_PREFIX + project.id)
-            self.memory.audit("user", "review.policy.reset", None, project.id)
+            self.core.audit("user", "review.policy.reset", None, project.id)
         return self.policy(project)
 
     def expire_days(self) -> int:
@@ -75,7 +79,7 @@ class Review:
             raise ValidationError(f"The review expiry must be between 1 and {MAX_EXPIRE_DAYS} days.")
         with self.store.db.transaction():
             self.store.settings.set(SETTING_REVIEW_EXPIRE_DAYS, str(days))
-            self.memory.audit("user", "review.expire_days", metadata={"days": days})
+            self.core.audit("user", "review.expire_days", metadata={"days": days})
         return days
 
     def waits(
@@ -101,12 +105,12 @@ class Review:
     # --- what waits --------------------------------------------------------------------------------------------
     def pending(self, project: Project | None, limit: int = LIST_MAX_LIMIT) -> builtins.list[Memory]:
         """The memories waiting for review in the project (and global ones), oldest first."""
-        waiting = self.memory.list(project, MemoryFilter(statuses=(str(Status.PENDING),), limit=limit))
+        waiting = self.memories.list(project, MemoryFilter(statuses=(str(Status.PENDING),), limit=limit))
         return sorted(waiting, key=lambda m: (m.created_at, m.id))
 
     def count(self, project: Project | None) -> int:
         """How many memories wait for review in the project (and global ones)."""
-        return self.memory.count(project, MemoryFilter(statuses=(str(Status.PENDING),)))
+        return self.memories.count(project, MemoryFilter(statuses=(str(Status.PENDING),)))
 
     def run_label(self, run_id: str | None) -> str | None:
         """The run a memory was learned from, in words: its agent and what it was asked (None when unknown)."""
@@ -118,7 +122,7 @@ class Review:
         return f"{run.id} ({run.agent})" + (f": {asked}" if asked else "")
 
     def _waiting(self, project: Project | None, memory_id: str) -> Memory:
-        memory = self.memory.get(project, memory_id)
+        memory = self.memories.get(project, memory_id)
         if memory.status is not Status.PENDING:
             raise ValidationError(f"Memory {memory.id} is not waiting for review (it is {memory.status}).")
         return memory
@@ -142,8 +146,8 @@ class Review:
         """
         waiting = self._waiting(project, memory_id)
         if title is not None or body is not None or type is not None:
-            waiting = self.memory.edit(project, waiting.id, title=title, body=body, type=type)
-        now = self.memory.clock()
+            waiting = self.memories.edit(project, waiting.id, title=title, body=body, type=type)
+        now = self.core.clock()
         with self.store.db.transaction():
             holder = (
                 self.store.memories.find_active_topic(waiting.project_id, waiting.topic_key)
@@ -169,14 +173,16 @@ class Review:
                     waiting.id, {"status": str(Status.ACTIVE), "updated_at": now, "last_confirmed_at": now}
                 )
                 accepted_id = waiting.id
-                self.memory.history.accepted(waiting.id)  # what it replaces is history from now on
-            self.memory.audit(
+                self.history.accepted(waiting.id)  # what it replaces is history from now on
+            self.core.audit(
                 "user", "memory.review.accept", accepted_id, waiting.project_id, metadata={"reviewed": waiting.id}
             )
-        self.memory.vectors_changed([accepted_id])
-        accepted = self.memory.get(project, accepted_id)
+        self.core.vectors_changed([accepted_id])
+        accepted = self.memories.get(project, accepted_id)
         if project is not None and accepted.project_id == project.id and accepted.files:
-            self.memory.freshness.renew(project, [accepted.id])  # judged from now on, as the code is now
+            FreshnessCheck(self.store, self.core.clock).renew(
+                project, [accepted.id]
+            )  # judged from now on, as the code is now
         return accepted
 
     def reject(self, project: Project | None, memory_id: str) -> Memory:
@@ -190,7 +196,7 @@ class Review:
         with self.store.db.transaction():
             self.store.memories.delete(waiting.id)
             # No text in the audit row: a rejected memory may hold what the person wanted gone.
-            self.memory.audit("user", "memory.review.reject", waiting.id, waiting.project_id)
+            self.core.audit("user", "memory.review.reject", waiting.id, waiting.project_id)
         self.store.db.erase_old_pages()
         return waiting
 
@@ -208,7 +214,7 @@ class Review:
     def expire(self) -> int:
         """Erase every memory left unreviewed longer than the set days; how many. A database that cannot be written
         (read-only) is left as it is: the next writer expires them."""
-        before = self.memory.clock() - self.expire_days() * MS_PER_DAY
+        before = self.core.clock() - self.expire_days() * MS_PER_DAY
         ids = self.store.memories.pending_created_before(before)
         if not ids:
             return 0
@@ -220,7 +226,7 @@ class Review:
                     if found is None or found.status is not Status.PENDING:
                         continue  # accepted meanwhile by another process
                     erased += self.store.memories.delete(memory_id)
-                    self.memory.audit("review", "memory.review.expire", memory_id, found.project_id)
+                    self.core.audit("review", "memory.review.expire", memory_id, found.project_id)
             self.store.db.erase_old_pages()
         except StoreError as exc:
             log.warning("expiring unreviewed memories failed: %s", exc)

@@ -22,10 +22,9 @@ from orcmem.models.constants import (
     SETTING_TEAM_URL,
 )
 from orcmem.models.errors import ValidationError
-from orcmem.models.types import (
-    MemorySettings,
-)
+from orcmem.models.types import Memory, MemorySettings, Source
 from orcmem.rules import memory as rules
+from orcmem.rules.permissions import require_may_change
 from orcmem.service.core import ServiceCore
 
 
@@ -88,6 +87,11 @@ class Settings:
                 self.store.settings.set(SETTING_PERSON, person)
             known = self.store.settings.get(SETTING_PERSON_IDS) or ""
             self.store.settings.set(SETTING_PERSON_IDS, "\n".join([*known.splitlines(), person]))
+
+    def require_owner(self, memory: Memory, actor: Source, refusal: str) -> None:
+        """Raise OwnershipError unless `actor` may change `memory` (only you overrule you, across a team too)."""
+        own = self.own_ids() or {self.person(memory.origin_root)}
+        require_may_change(memory.source, actor, refusal, author=memory.author, own=own)
 
     def own_ids(self) -> frozenset[str]:
         """Every id this profile's person has written as (the first one found, a team binding's, git's emails):

@@ -1,4 +1,5 @@
-"""How the commands show memories: one line each, ages, origins, search hits."""
+"""How memories show as text: one line each, ages, origins, search hits (the commands, and the warm server's answer
+to `orcmem search`, which prints what the command would)."""
 
 from __future__ import annotations
 
