@@ -23,6 +23,10 @@ from orcmem.retrieve.rrf import reciprocal_rank
 from orcmem.store.recall import RecallRow, recall_rows
 from orcmem.text.textsafe import neutralize, visible
 
+TYPE_CHECKING = False  # importing typing costs the prompt hook milliseconds
+if TYPE_CHECKING:
+    from orcmem.models.types import Memory
+
 # The tag as it may be spelled inside a memory to close the fence: any case, look-alike letters, any separator.
 _TAG_LOOKALIKE = re.compile(r"orcmem[\s_.·:/-]*context")
 # Every character that is or reads as an angle bracket (ASCII, fullwidth, small, mathematical, CJK, modifier
@@ -141,25 +145,34 @@ def label(*parts: str) -> str:
     return "[" + " · ".join(part for part in parts if part) + "]"
 
 
-def memory_line(
-    type_: str,
-    title: str,
-    body: str,
-    source: str,
-    confirmed_at: int,
-    flagged: bool,
-    now: int,
-    stale: str | None = None,
-    provenance: str | None = None,
-    replaced: str | None = None,
-) -> str:
+def memory_line(row: RecallRow, now: int) -> str:
     """One recalled memory: its label (type, age, who saved it, where its words came from, possibly stale, a flag),
     then its title and body, and what it replaced when it did."""
-    note = FLAG_NOTE.removeprefix(" · ") if flagged else ""
-    said = SOURCE_LABELS.get(source, source)
-    tag = label(type_, age_label(confirmed_at, now), said, provenance_note(provenance), stale_note(stale), note)
-    history = replaced_note(replaced)
-    return f"- {tag} {defang(title)}: {defang(body)}" + (f" ({defang(history)})" if history else "")
+    note = FLAG_NOTE.removeprefix(" · ") if row.flagged else ""
+    said = SOURCE_LABELS.get(row.source, row.source)
+    age = age_label(row.confirmed_at, now)
+    tag = label(row.type, age, said, provenance_note(row.provenance), stale_note(row.stale), note)
+    history = replaced_note(row.replaced)
+    return f"- {tag} {defang(row.title)}: {defang(row.body)}" + (f" ({defang(history)})" if history else "")
+
+
+def memory_row(memory: Memory, replaced: str | None = None) -> RecallRow:
+    """A memory as recall reads it (the fields a recalled line shows; `replaced` as `store.recall.REPLACED` words
+    it)."""
+    m = memory
+    return RecallRow(
+        str(m.type),
+        m.title,
+        m.body,
+        str(m.source),
+        m.last_confirmed_at,
+        m.flagged,
+        m.id,
+        m.updated_at,
+        m.stale_reason,
+        str(m.provenance),
+        replaced,
+    )
 
 
 REPLACED_TITLE_MAX = 80
@@ -230,18 +243,7 @@ def frame_recall(rows: Sequence[RecallRow], now: int, room: int | None = None) -
     lines = [RECALL_HEADER]
     used = 0
     for row in rows[:RECALL_MAX_MEMORIES]:
-        line = memory_line(
-            row.type,
-            row.title,
-            row.body,
-            row.source,
-            row.confirmed_at,
-            row.flagged,
-            now,
-            row.stale,
-            row.provenance,
-            row.replaced,
-        )
+        line = memory_line(row, now)
         if used + len(line) + 1 > limit:
             if used == 0 and room is None:
                 lines.append(line[: limit - 1] + "…")  # a single huge memory is cut, not dropped

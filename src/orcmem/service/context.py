@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from orcmem.agent_context.brief import build_brief
-from orcmem.agent_context.recall import format_recall, merge_recall, recall_by_words, recall_match
+from orcmem.agent_context.recall import format_recall, memory_row, merge_recall, recall_by_words, recall_match
 from orcmem.agent_context.tool_recall import tool_call_rows
 from orcmem.models.constants import (
     BRIEF_MAX_CHARS,
@@ -154,20 +154,4 @@ class AgentContext:
         answers from words alone when the scan is late or fails)."""
         close = [(m, similarity) for m, similarity in self.search.meaning_hits(project, pending, limit)]
         replaced = self.store.links.replaced_texts([m.id for m, similarity in close if similarity >= min_similarity])
-        return [
-            RecallRow(
-                str(m.type),
-                m.title,
-                m.body,
-                str(m.source),
-                m.last_confirmed_at,
-                m.flagged,
-                m.id,
-                m.updated_at,
-                m.stale_reason,
-                str(m.provenance),
-                replaced.get(m.id),
-            )
-            for m, similarity in close
-            if similarity >= min_similarity
-        ]
+        return [memory_row(m, replaced.get(m.id)) for m, similarity in close if similarity >= min_similarity]

@@ -115,14 +115,7 @@ class Importing:
                     written.append(result.memory.id)
                     if result.memory.status is Status.PENDING:
                         pending.add(result.memory.id)  # embedded once accepted, as every write that waits
-            self.store.imports.finish(batch_id, len(written), plan.found - len(written))
-            self.service.audit(
-                "user",
-                "import",
-                None,
-                project.id if project else None,
-                metadata={"batch": batch_id, "kind": kind.value, "added": len(written)},
-            )
+            self._finish(batch_id, project, kind, len(written), plan.found)
         self.service.vectors_changed([memory_id for memory_id in written if memory_id not in pending])
         if project is not None and written:
             self.service.freshness.renew(project, written)  # what they cite, as the code is now, in one look
@@ -261,16 +254,20 @@ class Importing:
                 self.store.imports.restore_citations(pk, item.citations, item.freshness)
                 self.store.imports.link(batch_id, restored.id, f"{ImportKind.JSONL.value}:{restored.id}")
                 written.append(restored.id)
-            self.store.imports.finish(batch_id, len(written), plan.found - len(written))
-            self.service.audit(
-                "user",
-                "import",
-                None,
-                project.id if project else None,
-                metadata={"batch": batch_id, "kind": ImportKind.JSONL.value, "added": len(written)},
-            )
+            self._finish(batch_id, project, ImportKind.JSONL, len(written), plan.found)
         self.service.vectors_changed(None)  # every memory lacking a vector, in the background
         return self.batch(batch_id)
+
+    def _finish(self, batch_id: int, project: Project | None, kind: ImportKind, added: int, found: int) -> None:
+        """Close the batch with what it added and skipped, and audit the import (inside the batch's transaction)."""
+        self.store.imports.finish(batch_id, added, found - added)
+        self.service.audit(
+            "user",
+            "import",
+            None,
+            project.id if project else None,
+            metadata={"batch": batch_id, "kind": kind.value, "added": added},
+        )
 
     def _project_ids(self, backup: Backup, *, create: bool) -> dict[str, str]:
         """Each backed-up project's id here: its own when new, else that of the project stored for its root."""

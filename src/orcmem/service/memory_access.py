@@ -29,10 +29,10 @@ class MemoryAccess(Protocol):
         project: Project | None,
         memory_id: str,
         *,
+        actor: Source = Source.USER,
         title: str | None = None,
         body: str | None = None,
         type: str | None = None,
-        actor: Source = Source.USER,
     ) -> Memory:
-        """Change a memory's title, body or type."""
+        """Change a memory's title, body or type, as `actor` (the ownership rule decides first)."""
         ...

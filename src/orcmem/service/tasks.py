@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orcmem.agent_context.recall import RECALL_HEADER, defang, fence, label, memory_line
+from orcmem.agent_context.recall import RECALL_HEADER, defang, fence, label, memory_line, memory_row
 from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import Project
 from orcmem.models.vocabulary import TaskStatus
@@ -80,18 +80,5 @@ class Tasks:
                 )
             now = self.memory.clock()
             for hit in self.memory.search.hits(project, f"{task.title} {task.spec or ''}", TASK_CONTEXT_MEMORIES):
-                m = hit.memory
-                lines.append(
-                    memory_line(
-                        str(m.type),
-                        m.title,
-                        m.body,
-                        str(m.source),
-                        m.last_confirmed_at,
-                        m.flagged,
-                        now,
-                        m.stale_reason,
-                        str(m.provenance),
-                    )
-                )
+                lines.append(memory_line(memory_row(hit.memory), now))
         return fence("task", lines)

@@ -11,6 +11,18 @@ from orcmem.models.constants import SCHEMA_VERSION
 from orcmem.models.errors import StoreError
 from orcmem.text.duplicates import same_text_digest
 
+
+def _queue(row: str, forgotten: int) -> str:
+    """What a team outbox trigger does with the memory `row` (`new` or `old`): queue it, later than every queued one
+    (a migration keeps its full SQL as history; this writes the statement its triggers share)."""
+    return (
+        "  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)\n"
+        f"  VALUES ({row}.id, {row}.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),\n"
+        f"    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), {forgotten})\n"
+        f"  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = {forgotten};"
+    )
+
+
 # Every table the design lists is created here, including those later capabilities fill, so the schema is
 # designed once. `pk` columns are INTEGER PRIMARY KEYs: stable rowids that full-text and vector tables point at
 # (an implicit rowid may change on VACUUM; AUTOINCREMENT never reuses one). Public ids are the TEXT `id` columns.
@@ -233,7 +245,7 @@ CREATE INDEX memories_text_digest ON memories(text_digest);
 # what came from the team is not sent back. `queued_at` always rises (a millisecond clock can repeat or step back):
 # a push drops an entry only if it was not queued again meanwhile. `team_revision` is the server's revision this
 # copy was last equal to.
-MIGRATION_5 = """
+MIGRATION_5 = f"""
 ALTER TABLE memories ADD COLUMN author TEXT;
 ALTER TABLE memories ADD COLUMN author_agent TEXT;
 ALTER TABLE memories ADD COLUMN team_revision INTEGER NOT NULL DEFAULT 0;
@@ -255,25 +267,16 @@ INSERT INTO team_applying VALUES (0);
 
 CREATE TRIGGER team_outbox_insert AFTER INSERT ON memories
 WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
-  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
-  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+{_queue("new", 0)}
 END;
 CREATE TRIGGER team_outbox_update AFTER UPDATE OF type, topic_key, title, body, confidence, status, evidence_count,
   flagged, updated_at, last_confirmed_at, author, author_agent ON memories
 WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
-  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
-  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+{_queue("new", 0)}
 END;
 CREATE TRIGGER team_outbox_delete AFTER DELETE ON memories
 WHEN old.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
-  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (old.id, old.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 1)
-  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 1;
+{_queue("old", 1)}
 END;
 -- A vector made after the memory was queued (or pushed) goes to the team too, from its author's profile only: a
 -- profile that pulled a memory before its vector and embedded it itself does not send it back.
@@ -323,7 +326,7 @@ CREATE TABLE freshness (
 # Memories from before it get the value their source implies: a person's own are `person`, an agent's `agent`, and a
 # distilled one `tool_text` (its digest was not fenced, so nothing tells the user's words from a tool's); a person's
 # memory pulled from another person's profile is `teammate`. A change of provenance is a change the team hears of.
-MIGRATION_7 = """
+MIGRATION_7 = f"""
 ALTER TABLE memories ADD COLUMN provenance TEXT NOT NULL DEFAULT 'tool_text'
   CHECK (provenance IN ('person', 'user_words', 'agent', 'tool_text', 'teammate'));
 UPDATE memories SET provenance = CASE source WHEN 'user' THEN 'person' WHEN 'agent' THEN 'agent' ELSE 'tool_text' END;
@@ -335,10 +338,7 @@ DROP TRIGGER team_outbox_update;
 CREATE TRIGGER team_outbox_update AFTER UPDATE OF type, topic_key, title, body, confidence, status, evidence_count,
   flagged, updated_at, last_confirmed_at, author, author_agent, provenance ON memories
 WHEN new.project_id IN (SELECT project_id FROM team_projects) AND (SELECT applying FROM team_applying) = 0 BEGIN
-  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
-  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+{_queue("new", 0)}
 END;
 """
 
@@ -363,36 +363,27 @@ CREATE INDEX imported_memories_run ON imported_memories(run_id);
 # once accepted; a partial index keeps the expiry check at open as cheap as the inbox is small.
 _STATUS_BEFORE = "CHECK (status IN ('active', 'stale', 'retracted'))"
 _STATUS_AFTER = "CHECK (status IN ('active', 'stale', 'retracted', 'pending'))"
-MIGRATION_9_SQL = """
+MIGRATION_9_SQL = f"""
 CREATE INDEX memories_pending ON memories(created_at) WHERE status = 'pending';
 
 DROP TRIGGER team_outbox_insert;
 CREATE TRIGGER team_outbox_insert AFTER INSERT ON memories
 WHEN new.status != 'pending' AND new.project_id IN (SELECT project_id FROM team_projects)
   AND (SELECT applying FROM team_applying) = 0 BEGIN
-  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
-  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+{_queue("new", 0)}
 END;
 DROP TRIGGER team_outbox_update;
 CREATE TRIGGER team_outbox_update AFTER UPDATE OF type, topic_key, title, body, confidence, status, evidence_count,
   flagged, updated_at, last_confirmed_at, author, author_agent, provenance ON memories
 WHEN new.status != 'pending' AND new.project_id IN (SELECT project_id FROM team_projects)
   AND (SELECT applying FROM team_applying) = 0 BEGIN
-  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (new.id, new.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 0)
-  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 0;
+{_queue("new", 0)}
 END;
 DROP TRIGGER team_outbox_delete;
 CREATE TRIGGER team_outbox_delete AFTER DELETE ON memories
 WHEN old.status != 'pending' AND old.project_id IN (SELECT project_id FROM team_projects)
   AND (SELECT applying FROM team_applying) = 0 BEGIN
-  INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten)
-  VALUES (old.id, old.project_id, MAX(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-    (SELECT COALESCE(MAX(queued_at), 0) + 1 FROM team_outbox)), 1)
-  ON CONFLICT (memory_id) DO UPDATE SET queued_at = excluded.queued_at, forgotten = 1;
+{_queue("old", 1)}
 END;
 """
 

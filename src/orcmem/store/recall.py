@@ -95,6 +95,23 @@ def memory_enabled(db_path: str | os.PathLike[str]) -> bool | None:
         conn.close()
 
 
+def _project_reader(db_path: str | os.PathLike[str], canonical_root: str) -> tuple[apsw.Connection, str] | None:
+    """A read-only connection and the id of the project at `canonical_root` ("" before it has one), for the caller
+    to close; None when the database is missing, memory is off or the database is from another version."""
+    if not os.path.exists(db_path):
+        return None
+    conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        if not _memory_on(conn):
+            conn.close()
+            return None
+        found = conn.execute("SELECT id FROM projects WHERE canonical_root = ?", (canonical_root,)).fetchall()
+    except BaseException:
+        conn.close()
+        raise
+    return conn, str(found[0][0]) if found else ""
+
+
 def recall_rows(
     db_path: str | os.PathLike[str],
     canonical_root: str,
@@ -130,14 +147,11 @@ def word_candidates(
 ) -> tuple[list[RecallRow], bool] | None:
     """`recall_rows`' matches whether or not they pass the relevance gate, and whether they do (recall by meaning
     decides for itself when it found the prompt close to a memory); None when memory is off or unreadable."""
-    if not os.path.exists(db_path):
+    opened = _project_reader(db_path, canonical_root)
+    if opened is None:
         return None
-    conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    conn, project_id = opened
     try:
-        if not _memory_on(conn):
-            return None
-        found = conn.execute("SELECT id FROM projects WHERE canonical_root = ?", (canonical_root,)).fetchall()
-        project_id = found[0][0] if found else ""
         # Rank the best matches by BM25 alone first, then read and filter only those; the full join (every match
         # against its memory row) runs only when too few of them are this project's active memories.
         window = limit * WINDOW_FACTOR
@@ -229,14 +243,11 @@ def tool_rows(
     that cite one of `files` (paths relative to the project root, matched exactly), then those of `types` whose
     words hold every one of `terms` (a command's program and subcommand); newest first within each. None when
     memory is off, the database is missing or from another version."""
-    if not os.path.exists(db_path):
+    opened = _project_reader(db_path, canonical_root)
+    if opened is None:
         return None
-    conn = apsw.Connection(os.fspath(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    conn, project_id = opened
     try:
-        if not _memory_on(conn):
-            return None
-        found = conn.execute("SELECT id FROM projects WHERE canonical_root = ?", (canonical_root,)).fetchall()
-        project_id = found[0][0] if found else ""
         fresh = "NOT EXISTS (SELECT 1 FROM freshness fr WHERE fr.memory_pk = m.pk AND fr.state = 'stale')"
         rows: list[Row] = []
         if files:

@@ -197,6 +197,15 @@ END $$;
 
 """
 
+# How `guard_person` begins, in its first version and as migration 5 replaces it: a role bound to no one, or a vector
+# moved into the index, passes.
+_UNBOUND_OR_VECTOR = f"""DECLARE
+  bound text := {SCHEMA}.role_person(NEW.team_id);
+BEGIN
+  IF bound IS NULL OR (TG_OP = 'UPDATE' AND NEW.revision = OLD.revision) THEN
+    RETURN NEW;  -- an unbound role, or a vector moved into the index (guard_change allows nothing else)
+  END IF;"""
+
 # A role bound to one person (`orcmem team grant ROLE --person ID`) writes as that person only: its changes must carry
 # that id, and what it stores as a person's own memory must be that person's. A role bound to no one (a shared or CI
 # role) is trusted with the ids its profiles claim (docs/team.md, Roles).
@@ -209,12 +218,7 @@ SET search_path = pg_catalog, {SCHEMA} AS $$
 $$;
 
 CREATE FUNCTION {SCHEMA}.guard_person() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  bound text := {SCHEMA}.role_person(NEW.team_id);
-BEGIN
-  IF bound IS NULL OR (TG_OP = 'UPDATE' AND NEW.revision = OLD.revision) THEN
-    RETURN NEW;  -- an unbound role, or a vector moved into the index (guard_change allows nothing else)
-  END IF;
+{_UNBOUND_OR_VECTOR}
   IF NEW.changed_by IS DISTINCT FROM bound
      OR (TG_OP = 'INSERT' AND NEW.source = 'user' AND NEW.author IS DISTINCT FROM bound) THEN
     RAISE EXCEPTION 'orcmem: this database role writes as %, not as %', bound, NEW.changed_by USING ERRCODE = '42501';
@@ -237,12 +241,7 @@ MIGRATION_5 = f"""
 ALTER TABLE {SCHEMA}.memories ADD COLUMN edited_at bigint;
 
 CREATE OR REPLACE FUNCTION {SCHEMA}.guard_person() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  bound text := {SCHEMA}.role_person(NEW.team_id);
-BEGIN
-  IF bound IS NULL OR (TG_OP = 'UPDATE' AND NEW.revision = OLD.revision) THEN
-    RETURN NEW;  -- an unbound role, or a vector moved into the index (guard_change allows nothing else)
-  END IF;
+{_UNBOUND_OR_VECTOR}
   IF NEW.changed_by IS DISTINCT FROM bound THEN
     RAISE EXCEPTION 'orcmem: this database role writes as %, not as %', bound, NEW.changed_by USING ERRCODE = '42501';
   END IF;
@@ -307,14 +306,8 @@ ALTER TABLE {SCHEMA}.memories ADD CONSTRAINT memories_status_check
   CHECK (status IN ('active', 'stale', 'retracted', 'superseded'));
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = (
-    (1, MIGRATION_1),
-    (2, MIGRATION_2),
-    (3, MIGRATION_3),
-    (4, MIGRATION_4),
-    (5, MIGRATION_5),
-    (6, MIGRATION_6),
-    (7, MIGRATION_7),
+MIGRATIONS: tuple[tuple[int, str], ...] = tuple(
+    enumerate((MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4, MIGRATION_5, MIGRATION_6, MIGRATION_7), start=1)
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 
