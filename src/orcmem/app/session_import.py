@@ -23,6 +23,7 @@ from orcmem.models.types import Project
 from orcmem.models.vocabulary import Agent, JobState
 from orcmem.service.learning import GeneratorFactory, JobOutcome
 from orcmem.service.session_import import SessionImports, SessionStatus
+from orcmem.worker.loop import JobThread, stop
 
 HEAD_BYTES = 64 * 1024  # a Claude session's cwd and first timestamp are in its first records
 CODEX_META_MAX = 1024 * 1024  # a Codex session_meta line carries the base instructions: tens of KiB
@@ -337,8 +338,6 @@ def _one(
 
 def _in_thread(imports: SessionImports, work: Callable[[], JobOutcome | None]) -> JobOutcome | None:
     """Run `work` in a thread so that Ctrl-C reaches this one while a model call runs (the worker's way)."""
-    from orcmem.worker.loop import JobThread, stop
-
     result: list[JobOutcome | None] = []
     failure: list[BaseException] = []
 

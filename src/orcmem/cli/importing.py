@@ -42,12 +42,13 @@ from orcmem.models.types import Scope
 from orcmem.models.vocabulary import ImportKind
 from orcmem.service.core import MEMORY_OFF_MESSAGE
 from orcmem.service.importing import Importing
+from orcmem.service.learning import JobOutcome, Learning
 from orcmem.store.claude_mem import read_observations
 from orcmem.text.wording import duration, plural
+from orcmem.worker.control import is_alive
 
-if TYPE_CHECKING:  # annotations only: the session importer and the learning service load in the command
+if TYPE_CHECKING:  # annotations only: the session importer loads in the command that uses it
     from orcmem.app.session_import import Candidate, ImportPlan, ImportReport, SessionFile
-    from orcmem.service.learning import JobOutcome
     from orcmem.service.session_import import SessionImports
 
 yes_option = click.option("--yes", "-y", is_flag=True, help="Import without asking (for scripts).")
@@ -146,7 +147,6 @@ def sessions(
     Says how many runs, the estimated tokens and time first, and asks. A run already learned is skipped; Ctrl-C
     keeps the runs done, and running the command again resumes.
     """
-    from orcmem.service.learning import Learning
     from orcmem.service.session_import import SessionImports
 
     imports = SessionImports(Learning(app.service()))
@@ -293,7 +293,6 @@ def _distil(app: AppContext, imports: SessionImports, chosen: ImportPlan) -> Imp
     """Distil the chosen runs behind a progress bar; on Ctrl-C, say how to resume and exit 130."""
     from orcmem.app import session_import as importer
     from orcmem.app.distilling import generator_factory
-    from orcmem.worker.control import is_alive
 
     project = app.project(create=True)
     assert project is not None

@@ -4,29 +4,28 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from orcmem.app.formatting import age_text, as_dict, memory_line
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
 from orcmem.hooks import handlers as hooks
+from orcmem.hooks import prompt_hook
 from orcmem.host.profile import home_dir
 from orcmem.models.usage import UsageTotal
 from orcmem.models.vocabulary import HookName, JobState, UsageCall, values
+from orcmem.rules.budget import describe_budget
+from orcmem.service.cost import PERIODS
+from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import cost_text, duration, plural
-
-if TYPE_CHECKING:  # annotations only: the worker's and the generators' modules load where they run
-    from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
+from orcmem.worker.control import is_alive, stop_workers, worker_lock
 
 
 @click.command()
 @click.argument("name", type=click.Choice(values(HookName)))
 def hook(name: str) -> None:
     """Run an agent hook (reads the hook's JSON on stdin; never fails the agent)."""
-    from orcmem.hooks import prompt_hook
-
     sys.exit(prompt_hook.main([name]) if name == HookName.PROMPT else hooks.main([name]))
 
 
@@ -37,9 +36,7 @@ def hook(name: str) -> None:
 def worker(app: AppContext, no_linger: bool, stop: bool) -> None:
     """Distil queued runs (two at a time at most) and sessions that went idle, then exit."""
 
-    from orcmem.service.learning import Learning
     from orcmem.worker import loop as learning_worker
-    from orcmem.worker.control import is_alive, stop_workers, worker_lock
 
     home = home_dir()
     if stop:
@@ -85,9 +82,6 @@ def _outcome_line(outcome: JobOutcome) -> str:
 @pass_app
 def ingest(app: AppContext, path: Path, ended: bool) -> None:
     """Read a Claude Code or Codex transcript into the run ledger (only what is new since the last time)."""
-
-    from orcmem.service.learning import Learning
-
     service = app.service()
     learning = Learning(service)
     result = learning.ingest(app.location(), path.resolve(), ended=ended)
@@ -105,7 +99,6 @@ def ingest(app: AppContext, path: Path, ended: bool) -> None:
 def extract(app: AppContext, target: str) -> None:
     """Distil a run now: TARGET is a run id, or a transcript file (ingested first). Retries failed runs too."""
 
-    from orcmem.service.learning import Learning
     from orcmem.worker import loop as learning_worker
 
     service = app.service()
@@ -142,8 +135,6 @@ def extract(app: AppContext, target: str) -> None:
 @pass_app
 def jobs(app: AppContext, limit: int, as_json: bool) -> None:
     """List extraction jobs of this project, newest first, with their state, cost and error."""
-    from orcmem.service.learning import Learning
-
     service = app.service()
     project = app.project()
     rows = Learning(service).jobs(project, limit)
@@ -195,8 +186,6 @@ def jobs(app: AppContext, limit: int, as_json: bool) -> None:
 def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, as_json: bool) -> None:
     """What learning cost: each call (distillations and their contradiction judgements), and the totals per day, week
     and month, per project and overall."""
-    from orcmem.service.cost import PERIODS
-
     service = app.service()
     project = None if all_projects else app.project()
     project_id = project.id if project else None
@@ -228,7 +217,6 @@ def usage(app: AppContext, period: str | None, limit: int, all_projects: bool, a
             }
         )
         return
-    from orcmem.rules.budget import describe_budget
 
     now = service.clock()
     where = f"project {project.name}" if project else "every project"
@@ -283,8 +271,6 @@ def _judged(total: UsageTotal) -> str:
 @pass_app
 def summaries(app: AppContext, limit: int, as_json: bool) -> None:
     """List run summaries of this project: what was asked, done, how it ended, what is left open."""
-    from orcmem.service.learning import Learning
-
     service = app.service()
     project = app.project()
     rows = Learning(service).summaries(project, limit)

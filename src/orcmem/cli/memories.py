@@ -20,6 +20,8 @@ from orcmem.models.constants import (
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import MemoryFilter, MemoryType, NewMemory, Provenance, Relation, Scope, Source, Status
 from orcmem.rules.contradictions import KEEP_BOTH, history_line, pick_relation, resolve_hint
+from orcmem.service.importing import Importing
+from orcmem.service.learning import Learning
 from orcmem.service.memory_service import MemoryService
 
 if TYPE_CHECKING:
@@ -241,7 +243,6 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 
 def _imported_from(service: MemoryService, run_id: str | None) -> str | None:
     """The past session file a memory was distilled from by `orcmem import sessions`, or None."""
-    from orcmem.service.learning import Learning
     from orcmem.service.session_import import SessionImports
 
     return SessionImports(Learning(service)).origin(run_id) if run_id else None
@@ -249,8 +250,6 @@ def _imported_from(service: MemoryService, run_id: str | None) -> str | None:
 
 def _import_batch(service: MemoryService, memory_id: str) -> ImportBatch | None:
     """The `orcmem import` batch that added a memory, or None."""
-    from orcmem.service.importing import Importing
-
     return Importing(service).batch_of(memory_id)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import termios
+import tty
 
 import click
 
@@ -55,9 +57,6 @@ def _card(service: MemoryService, project: Project | None, memory: Memory, posit
 def _read_key() -> str:
     """One key from the terminal, without Enter. Unlike click.getchar, a key typed before the question was asked is
     kept (switching modes does not flush the input), and Ctrl-C still interrupts."""
-    import termios
-    import tty
-
     fd = sys.stdin.fileno()
     before = termios.tcgetattr(fd)
     try:

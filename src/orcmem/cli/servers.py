@@ -8,6 +8,8 @@ import click
 
 from orcmem.cli.context import AppContext, echo, pass_app
 from orcmem.host.profile import home_dir
+from orcmem.mcp_server.root import main as mcp_main
+from orcmem.service.learning import Learning
 
 
 # --- the Memory page -------------------------------------------------------------------------------------------------
@@ -29,9 +31,6 @@ def ui(app: AppContext, port: int, no_open: bool) -> None:
 @pass_app
 def forget_run(app: AppContext, run_id: str) -> None:
     """Delete a run's ledger (its transcript events, job and summary); the memories it taught stay."""
-
-    from orcmem.service.learning import Learning
-
     run = Learning(app.service()).delete_run(run_id)
     echo(f"deleted run {run.id} and its events")
 
@@ -46,7 +45,6 @@ def forget_run(app: AppContext, run_id: str) -> None:
 @pass_app
 def mcp_command(app: AppContext, args: tuple[str, ...]) -> None:
     """Serve orcmem's memory tools over MCP for the project of the current folder (`orcmem mcp --help`)."""
-    from orcmem.mcp_server.root import main as mcp_main
 
     # One parser for `orcmem mcp`: the server's own, which `orcmem mcp ...` reaches without click.
     sys.exit(mcp_main(["--project", str(app.project_path), *args]))

@@ -13,6 +13,7 @@ from orcmem.models.constants import (
     EXTRACTION_PROVIDERS,
     IDLE_MINUTES_DEFAULT,
 )
+from orcmem.rules.budget import describe_budget
 from orcmem.text.wording import cost_text, plural
 
 
@@ -66,8 +67,6 @@ def _echo_settings(app: AppContext, as_json: bool) -> None:
 
 def _cost_line(spent: Any, budget: Any) -> str:
     """Today's learning cost against the daily budget, in one line."""
-    from orcmem.rules.budget import describe_budget
-
     used = f"{plural(spent.runs, 'run')}, {cost_text(spent.tokens, spent.dollars or None)}"
     return f"learning cost today: {used} (budget: {describe_budget(budget)})"
 
@@ -197,8 +196,6 @@ def memory_budget(
 
     Past the day's budget, runs wait in the queue until the next local day; none is lost.
     """
-    from orcmem.rules.budget import describe_budget
-
     service = app.service()
     if off and (runs is not None or tokens is not None or dollars is not None):
         raise click.UsageError("--off lifts every cap; give it alone, or give the caps without it.")

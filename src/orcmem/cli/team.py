@@ -9,6 +9,8 @@ import click
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
 from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import TeamError, ValidationError
+from orcmem.service.team import TeamLink
+from orcmem.text.textsafe import printable
 from orcmem.text.wording import plural
 
 
@@ -29,7 +31,6 @@ def connect(app: AppContext, url: str, team_name: str, create: bool, person: str
     A password in the URL goes to the OS secret store, never into orcmem's database; TLS settings in the URL
     (sslmode, sslrootcert...) are passed to PostgreSQL as given. orcmem creates and migrates its schema there.
     """
-    from orcmem.service.team import TeamLink
     from orcmem.store.team_pool.server import TeamServer
     from orcmem.store.team_pool.server import connect as open_connection
     from orcmem.team.credentials import load_password, split_password, store_password
@@ -100,7 +101,6 @@ def _require_confirmation(app: AppContext, key: str) -> None:
     """Refuse a key from .orcmem-project that names a pool the team already holds, until the person confirms it."""
     from orcmem.team.identity import ID_FILE
     from orcmem.team.sync import open_team
-    from orcmem.text.textsafe import printable
 
     confirm = f"`orcmem team share --confirm {key}`"
     try:

@@ -12,6 +12,8 @@ import os
 import socket
 from pathlib import Path
 
+from orcmem.host.git_process import run_git
+
 PERSON_ENV = "ORCMEM_PERSON"
 GIT_TIMEOUT_S = 3.0
 ID_MAX_CHARS = 200
@@ -29,7 +31,6 @@ def explicit_person(root: str | None) -> tuple[str, str] | None:
     explicit = os.environ.get(PERSON_ENV, "").strip()
     if explicit:
         return explicit[:ID_MAX_CHARS], f"{PERSON_ENV} is set"
-    from orcmem.host.git_process import run_git
 
     folder = Path(root) if root is not None and os.path.isdir(root) else None
     found = run_git(folder, "config", "--get", "user.email", timeout=GIT_TIMEOUT_S)

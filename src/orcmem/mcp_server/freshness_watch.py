@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from orcmem.host.background import BackgroundLoop
+from orcmem.host.workspace import locate
+from orcmem.service.memory_service import MemoryService
 
 FIRST_CHECK_S = 5.0  # after start: the session's first prompts come first
 EVERY_S = 600.0
@@ -35,8 +37,6 @@ class FreshnessWatch(BackgroundLoop):
                 print(f"orcmem mcp: freshness check failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def _check(self) -> None:
-        from orcmem.host.workspace import locate
-        from orcmem.service.memory_service import MemoryService
 
         svc = MemoryService.open(self.home, vectors=False)
         try:

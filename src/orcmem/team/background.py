@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from orcmem.host.background import BackgroundLoop
 from orcmem.models.errors import OrcmemError
+from orcmem.service.memory_service import MemoryService
+from orcmem.store.team_pool.server import channel, connect
+from orcmem.team.credentials import load_password
+from orcmem.team.sync import sync_now
 
 if TYPE_CHECKING:
     from orcmem.embed.embedder import Embedder
-    from orcmem.service.memory_service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +42,6 @@ class TeamSyncer(BackgroundLoop):
 
     def run(self) -> None:
         """Wait for the profile to share a project with a team, then keep it in sync until closed."""
-        from orcmem.service.memory_service import MemoryService
-
         try:
             if not self._wait_for_a_team():
                 return
@@ -56,8 +57,6 @@ class TeamSyncer(BackgroundLoop):
     def _wait_for_a_team(self) -> bool:
         """Watch the profile through a light connection (no vectors) until it shares a project with a team; False
         when stopped first. Most profiles never connect, and their server should not hold a second full one."""
-        from orcmem.service.memory_service import MemoryService
-
         probe = MemoryService.open(self.home, vectors=False)
         try:
             while not self.stopping.is_set():
@@ -97,7 +96,6 @@ class TeamSyncer(BackgroundLoop):
         _close(listener)
 
     def _sync(self, svc: MemoryService) -> None:
-        from orcmem.team.sync import sync_now
 
         if sync_now(svc, wait=False) is not None:
             self.syncs += 1
@@ -105,9 +103,6 @@ class TeamSyncer(BackgroundLoop):
 
 def _listen(url: str, team: str) -> Any:
     from psycopg import sql
-
-    from orcmem.store.team_pool.server import channel, connect
-    from orcmem.team.credentials import load_password
 
     conn = connect(url, load_password(url))
     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel(team))))

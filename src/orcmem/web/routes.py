@@ -35,6 +35,7 @@ from orcmem.models.types import (
     Verdict,
 )
 from orcmem.models.vocabulary import values
+from orcmem.rules.budget import describe_budget
 from orcmem.rules.contradictions import KEEP_BOTH
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.overview import RunsOverview
@@ -489,8 +490,6 @@ async def runs_page(request: Request) -> Response:
 
 def _learning_cost(service: MemoryService, project: Project | None, runs: RunsOverview | None) -> dict[str, Any]:
     """What the Runs page shows of the cost of learning: each job's cost, the period totals, the budget, a hold."""
-    from orcmem.rules.budget import describe_budget
-
     cost = service.cost
     periods = [
         (label, cost.total(period, project.id if project else None), cost.total(period))

@@ -11,7 +11,9 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from orcmem.host.loopback import HOST, bind_loopback
+from orcmem.host.serving import StoppableServer
 from orcmem.host.workspace import Location
+from orcmem.web.app import create_app
 
 BROWSER_WAIT_S = 10.0  # how long to wait for the server to start before opening the browser anyway
 
@@ -60,9 +62,6 @@ def serve(
         OrcmemError: the port cannot be used.
         StoreError: the profile database cannot be opened.
     """
-    from orcmem.host.serving import StoppableServer
-    from orcmem.web.app import create_app
-
     sock = bind_loopback(port)
     app = None
     try:

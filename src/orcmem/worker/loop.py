@@ -17,6 +17,7 @@ from orcmem.models.constants import MAX_CONCURRENT_EXTRACTIONS
 from orcmem.models.errors import OrcmemError
 from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
 from orcmem.service.memory_service import MemoryService
+from orcmem.team.sync import sync_now
 from orcmem.worker.control import is_alive
 
 log = logging.getLogger("orcmem.worker.loop")
@@ -166,7 +167,6 @@ def _send_to_team(service: MemoryService) -> None:
     """Push what this profile wrote to its team before the worker exits (a profile without a team: nothing)."""
     if service.team.link() is None or not service.team.pending():
         return
-    from orcmem.team.sync import sync_now  # the team pool's client: only for a profile with a team
 
     try:
         sync_now(service, wait=False)  # an MCP server's syncer may be at it already
