@@ -298,6 +298,10 @@ def _prepare(work: Path, memories: int) -> Setup:
     ensure_model(models_dir(home), source)
     service = MemoryService.open(home)
     service.settings.set_embedding_model(source.pins.model_id)
+    # A heavy user's minute ends more runs than the default daily budget lets through (each is two calls of ~42k
+    # tokens with the stand-in's real usage: the distillation and the contradiction judgement), and a run past the
+    # budget rightly waits for tomorrow. This scenario is about concurrency; tests/test_learning_cost.py crosses it.
+    service.cost.set_budget(off=True)
     service.close()
     # Every memory gets its vector now: otherwise each process that opens the embedder would embed the backlog.
     service = open_service(home)
