@@ -2,7 +2,8 @@
 stand-in of an OpenAI-compatible API (tests/model_apis.OpenAIChat, a custom provider in opencode.json): the plugin
 and MCP server `orcmem setup opencode` writes load, the brief reaches the model's requests, recall a prompt's, the
 memories about a command its tool result, orcmem's search is offered and answered, and a finished session is
-queued and distilled once (by a stand-in `claude`, tests/standin_agent.py: OpenCode does not distil yet).
+queued and distilled once (by a stand-in `claude`, tests/standin_agent.py, or by `opencode run` itself: one turn
+with no tool offered, no plugin and no MCP server started).
 
 OpenCode 1.18 needs OPENCODE_DISABLE_AUTOUPDATE, OPENCODE_DISABLE_MODELS_FETCH, OPENCODE_DISABLE_SHARE and
 npm_config_offline to stay offline, and takes its folder from PWD. Skipped where it is not installed.
@@ -10,6 +11,7 @@ npm_config_offline to stay offline, and takes its folder from PWD. Skipped where
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -24,7 +26,8 @@ from orcmem.service.memory_service import MemoryService
 from orcmem.worker.control import stop_workers
 from tests.agent_cli_harness import agent_env, cli, cli_path, learned, mcp_list_line, orcmem
 from tests.fakes import loopback_http
-from tests.model_apis import FINAL_TEXT, OpenAIChat
+from tests.model_apis import DISTILL_MARK, FINAL_TEXT, OpenAIChat
+from tests.test_real_agent_clis import LEARNED, distillation_calls
 
 STANDIN = Path(__file__).with_name("standin_agent.py")
 BRIEFED = ("Factorial must be iterative", "recursion blows the stack on CI")
@@ -73,14 +76,15 @@ def use_standin_model(env: dict[str, str], url: str) -> None:
 
 
 def run_opencode(
-    env: dict[str, str], cwd: Path, call: dict[str, Any] | None, prompt: str = PROMPT, *flags: str
+    env: dict[str, str], cwd: Path, call: dict[str, Any] | None, prompt: str = PROMPT, *flags: str, url: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    """One `opencode run` against the stand-in (the prompt on stdin), the model making `call` first."""
+    """One `opencode run` against the stand-in (the prompt on stdin), the model making `call` first; on the
+    stand-in already serving at `url`, else on one of its own."""
     OpenAIChat.requests.clear()
     OpenAIChat.call = call
     try:
-        with loopback_http(OpenAIChat) as url:
-            use_standin_model(env, url)
+        with contextlib.ExitStack() as stack:
+            use_standin_model(env, url or stack.enter_context(loopback_http(OpenAIChat)))
             command = [str(cli("opencode")), "run", *flags]
             return subprocess.run(command, input=prompt, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
     finally:
@@ -169,3 +173,28 @@ def runs_of(home: Path) -> list[Any]:
         return [run for _job, run in service.store.jobs.list(None)]
     finally:
         service.close()
+
+
+def test_an_opencode_session_is_learned_by_opencode_itself(env, project_dir: Path, orcmem_home: Path) -> None:
+    """`opencode run` distils the run (provider auto), once, with no tool offered, no plugin and no MCP server."""
+    set_up(env, project_dir)
+    spy = project_dir.parent / "mcp-started.txt"  # a second MCP server that notes each start, distilling or not
+    path = Path(env["XDG_CONFIG_HOME"]) / "opencode" / "opencode.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    note = f'echo "distilling=${{ORCMEM_DISTILLING:-0}}" >> {spy}; exec sleep 60'
+    config["mcp"]["spy"] = {"type": "local", "command": ["/bin/sh", "-c", note]}
+    path.write_text(json.dumps(config), encoding="utf-8")
+    with loopback_http(OpenAIChat) as url:
+        session = run_opencode(env, project_dir, None, url=url)
+        assert session.returncode == 0, session.stderr
+        turns, state, titles = learned(orcmem_home, project_dir, timeout=150)
+    assert (turns, state) == (1, "done") and LEARNED in titles
+    distilled = [r for r in OpenAIChat.requests if DISTILL_MARK in json.dumps(r["messages"])]
+    assert len(distilled) == 1 and not distilled[0].get("tools")  # one request, no tool offered
+    system = json.dumps([m for m in distilled[0]["messages"] if m["role"] == "system"])
+    assert BRIEFED[0] not in system and "orcmem-context" not in system  # orcmem's plugin did not run in it
+    assert spy.read_text(encoding="utf-8").split() == ["distilling=0"]  # the session's start only
+    assert [run.agent for run in runs_of(orcmem_home)] == ["opencode"]  # the distillation is no run of its own
+    [call] = distillation_calls(orcmem_home)
+    assert (call.provider, call.status, call.model) == ("opencode", "ok", None)
+    assert (call.input_tokens, call.output_tokens) == (10, 5)  # the stand-in API's usage, from step_finish

@@ -11,6 +11,7 @@ from orcmem.extract.anthropic_api import AnthropicApiGenerator
 from orcmem.extract.claude_cli import ClaudeCliGenerator
 from orcmem.extract.codex_cli import CodexCliGenerator
 from orcmem.extract.gemini_cli import GeminiCliGenerator
+from orcmem.extract.opencode_cli import OpenCodeCliGenerator
 from orcmem.extract.resolve import GeneratorChoice, describe_extraction, resolve_generator
 
 
@@ -80,9 +81,10 @@ def test_auto_when_the_agents_cli_is_missing(path_dir: Path) -> None:
 
 def test_auto_never_sends_a_run_to_another_agent(path_dir: Path) -> None:
     install(path_dir, "claude", "codex")
-    choice = resolve(provider="auto", agent="opencode")
+    choice = resolve(provider="auto", agent="copilot")
     assert choice.generator is None
-    assert choice.reason == "OpenCode runs are not summarized automatically. Choose a provider to include them."
+    assert choice.reason == "Copilot CLI runs are not summarized automatically. Choose a provider to include them."
+    assert resolve(provider="auto", agent="opencode").reason == "OpenCode is not installed: `opencode` was not found."
     unknown = resolve(provider="auto", agent=None)
     assert unknown.generator is None and unknown.reason is not None
 
@@ -113,13 +115,32 @@ def test_gemini_cli_summarizes_its_own_runs_and_any_run_when_chosen(path_dir: Pa
     )
 
 
+def test_opencode_summarizes_its_own_runs_and_any_run_when_chosen(path_dir: Path) -> None:
+    install(path_dir, "opencode")
+    own = resolve(provider="auto", agent="opencode")
+    assert isinstance(own.generator, OpenCodeCliGenerator)
+    assert own.generator.binary == str(path_dir / "opencode") and own.generator.model is None
+    chosen = resolve(provider="opencode", agent="claude", models={"opencode": "anthropic/claude-haiku-4-5"})
+    assert isinstance(chosen.generator, OpenCodeCliGenerator) and chosen.label == "anthropic/claude-haiku-4-5"
+    assert chosen.generator.model == "anthropic/claude-haiku-4-5"
+    assert describe(provider="opencode") == (
+        "Every finished run, whichever agent did the work, is summarized by OpenCode's configured model "
+        "through OpenCode."
+    )
+    assert describe(provider="auto") == (
+        "Each finished run is summarized by the agent that ran it: OpenCode runs by OpenCode's configured model. "
+        "Claude Code runs are not summarized because Claude Code is not installed. "
+        "Codex runs are not summarized because Codex is not installed."
+    )
+
+
 def test_a_chosen_cli_that_is_missing(path_dir: Path) -> None:
     choice = resolve(provider="claude", agent="claude")
     assert choice == GeneratorChoice(None, "Claude Code is not installed: `claude` was not found.")
-    assert resolve(provider="opencode", agent="claude").reason == "OpenCode cannot summarize runs yet."
+    assert resolve(provider="copilot", agent="claude").reason == "Copilot CLI cannot summarize runs yet."
     assert resolve(provider="gemini", agent="claude").reason == "Gemini CLI is not installed: `gemini` was not found."
     assert resolve(provider="llama", agent="claude").reason == (
-        "Unknown extraction provider 'llama'; choose auto, claude, codex, gemini, apikey or off."
+        "Unknown extraction provider 'llama'; choose auto, claude, codex, gemini, opencode, apikey or off."
     )
 
 

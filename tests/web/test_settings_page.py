@@ -97,7 +97,7 @@ def test_auto_and_off_ignore_the_model_field(client: TestClient, service: Memory
 
 
 def test_an_unknown_provider_changes_nothing(client: TestClient, service: MemoryService) -> None:
-    response = client.post("/settings/provider", data=form(provider="opencode"), follow_redirects=False)
+    response = client.post("/settings/provider", data=form(provider="copilot"), follow_redirects=False)
     assert notice(client, response).startswith("error: Could not change the provider")
     assert service.settings.current().provider == "auto"
 

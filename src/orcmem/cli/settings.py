@@ -109,7 +109,7 @@ def memory_status(app: AppContext, as_json: bool) -> None:
 @click.option("--model", help="The model that provider uses; an empty value restores its default.")
 @pass_app
 def memory_provider(app: AppContext, provider: str, model: str | None) -> None:
-    """Choose who distils finished runs: auto, claude, codex, apikey or off."""
+    """Choose who distils finished runs: auto, claude, codex, gemini, opencode, apikey or off."""
     app.service().settings.set_provider(provider, model)
     _echo_settings(app, as_json=False)
 

@@ -29,3 +29,4 @@ AGENT_NAMES: Final[dict[str, str]] = {
 CLAUDE_BINARY: Final = "claude"
 CODEX_BINARY: Final = "codex"
 GEMINI_BINARY: Final = "gemini"
+OPENCODE_BINARY: Final = "opencode"

@@ -49,7 +49,7 @@ class GeneratorResult:
 class Generator(Protocol):
     """One LLM call: prompt in, raw answer out; implementations never raise."""
 
-    provider: str  # "claude", "codex", "gemini" or "apikey"
+    provider: str  # "claude", "codex", "gemini", "opencode" or "apikey"
     model: str | None  # None: the provider's own default
 
     def generate(self, prompt: str, schema: JsonObject | None = None) -> GeneratorResult:

@@ -18,21 +18,24 @@ from orcmem.extract.constants import (
     CODEX_BINARY,
     DEFAULT_CLAUDE_MODEL_LABEL,
     GEMINI_BINARY,
+    OPENCODE_BINARY,
 )
 from orcmem.extract.gemini_cli import GeminiCliGenerator
 from orcmem.extract.generator import Generator
+from orcmem.extract.opencode_cli import OpenCodeCliGenerator
 from orcmem.models.constants import DEFAULT_CLAUDE_MODEL, DEFAULT_GEMINI_MODEL, GENERATOR_TIMEOUT_S
 from orcmem.models.vocabulary import Agent
 
 # The agents whose CLI can summarize a run; `auto`'s sentence names the optional ones only where installed.
-DISTILLING_AGENTS = (Agent.CLAUDE.value, Agent.CODEX.value, Agent.GEMINI.value)
-OPTIONAL_AGENTS = (Agent.GEMINI.value,)
+DISTILLING_AGENTS = (Agent.CLAUDE.value, Agent.CODEX.value, Agent.GEMINI.value, Agent.OPENCODE.value)
+OPTIONAL_AGENTS = (Agent.GEMINI.value, Agent.OPENCODE.value)
 NO_API_KEY_REASON = "Add an Anthropic API key, or pick another provider."
 API_KEY_NEEDS_CLIENT_REASON = (
     "The Anthropic API key needs the anthropic package (pip install anthropic, in orcmem's environment) "
     "or Claude Code installed."
 )
 CODEX_DEFAULT_MODEL_LABEL = "the account's default Codex model"
+OPENCODE_DEFAULT_MODEL_LABEL = "OpenCode's configured model"
 OFF_SENTENCE = "Finished runs are not summarized. Agents can still save memories."
 PAUSED_SENTENCE = "Learning is paused while orcmem memory is off. Your provider choice is kept."
 
@@ -62,7 +65,7 @@ class GeneratorChoice:
 class _Plan:
     """A resolved provider before any generator is built."""
 
-    provider: str  # "claude", "codex", "gemini" or "apikey"
+    provider: str  # "claude", "codex", "gemini", "opencode" or "apikey"
     model: str | None
     label: str
     binary: str | None = None  # the CLI to run; None for the API
@@ -115,7 +118,12 @@ def _cli_plan(
     """The plan for running `agent`'s own CLI, or why it cannot run (not installed, or nobody signed in)."""
     if agent not in DISTILLING_AGENTS:
         return f"{agent_name(agent)} cannot summarize runs yet."
-    commands = {"claude": claude_bin or CLAUDE_BINARY, "codex": codex_bin or CODEX_BINARY, "gemini": GEMINI_BINARY}
+    commands = {
+        "claude": claude_bin or CLAUDE_BINARY,
+        "codex": codex_bin or CODEX_BINARY,
+        "gemini": GEMINI_BINARY,
+        "opencode": OPENCODE_BINARY,
+    }
     command = commands[agent]
     located = _locate(command, found_running)
     if located is None:
@@ -130,6 +138,9 @@ def _cli_plan(
     if agent == "gemini":
         model = models.get("gemini") or DEFAULT_GEMINI_MODEL
         return _Plan("gemini", model, model, binary, launcher)
+    if agent == "opencode":
+        chosen_model = models.get("opencode") or None
+        return _Plan("opencode", chosen_model, chosen_model or OPENCODE_DEFAULT_MODEL_LABEL, binary, launcher)
     listed = codex_models or (probe.codex_models(argv) if probe is not None and not models.get("codex") else ())
     chosen = models.get("codex") or pick_codex_model(listed)
     return _Plan("codex", chosen, chosen or CODEX_DEFAULT_MODEL_LABEL, binary, launcher)
@@ -177,7 +188,7 @@ def _plan(
     if provider in DISTILLING_AGENTS or provider in AGENT_NAMES:
         running = found_running if provider == agent else ()
         return _cli_plan(provider, models, claude_bin, codex_bin, codex_models, running, probe)
-    return f"Unknown extraction provider {provider!r}; choose auto, claude, codex, gemini, apikey or off."
+    return f"Unknown extraction provider {provider!r}; choose auto, claude, codex, gemini, opencode, apikey or off."
 
 
 def resolve_generator(
@@ -196,10 +207,10 @@ def resolve_generator(
     found_running: Sequence[str] = (),
     probe: AgentProbe | None = None,
 ) -> GeneratorChoice:
-    """The generator that summarizes a run by `agent` ("claude"/"codex"/"gemini"), or why there is none.
+    """The generator that summarizes a run by `agent` ("claude"/"codex"/"gemini"/"opencode"), or why there is none.
 
-    `provider` is auto, claude, codex, gemini, apikey or off (None: auto); `models` maps "claude"/"codex"/"gemini" to
-    a chosen model (apikey uses the "claude" entry); `claude_bin`/`codex_bin` override the commands looked up on
+    `provider` is auto, claude, codex, gemini, opencode, apikey or off (None: auto); `models` maps each agent to a
+    chosen model (apikey uses the "claude" entry); `claude_bin`/`codex_bin` override the commands looked up on
     PATH; `codex_models` lists Codex's models when known, to pick a small one (else `probe` is asked).
     `found_running` is the argv of the agent CLI seen running the run's hooks, used when the command is not on PATH;
     `probe` tells whether someone is signed in. Memory off or provider off gives no generator and no reason.
@@ -239,6 +250,9 @@ def resolve_generator(
     elif plan.provider == "gemini":
         assert plan.binary is not None
         generator = GeminiCliGenerator(plan.binary, model=plan.model, timeout=timeout, env=env, launcher=plan.launcher)
+    elif plan.provider == "opencode":
+        assert plan.binary is not None
+        generator = OpenCodeCliGenerator(plan.binary, plan.model, timeout, env, plan.launcher)
     else:
         assert plan.binary is not None
         generator = CodexCliGenerator(plan.binary, model=plan.model, timeout=timeout, env=env, launcher=plan.launcher)

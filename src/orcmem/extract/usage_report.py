@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -179,6 +179,27 @@ def gemini_usage(envelope: Mapping[str, JsonValue], model: str | None) -> Usage 
         if busiest is None or total > busiest[0]:
             busiest = (total, str(name))
     return Usage(input_tokens, output_tokens, cached, 0, None, model or (busiest[1] if busiest else None))
+
+
+def opencode_usage(events: Sequence[Mapping[str, JsonValue]], model: str | None) -> Usage | None:
+    """`opencode run --format json`'s usage: each `step_finish` part's `tokens` (input, output and reasoning as
+    output, cache reads and writes) and `cost` summed. None when no step finished."""
+    steps = [event.get("part") for event in events if event.get("type") == "step_finish"]
+    parts = [part for part in steps if isinstance(part, dict) and isinstance(part.get("tokens"), dict)]
+    if not parts:
+        return None
+    input_tokens = output_tokens = cache_read = cache_write = 0
+    cost = 0.0
+    for part in parts:
+        tokens = part["tokens"]
+        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        input_tokens += _int(tokens.get("input"))
+        output_tokens += _int(tokens.get("output")) + _int(tokens.get("reasoning"))
+        cache_read += _int(cache.get("read"))
+        cache_write += _int(cache.get("write"))
+        spent = part.get("cost")
+        cost += float(spent) if isinstance(spent, int | float) else 0.0
+    return Usage(input_tokens, output_tokens, cache_read, cache_write, cost or None, model)
 
 
 # --- The Messages API ----------------------------------------------------------------------------------------------

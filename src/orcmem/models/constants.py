@@ -201,6 +201,7 @@ MODEL_HARNESS: Final = {
     ExtractionProvider.APIKEY.value: ExtractionProvider.CLAUDE.value,
     ExtractionProvider.CODEX.value: ExtractionProvider.CODEX.value,
     ExtractionProvider.GEMINI.value: ExtractionProvider.GEMINI.value,
+    ExtractionProvider.OPENCODE.value: ExtractionProvider.OPENCODE.value,
 }
 DEFAULT_CLAUDE_MODEL: Final = "claude-haiku-4-5-20251001"
 DEFAULT_GEMINI_MODEL: Final = "gemini-2.5-flash"  # Gemini's small, fast model, as Haiku is Claude's

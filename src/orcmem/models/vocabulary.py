@@ -73,6 +73,7 @@ class ExtractionProvider(StrEnum):
     CLAUDE = "claude"
     CODEX = "codex"
     GEMINI = "gemini"
+    OPENCODE = "opencode"
     APIKEY = "apikey"
     OFF = "off"
 

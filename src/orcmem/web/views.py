@@ -58,6 +58,7 @@ PROVIDER_OPTIONS = (
     (ExtractionProvider.CLAUDE, "Claude Code", "your Claude Code subscription"),
     (ExtractionProvider.CODEX, "Codex", "your Codex subscription"),
     (ExtractionProvider.GEMINI, "Gemini CLI", "your Gemini CLI sign-in or key"),
+    (ExtractionProvider.OPENCODE, "OpenCode", "the model and provider OpenCode is set up with"),
     (ExtractionProvider.APIKEY, "Anthropic API key", "billed to your API key"),
     (ExtractionProvider.OFF, "Off", "no background learning; agents can still save memories"),
 )
@@ -65,6 +66,7 @@ MODEL_DEFAULT_LABELS = {
     Agent.CLAUDE: DEFAULT_CLAUDE_MODEL_LABEL,
     Agent.CODEX: "the account's default Codex model",
     Agent.GEMINI: DEFAULT_GEMINI_MODEL,
+    Agent.OPENCODE: "OpenCode's configured model",
 }
 
 _MINUTE = MS_PER_MINUTE
