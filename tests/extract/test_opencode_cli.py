@@ -11,6 +11,7 @@ from pathlib import Path
 from orcmem.extract.opencode_cli import OpenCodeCliGenerator, configured_servers
 from orcmem.extract.parse import parse_extraction
 from orcmem.extract.prompt import build_prompt
+from orcmem.extract.usage_report import opencode_usage
 from orcmem.models.usage import Usage
 from tests.extract.support import StandIn
 
@@ -114,3 +115,14 @@ def test_unreadable_config_files_name_no_server(tmp_path: Path) -> None:
     extra = tmp_path / "extra.json"
     extra.write_text(json.dumps({"mcp": {"extra": {}}}))
     assert configured_servers({"XDG_CONFIG_HOME": str(tmp_path), "OPENCODE_CONFIG": str(extra)}) == ["extra"]
+
+
+def test_usage_sums_every_finished_step_with_its_cache_reasoning_and_cost() -> None:
+    finished = json.loads(SUCCESS[-1])
+    finished["part"]["tokens"] = {"input": 7, "output": 3, "reasoning": 2, "cache": {"read": 40, "write": 5}}
+    finished["part"]["cost"] = 0.002
+    events = [json.loads(line) for line in SUCCESS] + [finished]
+    assert opencode_usage(events, "anthropic/claude-haiku-4-5") == Usage(
+        17, 10, 40, 5, 0.002, "anthropic/claude-haiku-4-5"
+    )
+    assert opencode_usage([json.loads(FAILURE)], None) is None

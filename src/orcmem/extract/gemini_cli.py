@@ -18,11 +18,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from orcmem.extract.constants import GEMINI_BINARY, TEMP_DIR_PREFIX
-from orcmem.extract.generator import GeneratorResult, clip
+from orcmem.extract.constants import TEMP_DIR_PREFIX
+from orcmem.extract.generator import AgentCliGenerator, GeneratorResult, clip
 from orcmem.extract.runner import ProcessOutcome, run_process
 from orcmem.extract.usage_report import gemini_usage, rate_limit_text
-from orcmem.models.constants import DEFAULT_GEMINI_MODEL, GENERATOR_TIMEOUT_S
+from orcmem.models.constants import DEFAULT_GEMINI_MODEL
 from orcmem.models.data_shapes import JsonObject
 from orcmem.models.env_names import DISTILLING_ENV_VAR
 from orcmem.models.usage import RateLimit
@@ -121,28 +121,11 @@ def read_gemini_output(outcome: ProcessOutcome, timeout: float, model: str | Non
     return GeneratorResult.answer(response.strip(), usage)
 
 
-class GeminiCliGenerator:
+class GeminiCliGenerator(AgentCliGenerator):
     """Runs `gemini -p` once per prompt, with the prompt on stdin, in a fresh temporary folder."""
 
     provider = "gemini"
-
-    def __init__(
-        self,
-        binary: str = GEMINI_BINARY,
-        model: str | None = None,
-        timeout: float = GENERATOR_TIMEOUT_S,
-        env: Mapping[str, str] | None = None,
-        launcher: Sequence[str] = (),
-    ) -> None:
-        """Use `binary` and `model` (None: DEFAULT_GEMINI_MODEL); `env` defaults to this process's, read per call."""
-        self.binary = binary
-        self.launcher = tuple(launcher)
-        self.model: str | None = model or DEFAULT_GEMINI_MODEL
-        self.timeout = timeout
-        self.env = env
-
-    def __repr__(self) -> str:
-        return f"GeminiCliGenerator(binary={self.binary!r}, model={self.model!r}, timeout={self.timeout!r})"
+    default_model = DEFAULT_GEMINI_MODEL
 
     def argv(self, workdir: str) -> list[str]:
         """The command line this generator runs with its files in `workdir`."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from orcmem.extract.constants import GENERATOR_ERROR_MAX_CHARS
+from orcmem.models.constants import GENERATOR_TIMEOUT_S
 from orcmem.models.data_shapes import JsonObject
 from orcmem.models.usage import RateLimit, Usage
 from orcmem.text.redact import redact
@@ -43,6 +45,31 @@ class GeneratorResult:
     def failure(cls, error: str, usage: Usage | None = None, rate_limit: RateLimit | None = None) -> GeneratorResult:
         """No answer, with a redacted, bounded reason (and what the call cost, if it reported it)."""
         return cls(None, clip(redact(error)), usage, rate_limit)
+
+
+class AgentCliGenerator:
+    """What a generator that runs an agent's CLI holds: the binary and what launches it, the model, the time limit
+    and the environment (None: this process's, read per call)."""
+
+    default_model: str | None = None  # None: the CLI's own choice
+
+    def __init__(
+        self,
+        binary: str,
+        model: str | None = None,
+        timeout: float = GENERATOR_TIMEOUT_S,
+        env: Mapping[str, str] | None = None,
+        launcher: Sequence[str] = (),
+    ) -> None:
+        """Use `binary` (run by `launcher` when it is a script) and `model` (None: `default_model`)."""
+        self.binary = binary
+        self.launcher = tuple(launcher)
+        self.model = model or self.default_model
+        self.timeout = timeout
+        self.env = env
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(binary={self.binary!r}, model={self.model!r}, timeout={self.timeout!r})"
 
 
 @runtime_checkable

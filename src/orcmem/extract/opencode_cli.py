@@ -19,11 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from orcmem.extract.constants import OPENCODE_BINARY, TEMP_DIR_PREFIX
-from orcmem.extract.generator import GeneratorResult, clip
+from orcmem.extract.constants import TEMP_DIR_PREFIX
+from orcmem.extract.generator import AgentCliGenerator, GeneratorResult, clip
 from orcmem.extract.runner import ProcessOutcome, run_process
 from orcmem.extract.usage_report import opencode_usage, rate_limit_text
-from orcmem.models.constants import GENERATOR_TIMEOUT_S
 from orcmem.models.data_shapes import JsonObject
 from orcmem.models.env_names import DISTILLING_ENV_VAR
 from orcmem.models.usage import RateLimit
@@ -133,29 +132,11 @@ def read_opencode_output(outcome: ProcessOutcome, timeout: float, model: str | N
     return GeneratorResult.answer(text, usage)
 
 
-class OpenCodeCliGenerator:
-    """Runs `opencode run` once per prompt, with the prompt on stdin, in a fresh temporary folder."""
+class OpenCodeCliGenerator(AgentCliGenerator):
+    """Runs `opencode run` once per prompt, with the prompt on stdin, in a fresh temporary folder; its model is
+    "provider/model", None for the one OpenCode is set up with."""
 
     provider = "opencode"
-
-    def __init__(
-        self,
-        binary: str = OPENCODE_BINARY,
-        model: str | None = None,
-        timeout: float = GENERATOR_TIMEOUT_S,
-        env: Mapping[str, str] | None = None,
-        launcher: Sequence[str] = (),
-    ) -> None:
-        """Use `binary` and `model` ("provider/model"; None: OpenCode's configured model); `env` defaults to this
-        process's, read per call."""
-        self.binary = binary
-        self.launcher = tuple(launcher)
-        self.model = model
-        self.timeout = timeout
-        self.env = env
-
-    def __repr__(self) -> str:
-        return f"OpenCodeCliGenerator(binary={self.binary!r}, model={self.model!r}, timeout={self.timeout!r})"
 
     def argv(self) -> list[str]:
         """The command line this generator runs."""
