@@ -7,7 +7,9 @@ and the finished session is queued and distilled once.
 Copilot CLI 1.0 takes a local model without a GitHub login in its documented offline mode: COPILOT_OFFLINE=true,
 COPILOT_PROVIDER_TYPE=openai and COPILOT_PROVIDER_BASE_URL. It keeps those (and ANTHROPIC_API_KEY) out of the
 environment of its hooks, so the run is distilled by the real Claude Code (`orcmem memory provider claude`) against
-the Messages stand-in, the key given in the hook entries' `env`.
+the Messages stand-in, the key given in the hook entries' `env`. The last two tests pin why Copilot CLI is not a
+distilling provider itself: `copilot -p` runs the person's own hooks whatever flag, and a COPILOT_HOME of its own
+leaves the sign-in behind (docs/agents.md).
 Skipped where the CLIs are not installed.
 """
 
@@ -157,3 +159,65 @@ def test_copilot_gets_the_memory_citing_a_file_it_views_and_recall_in_a_resumed_
     assert "<orcmem-context kind=" in hook_message and title in hook_message
     logged = (orcmem_home / "logs" / "recall.log").read_text()
     assert len([line for line in logged.splitlines() if " tool, " in line and "shown=1" in line]) == 1
+
+
+# The flags that hold a `copilot -p` call to what the seed asks of a distilling call, as far as 1.0.102 allows: no
+# tool (an allow-list naming none it has), no custom instructions, no built-in MCP server, no question back.
+HELD_DOWN = ("--available-tools=no-such-tool", "--no-custom-instructions", "--disable-builtin-mcps", "--no-ask-user")
+PERSONS_EVENTS = ("sessionStart", "userPromptSubmitted", "sessionEnd")
+
+
+def persons_hooks(copilot_home: Path, ran: Path) -> None:
+    """Hooks of the person's own in `copilot_home`/hooks/ (each appends its event and ORCMEM_DISTILLING to `ran`),
+    and `disableAllHooks: true` in its settings.json beside one inline hook."""
+
+    def hook(label: str) -> list[dict[str, object]]:
+        line = f'echo "{label} ${{ORCMEM_DISTILLING:-unset}}" >> "{ran}"'
+        return [{"type": "command", "bash": line, "timeoutSec": 10}]
+
+    (copilot_home / "hooks").mkdir(parents=True)
+    hooks = {"version": 1, "hooks": {event: hook(event) for event in PERSONS_EVENTS}}
+    (copilot_home / "hooks" / "persons.json").write_text(json.dumps(hooks), encoding="utf-8")
+    settings = {"disableAllHooks": True, "hooks": {"sessionStart": hook("inline")}}
+    (copilot_home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+def test_copilot_p_runs_the_persons_own_hooks_whatever_flag_so_it_does_not_distil(
+    env, project_dir: Path, tmp_path: Path
+) -> None:
+    """Why Copilot CLI is no distilling provider (docs/agents.md): tools, MCP and turns can be held down, but the
+    hooks in ~/.copilot/hooks/ run under `copilot -p` even with every flag above and `disableAllHooks: true` in
+    settings.json (which stops only the hooks written inline in settings.json). ORCMEM_DISTILLING does reach the
+    hooks, so orcmem's own would exit; the person's would not."""
+    cli("copilot")
+    ran = tmp_path / "hooks-ran"
+    persons_hooks(Path(env["HOME"]) / ".copilot", ran)
+    OpenAIChat.requests.clear()
+    with loopback_http(OpenAIChat) as url:
+        session = run_copilot({**env, "ORCMEM_DISTILLING": "1"}, project_dir, url, "Say hi.", *HELD_DOWN)
+    assert session.returncode == 0, session.stderr
+    assert len(OpenAIChat.requests) == 1 and not OpenAIChat.requests[0].get("tools")  # one turn, no tool offered
+    assert ran.read_text(encoding="utf-8").splitlines() == [f"{event} 1" for event in PERSONS_EVENTS]
+
+
+def test_a_copilot_home_of_its_own_keeps_the_persons_hooks_out_and_the_sign_in_too(
+    env, project_dir: Path, tmp_path: Path
+) -> None:
+    """The one way found to keep the person's hooks out, COPILOT_HOME elsewhere, leaves ~/.copilot's sign-in behind:
+    it runs no hook of the person's with a bring-your-own model, but with no model and no token in the environment
+    (a worker started by Copilot's hooks never has either) `copilot -p` finds no authentication."""
+    cli("copilot")
+    ran = tmp_path / "hooks-ran"
+    persons_hooks(Path(env["HOME"]) / ".copilot", ran)
+    own = {**env, "COPILOT_HOME": str(tmp_path / "orcmem-copilot-home")}
+    OpenAIChat.requests.clear()
+    with loopback_http(OpenAIChat) as url:
+        session = run_copilot(own, project_dir, url, "Say hi.", *HELD_DOWN)
+    assert session.returncode == 0 and len(OpenAIChat.requests) == 1, session.stderr
+    assert not ran.exists()
+    signed_out = {
+        name: value for name, value in own.items() if not name.startswith(("COPILOT_PROVIDER", "COPILOT_OFF"))
+    }
+    command = [str(cli("copilot")), "-p", "Say hi.", *HELD_DOWN]
+    session = subprocess.run(command, cwd=project_dir, env=signed_out, capture_output=True, text=True, timeout=120)
+    assert session.returncode == 1 and "No authentication information found" in session.stdout + session.stderr
