@@ -14,7 +14,7 @@ ANY_LIMIT = 60  # each one left has its reason (docs/architecture.md, Types)
 DEFERRED_IMPORT_LIMIT = 169
 # signatures a wrapper repeats (docs/architecture.md), and `setup gemini` repeating Claude Code's option lists and
 # the agents' setup modules (left to the helpers wiring more agents there): a ratchet, it may only come down
-REPEATED_BLOCK_LIMIT = 8
+REPEATED_BLOCK_LIMIT = 6
 
 
 def _code_counts():  # noqa: ANN202 - the script is not a package
