@@ -41,7 +41,7 @@ from orcmem.models.constants import (
 )
 from orcmem.models.types import NewMemory
 from orcmem.service.memory_service import MemoryService
-from orcmem.store.recall import RecallRow, recall_rows
+from orcmem.store.recall import RecallRow, past_gate, word_candidates
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -535,7 +535,7 @@ def _recaller(db: Path, share: float, enough: int) -> Recall:
         match = recall_match(prompt)
         if match is None:
             return []
-        return recall_rows(db, root, match, RECALL_MAX_MEMORIES, share=share, enough=enough) or []
+        return past_gate(word_candidates(db, root, match, RECALL_MAX_MEMORIES, share=share, enough=enough)) or []
 
     return recall
 
@@ -699,8 +699,8 @@ def render(result: PrecisionResult) -> list[str]:
     lines = [
         "## Recall precision",
         "",
-        "What the prompt hook injects when it reads the word matches itself (no server running; `recall_match` and",
-        "`recall_rows`, asked in-process), then, below, through the warm server. Coding: the "
+        "What the prompt hook injects when it reads the word matches itself (no server running; `recall_match`,",
+        "`word_candidates` and `past_gate`, asked in-process), then, below, through the warm server. Coding: the "
         f"{result.memories:,} synthetic memories of the latency",
         f"benchmark; *on-topic* are its {ON_TOPIC_PROMPTS} prompts, *about a memory* are {ABOUT_PROMPTS} requests "
         "written about one stored memory (naming",

@@ -222,11 +222,11 @@ def remembered(service: MemoryService, project: Project) -> Project:
 
 def ungated(service: MemoryService, project: Project, prompt: str) -> list:
     from orcmem.agent_context.recall import recall_match
-    from orcmem.store.recall import recall_rows
+    from orcmem.store.recall import past_gate, word_candidates
 
     match = recall_match(prompt)
     assert match is not None
-    return recall_rows(service.store.db.path, project.canonical_root, match, 8, share=0.0) or []
+    return past_gate(word_candidates(service.store.db.path, project.canonical_root, match, 8, share=0.0)) or []
 
 
 @pytest.mark.parametrize("prompt", OFF_TOPIC)

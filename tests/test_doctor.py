@@ -76,7 +76,7 @@ def test_gemini_cli_on_path_is_checked_for_orcmems_hooks_and_server(tmp_path: Pa
         assert not before["ok"] and "does not exist" in str(before["detail"])
         assert before["fix"] == "Run `orcmem setup gemini` (or `orcmem init`)."
         orcmem = [sys.executable, "-m", "orcmem"]
-        setup_gemini(home=gemini_home, project_dir=tmp_path, backup_dir=tmp_path / "b", orcmem_command=orcmem)
+        setup_gemini("user", home=gemini_home, options=SetupOptions(tmp_path, tmp_path / "b", orcmem))
         after = gemini_check()
         assert after["ok"] and str(gemini_home / ".gemini" / "settings.json") in str(after["detail"])
         settings = gemini_home / ".gemini" / "settings.json"

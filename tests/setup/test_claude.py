@@ -22,6 +22,7 @@ from orcmem.setup_agents.entries import (
     default_orcmem_command,
     is_orcmem_hook,
 )
+from orcmem.setup_agents.report import SetupOptions
 from tests.setup.support import CLAUDE_JSON, CLAUDE_SETTINGS, ORCMEM_BACKUPS, backups, snapshot_tree
 
 
@@ -34,14 +35,8 @@ def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 
 def run(home: Path, project: Path, command: list[str] | None, **kwargs: Any):
-    return setup_claude(
-        kwargs.pop("scope", "user"),
-        home=home,
-        project_dir=project,
-        orcmem_command=command,
-        backup_dir=home / ORCMEM_BACKUPS,
-        **kwargs,
-    )
+    scope = kwargs.pop("scope", "user")
+    return setup_claude(scope, home=home, options=SetupOptions(project, home / ORCMEM_BACKUPS, command, **kwargs))
 
 
 def test_user_scope_merges_hooks_and_server_without_touching_the_rest(home: Path, project: Path, orcmem_bin: Path):
@@ -306,16 +301,10 @@ def test_the_default_command_is_this_orcmem_by_absolute_path():
 )
 def test_a_command_in_a_tools_run_cache_is_refused_unless_allowed(tmp_path: Path, program: str) -> None:
     with pytest.raises(ValidationError, match="run cache.*scripts/install.*--allow-ephemeral"):
-        setup_claude("user", home=tmp_path, project_dir=tmp_path, orcmem_command=[program], backup_dir=tmp_path / "b")
+        setup_claude("user", home=tmp_path, options=SetupOptions(tmp_path, tmp_path / "b", [program]))
     assert list(tmp_path.iterdir()) == []  # nothing was written
-    report = setup_claude(
-        "user",
-        home=tmp_path,
-        project_dir=tmp_path,
-        orcmem_command=[program],
-        backup_dir=tmp_path / "b",
-        allow_ephemeral=True,
-    )
+    options = SetupOptions(tmp_path, tmp_path / "b", [program], allow_ephemeral=True)
+    report = setup_claude("user", home=tmp_path, options=options)
     assert program in (tmp_path / ".claude" / "settings.json").read_text() and report.files
 
 

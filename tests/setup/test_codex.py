@@ -13,7 +13,16 @@ import pytest
 from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.codex import setup_codex
 from orcmem.setup_agents.entries import is_orcmem_hook
+from orcmem.setup_agents.report import SetupOptions
 from tests.setup.support import CODEX_CONFIG, CODEX_HOOKS, ORCMEM_BACKUPS, backups, snapshot_tree
+
+
+def wire(
+    home: Path, command: list[str] | None = None, *, codex_home: Path | None = None, session_end: bool = True, **kw: Any
+) -> Any:
+    """setup_codex for `home`, its backups under it (Codex has no project: `home` stands in)."""
+    options = SetupOptions(home, home / ORCMEM_BACKUPS, command, **kw)
+    return setup_codex(home=home, options=options, codex_home=codex_home, session_end=session_end)
 
 
 def config_of(home: Path) -> dict[str, Any]:
@@ -29,7 +38,7 @@ def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 
 def test_adds_the_server_keeping_comments_and_the_users_tables(home: Path, orcmem_bin: Path):
-    report = setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    report = wire(home, [str(orcmem_bin)])
     text = (home / ".codex" / "config.toml").read_text()
     for line in CODEX_CONFIG.splitlines():
         assert line in text  # every line of the user's, comments included
@@ -56,17 +65,17 @@ def test_adds_the_server_keeping_comments_and_the_users_tables(home: Path, orcme
 
 
 def test_second_run_is_a_no_op(home: Path, orcmem_bin: Path):
-    setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    wire(home, [str(orcmem_bin)])
     before = snapshot_tree(home)
-    report = setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    report = wire(home, [str(orcmem_bin)])
     assert not report.changed and snapshot_tree(home) == before
     assert len(backups(home)) == 2
     assert not any("/hooks" in note for note in report.notes)
 
 
 def test_remove_restores_both_files_byte_for_byte(home: Path, orcmem_bin: Path):
-    setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
-    report = setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, remove=True)
+    wire(home, [str(orcmem_bin)])
+    report = wire(home, remove=True)
     assert (home / ".codex" / "config.toml").read_text() == CODEX_CONFIG
     assert (home / ".codex" / "hooks.json").read_text() == CODEX_HOOKS
     assert [f.action for f in report.files] == ["updated", "updated"]
@@ -77,19 +86,19 @@ def test_a_fresh_codex_home_is_created_and_cleaned_up(tmp_path: Path, orcmem_bin
     fresh.mkdir()
     (fresh / ".codex").mkdir()
     (fresh / ".codex" / "config.toml").write_text('# only a comment\nmodel = "o3"\n')
-    setup_codex(home=fresh, backup_dir=fresh / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    wire(fresh, [str(orcmem_bin)])
     assert config_of(fresh)["mcp_servers"]["orcmem"]["command"] == str(orcmem_bin)
     assert (fresh / ".codex" / "hooks.json").is_file()
-    report = setup_codex(home=fresh, backup_dir=fresh / ORCMEM_BACKUPS, remove=True)
+    report = wire(fresh, remove=True)
     assert (fresh / ".codex" / "config.toml").read_text() == '# only a comment\nmodel = "o3"\n'
     assert not (fresh / ".codex" / "hooks.json").exists()
     assert [f.action for f in report.files] == ["updated", "deleted"]
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    setup_codex(home=empty, backup_dir=empty / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    wire(empty, [str(orcmem_bin)])
     assert sorted(p.name for p in (empty / ".codex").iterdir()) == ["config.toml", "hooks.json"]
-    setup_codex(home=empty, backup_dir=empty / ORCMEM_BACKUPS, remove=True)
+    wire(empty, remove=True)
     assert not (empty / ".codex").exists()  # a folder setup made and left empty goes too
 
 
@@ -100,7 +109,7 @@ def test_an_update_keeps_the_users_extra_keys_on_orcmems_server(home: Path, orcm
         + '\n[mcp_servers.orcmem]  # mine\ncommand = "/old/orcmem"\nargs = ["mcp"]\ntool_timeout_sec = 120\n'
         + '\n[mcp_servers.orcmem.env]\nORCMEM_HOME = "/data/orcmem"\n'
     )
-    report = setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    report = wire(home, [str(orcmem_bin)])
     assert report.files[0].items[0].action == "updated"
     server = config_of(home)["mcp_servers"]["orcmem"]
     assert server["command"] == str(orcmem_bin)
@@ -109,11 +118,9 @@ def test_an_update_keeps_the_users_extra_keys_on_orcmems_server(home: Path, orcm
 
 
 def test_session_end_can_be_left_out_and_is_then_taken_out(home: Path, orcmem_bin: Path):
-    setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    wire(home, [str(orcmem_bin)])
     assert ours(hooks_of(home), "SessionEnd")
-    report = setup_codex(
-        home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)], session_end=False
-    )
+    report = wire(home, [str(orcmem_bin)], session_end=False)
     assert "SessionEnd" not in hooks_of(home)["hooks"]
     assert {i.item: i.action for i in report.files[1].items}["hook SessionEnd"] == "removed"
 
@@ -123,7 +130,7 @@ def test_invalid_toml_is_refused_and_nothing_is_written(home: Path, orcmem_bin: 
     config.write_text('model = "gpt-5"\n[mcp_servers.x\ncommand = 1\n')
     before = snapshot_tree(home)
     with pytest.raises(OrcmemError, match="config.toml"):
-        setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+        wire(home, [str(orcmem_bin)])
     assert snapshot_tree(home) == before
 
 
@@ -131,35 +138,30 @@ def test_invalid_hooks_json_is_refused_and_nothing_is_written(home: Path, orcmem
     (home / ".codex" / "hooks.json").write_text("{'hooks': {}}")
     before = snapshot_tree(home)
     with pytest.raises(OrcmemError, match="hooks.json"):
-        setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+        wire(home, [str(orcmem_bin)])
     assert snapshot_tree(home) == before
 
 
 def test_notes_point_out_hooks_turned_off(home: Path, orcmem_bin: Path):
     (home / ".codex" / "config.toml").write_text(CODEX_CONFIG + "\n[features]\nhooks = false\n")
-    report = setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    report = wire(home, [str(orcmem_bin)])
     assert any("turned off" in note for note in report.notes)
 
 
 def test_an_inline_servers_table_stays_inline(home: Path, orcmem_bin: Path):
     config = home / ".codex" / "config.toml"
     config.write_text('mcp_servers = { docs = { command = "npx" } }\n')
-    setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)])
+    wire(home, [str(orcmem_bin)])
     text = config.read_text()
     assert text.count("\n") == 1 and text.startswith("mcp_servers = {")
     assert config_of(home)["mcp_servers"]["orcmem"]["args"] == ["mcp"]
-    setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, remove=True)
+    wire(home, remove=True)
     assert tomllib.loads(config.read_text()) == {"mcp_servers": {"docs": {"command": "npx"}}}
 
 
 def test_codex_home_can_be_elsewhere(tmp_path: Path, orcmem_bin: Path):
     elsewhere = tmp_path / "codex-home"
-    report = setup_codex(
-        home=tmp_path / "nobody",
-        backup_dir=tmp_path / "nobody" / ORCMEM_BACKUPS,
-        orcmem_command=[str(orcmem_bin)],
-        codex_home=elsewhere,
-    )
+    report = wire(tmp_path / "nobody", [str(orcmem_bin)], codex_home=elsewhere)
     assert [f.path for f in report.files] == [elsewhere / "config.toml", elsewhere / "hooks.json"]
     assert (elsewhere / "hooks.json").is_file()
 
@@ -167,15 +169,11 @@ def test_codex_home_can_be_elsewhere(tmp_path: Path, orcmem_bin: Path):
 def test_the_profile_is_carried_into_the_server_entry(home: Path, orcmem_bin: Path, tmp_path: Path) -> None:
     """Codex starts MCP servers with a minimal environment: without this the server opens another database."""
     profile = tmp_path / "my profile"
-    report = setup_codex(
-        home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)], profile_home=profile
-    )
+    report = wire(home, [str(orcmem_bin)], profile_home=profile)
     server = config_of(home)["mcp_servers"]["orcmem"]
     assert server["env"] == {"ORCMEM_HOME": str(profile)} and report.changed
-    again = setup_codex(
-        home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)], profile_home=profile
-    )
+    again = wire(home, [str(orcmem_bin)], profile_home=profile)
     assert not again.changed
     other = tmp_path / "another"
-    setup_codex(home=home, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=[str(orcmem_bin)], profile_home=other)
+    wire(home, [str(orcmem_bin)], profile_home=other)
     assert config_of(home)["mcp_servers"]["orcmem"]["env"] == {"ORCMEM_HOME": str(other)}

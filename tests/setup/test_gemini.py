@@ -12,6 +12,7 @@ import pytest
 from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.entries import is_orcmem_hook
 from orcmem.setup_agents.gemini import setup_gemini
+from orcmem.setup_agents.report import SetupOptions
 from tests.setup.support import GEMINI_SETTINGS, ORCMEM_BACKUPS, backups, snapshot_tree
 
 
@@ -25,9 +26,8 @@ def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 def wire(home: Path, project: Path, orcmem_bin: Path | None, **kwargs: Any) -> Any:
     command = None if orcmem_bin is None else [str(orcmem_bin)]
-    return setup_gemini(
-        home=home, project_dir=project, backup_dir=home / ORCMEM_BACKUPS, orcmem_command=command, **kwargs
-    )
+    scope = kwargs.pop("scope", "user")
+    return setup_gemini(scope, home=home, options=SetupOptions(project, home / ORCMEM_BACKUPS, command, **kwargs))
 
 
 def test_user_scope_adds_four_hooks_and_a_trusted_server(home: Path, project: Path, orcmem_bin: Path):

@@ -12,18 +12,13 @@ import pytest
 
 from orcmem.models.errors import OrcmemError
 from orcmem.setup_agents.claude import setup_claude
+from orcmem.setup_agents.report import SetupOptions
 from tests.setup.support import ORCMEM_BACKUPS, snapshot_tree
 
 
 def project_setup(home: Path, project: Path, orcmem_bin: Path, **kwargs: object):
-    return setup_claude(
-        "project",
-        home=home,
-        project_dir=project,
-        orcmem_command=[str(orcmem_bin)],
-        backup_dir=home / ORCMEM_BACKUPS,
-        **kwargs,  # type: ignore[arg-type]
-    )
+    options = SetupOptions(project, home / ORCMEM_BACKUPS, [str(orcmem_bin)], **kwargs)  # type: ignore[arg-type]
+    return setup_claude("project", home=home, options=options)
 
 
 @pytest.fixture

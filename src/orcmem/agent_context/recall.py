@@ -20,7 +20,7 @@ from orcmem.models.constants import (
 )
 from orcmem.retrieve.query import fts_query
 from orcmem.retrieve.rrf import reciprocal_rank
-from orcmem.store.recall import RecallRow, recall_rows
+from orcmem.store.recall import RecallRow, past_gate, word_candidates
 from orcmem.text.textsafe import neutralize, visible
 
 TYPE_CHECKING = False  # importing typing costs the prompt hook milliseconds
@@ -113,7 +113,7 @@ def recall_match(prompt: str) -> str | None:
     """The FTS5 expression for a prompt: its distinct words (a bounded number), function words dropped when better ones
     exist.
 
-    `recall_rows` injects its matches only when one of them holds enough of these words (the relevance gate).
+    `recall_by_words` injects its matches only when one of them holds enough of these words (the relevance gate).
     """
     return fts_query(prompt)
 
@@ -128,7 +128,7 @@ def recall_by_words(
     match = recall_match(prompt)
     if match is None:
         return []
-    return recall_rows(db_path, canonical_root, match, limit)
+    return past_gate(word_candidates(db_path, canonical_root, match, limit))
 
 
 def defang(text: str) -> str:

@@ -14,7 +14,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
 from orcmem.extract.constants import AGENT_NAMES
 from orcmem.host.workspace import Location
@@ -28,7 +27,7 @@ from orcmem.setup_agents.copilot import copilot_paths, setup_copilot
 from orcmem.setup_agents.cursor import cursor_installed, cursor_paths, setup_cursor
 from orcmem.setup_agents.gemini import gemini_settings_path, setup_gemini
 from orcmem.setup_agents.opencode import opencode_paths, setup_opencode
-from orcmem.setup_agents.report import SetupOptions, SetupReport
+from orcmem.setup_agents.report import Scope, SetupOptions, SetupReport
 
 # The memory the recall check saves and deletes again; the prompt asks for it by its words, the question by meaning.
 PROBE_TITLE = "orcmem init check: recall of project memory"
@@ -53,20 +52,10 @@ def agent_label(agent: Agent) -> str:
     return AGENT_NAMES.get(agent, agent.value)
 
 
-class _SetupOptions(TypedDict):
-    """What Claude Code's, Gemini CLI's, Copilot CLI's and OpenCode's setups of the user scope take alike."""
-
-    project_dir: Path
-    backup_dir: Path
-    remove: bool
-    dry_run: bool
-    allow_ephemeral: bool
-
-
 @dataclass(frozen=True)
 class AgentWiring:
-    """Where `init` wires the agents: the user's home (Claude Code's user scope), Codex's, Gemini CLI's, Copilot
-    CLI's and OpenCode's folders, the backups."""
+    """Where `init` and `setup AGENT` wire the agents: the user's home (Claude Code's and Cursor's user scope), the
+    project, Codex's, Gemini CLI's, Copilot CLI's and OpenCode's folders, the backups."""
 
     home: Path
     project_dir: Path
@@ -99,36 +88,23 @@ class AgentWiring:
     def _opencode_config(self) -> Path:
         return self.opencode_config if self.opencode_config is not None else self.home / ".config" / "opencode"
 
-    def apply(self, agent: Agent, *, remove: bool, dry_run: bool) -> SetupReport:
-        """`orcmem setup <agent>` (user scope), or its `--remove`."""
-        shared = _SetupOptions(
-            project_dir=self.project_dir,
-            backup_dir=self.backup_dir,
-            remove=remove,
-            dry_run=dry_run,
-            allow_ephemeral=self.allow_ephemeral,
+    def apply(self, agent: Agent, *, remove: bool, dry_run: bool, scope: Scope = "user") -> SetupReport:
+        """`orcmem setup <agent>` (`init` wires the user scope), or its `--remove`: every agent's setup takes the
+        same SetupOptions, and this table says where each keeps its files."""
+        options = SetupOptions(
+            self.project_dir, self.backup_dir, None, remove, dry_run, self.allow_ephemeral, self.profile_home
         )
         if agent is Agent.CLAUDE:
-            return setup_claude("user", home=self.home, **shared)
+            return setup_claude(scope, home=self.home, options=options)
         if agent is Agent.GEMINI:
-            return setup_gemini("user", home=self.gemini_home or self.home, profile_home=self.profile_home, **shared)
+            return setup_gemini(scope, home=self.gemini_home or self.home, options=options)
         if agent is Agent.COPILOT:
-            options = SetupOptions(**shared, profile_home=self.profile_home)
-            return setup_copilot("user", state_dir=self._copilot_dir(), options=options)
+            return setup_copilot(scope, state_dir=self._copilot_dir(), options=options)
         if agent is Agent.OPENCODE:
-            options = SetupOptions(**shared, profile_home=self.profile_home)
-            return setup_opencode("user", config_dir=self._opencode_config(), options=options)
+            return setup_opencode(scope, config_dir=self._opencode_config(), options=options)
         if agent is Agent.CURSOR:
-            return setup_cursor("user", home=self.home, options=SetupOptions(**shared, profile_home=self.profile_home))
-        return setup_codex(
-            home=self.home,
-            backup_dir=self.backup_dir,
-            codex_home=self.codex_home,
-            profile_home=self.profile_home,
-            remove=remove,
-            dry_run=dry_run,
-            allow_ephemeral=self.allow_ephemeral,
-        )
+            return setup_cursor(scope, home=self.home, options=options)
+        return setup_codex(home=self.home, codex_home=self.codex_home, options=options)
 
 
 @dataclass(frozen=True)

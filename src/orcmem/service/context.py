@@ -83,21 +83,15 @@ class AgentContext:
             memories, tasks, items, self.core.clock(), self.settings.own_ids(), max_chars, replaced=replaced
         )
 
-    def recall(
-        self,
-        canonical_root: str,
-        prompt: str,
-        *,
-        meaning: bool = False,
-        min_similarity: float = RECALL_MIN_SIMILARITY,
-    ) -> str:
+    def recall(self, canonical_root: str, prompt: str, *, meaning: bool = False) -> str:
         """The memories that match a prompt, fenced as reference material; "" when off or nothing matches.
 
-        With `meaning`, memories whose cosine similarity to the prompt reaches `min_similarity` join those the
+        With `meaning`, memories whose cosine similarity to the prompt reaches RECALL_MIN_SIMILARITY join those the
         words found, so a prompt that says the same thing in other words is answered too. Only a process whose
-        model has already loaded (the MCP server) uses it: recall never waits for a model.
+        model has already loaded (the MCP server) uses it: recall never waits for a model. (`recall_rows` takes
+        another threshold.)
         """
-        rows = self.recall_rows(canonical_root, prompt, meaning=meaning, min_similarity=min_similarity)
+        rows = self.recall_rows(canonical_root, prompt, meaning=meaning)
         return format_recall(rows, self.core.clock()) if rows else ""
 
     def recall_rows(

@@ -82,16 +82,11 @@ class Search:
             self._query_pool.shutdown(wait=False, cancel_futures=True)
 
     def hits(
-        self,
-        project: Project | None,
-        text: str,
-        limit: int = SEARCH_DEFAULT_LIMIT,
-        *,
-        semantic: bool | None = None,
-        provenances: Sequence[str] = (),
+        self, project: Project | None, text: str, limit: int = SEARCH_DEFAULT_LIMIT, *, provenances: Sequence[str] = ()
     ) -> list[SearchHit]:
-        """Active memories of the project and global ones that match `text`, best first (`run`'s hits)."""
-        return self.run(project, text, limit, semantic=semantic, provenances=provenances).hits
+        """Active memories of the project and global ones that match `text`, best first (`run`'s hits, meaning used
+        as memory's setting says; `run` takes `semantic` to override it)."""
+        return self.run(project, text, limit, provenances=provenances).hits
 
     def run(
         self,

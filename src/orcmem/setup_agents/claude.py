@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
 from orcmem.models.data_shapes import JsonObject
 from orcmem.models.errors import ValidationError
@@ -14,17 +12,15 @@ from orcmem.setup_agents.entries import (
     SERVER_NAME,
     START_STATUS,
     HookSpec,
-    checked_command,
     command_handler,
     merge_hooks,
     merge_json_server,
     remove_hooks,
     remove_json_server,
+    wired_command,
 )
 from orcmem.setup_agents.files import FileEdit, Transform, apply_edits, json_transform
-from orcmem.setup_agents.report import SetupReport
-
-Scope = Literal["user", "project"]
+from orcmem.setup_agents.report import Scope, SetupOptions, SetupReport
 
 
 def claude_hook_specs(command: list[str]) -> list[HookSpec]:
@@ -81,20 +77,12 @@ def _local_scope_notes(doc: JsonObject, path: Path) -> list[str]:
     ]
 
 
-def setup_claude(
-    scope: Scope = "user",
-    *,
-    home: Path,
-    backup_dir: Path,
-    project_dir: Path,
-    orcmem_command: Sequence[str] | None = None,
-    remove: bool = False,
-    dry_run: bool = False,
-    allow_ephemeral: bool = False,
-) -> SetupReport:
-    """Add (or with remove=True take out) orcmem's Claude Code hooks and MCP server for a user or project scope."""
+def setup_claude(scope: Scope, *, home: Path, options: SetupOptions) -> SetupReport:
+    """Add (or with `options.remove` take out) orcmem's Claude Code hooks and MCP server for a user or project
+    scope; `home` is the user's (Claude Code keeps ~/.claude and ~/.claude.json there)."""
+    project_dir, remove = options.project_dir, options.remove
     settings, servers = claude_paths(scope, home=home, project_dir=project_dir)
-    command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
+    command = wired_command(options)
     specs = None if command is None else claude_hook_specs(command)
     inside = project_dir if scope == "project" else None  # a repository's files never lead outside it
     edits = [
@@ -106,7 +94,7 @@ def setup_claude(
             inside=inside,
         ),
     ]
-    files, notes = apply_edits(edits, dry_run=dry_run, backup_dir=backup_dir)
+    files, notes = apply_edits(edits, dry_run=options.dry_run, backup_dir=options.backup_dir)
     if not remove and any(f.changed for f in files):
         notes.append("Claude Code reads hook changes at once; start a new session for the MCP server to connect")
         if scope == "project":
@@ -114,4 +102,4 @@ def setup_claude(
                 f"{servers.name} and .claude/settings.json now hold this machine's path to orcmem; "
                 "interactive sessions ask once before using a project MCP server"
             )
-    return SetupReport("claude", scope, remove, dry_run, tuple(files), tuple(notes))
+    return SetupReport("claude", scope, remove, options.dry_run, tuple(files), tuple(notes))

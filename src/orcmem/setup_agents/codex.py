@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from orcmem.setup_agents.entries import (
     SERVER_NAME,
     START_STATUS,
     HookSpec,
-    checked_command,
     command_handler,
     is_orcmem_hook,
     is_orcmem_server,
@@ -25,9 +23,10 @@ from orcmem.setup_agents.entries import (
     remove_hooks,
     server_item,
     shell_command,
+    wired_command,
 )
 from orcmem.setup_agents.files import FileEdit, Outcome, Transform, apply_edits, json_transform
-from orcmem.setup_agents.report import ItemChange, SetupReport
+from orcmem.setup_agents.report import ItemChange, SetupOptions, SetupReport
 
 TRUST_NOTE = "Codex runs new or changed hooks only once they are trusted: open /hooks in Codex and trust orcmem's hooks"
 
@@ -168,30 +167,23 @@ def _config_transform(path: Path, command: list[str] | None, profile_home: Path 
 
 
 def setup_codex(
-    *,
-    home: Path,
-    backup_dir: Path,
-    orcmem_command: Sequence[str] | None = None,
-    remove: bool = False,
-    dry_run: bool = False,
-    allow_ephemeral: bool = False,
-    codex_home: Path | None = None,
-    session_end: bool = True,
-    profile_home: Path | None = None,
+    *, home: Path, options: SetupOptions, codex_home: Path | None = None, session_end: bool = True
 ) -> SetupReport:
-    """Add (or with remove=True take out) orcmem's MCP server in Codex's config.toml and its hooks in hooks.json."""
+    """Add (or with `options.remove` take out) orcmem's MCP server in Codex's config.toml and its hooks in
+    hooks.json, under `codex_home` ($CODEX_HOME) or else `home`/.codex (Codex has no project scope)."""
     folder = codex_home if codex_home is not None else home / ".codex"
-    command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
+    remove = options.remove
+    command = wired_command(options)
     specs = None if command is None else codex_hook_specs(command, session_end=session_end)
     config, hooks = folder / "config.toml", folder / "hooks.json"
     edits = [
-        FileEdit(config, _config_transform(config, command, profile_home)),
+        FileEdit(config, _config_transform(config, command, options.profile_home)),
         FileEdit(hooks, _hooks_transform(hooks, specs)),
     ]
-    files, notes = apply_edits(edits, dry_run=dry_run, backup_dir=backup_dir)
+    files, notes = apply_edits(edits, dry_run=options.dry_run, backup_dir=options.backup_dir)
     hooks_report = files[1]
     if not remove and any(i.action in ("added", "updated") for i in hooks_report.items):
         notes.append(TRUST_NOTE)
     if not remove and any(f.changed for f in files):
         notes.append("Start a new Codex session for the MCP server to connect")
-    return SetupReport("codex", "user", remove, dry_run, tuple(files), tuple(notes))
+    return SetupReport("codex", "user", remove, options.dry_run, tuple(files), tuple(notes))

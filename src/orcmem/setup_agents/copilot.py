@@ -9,7 +9,6 @@ is `{"version": 1, "hooks": {event: [handler, ...]}}`, each handler `{"type": "c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.env_names import HOME_ENV_VAR
@@ -18,17 +17,16 @@ from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents.entries import (
     HOOK_TIMEOUT_SECONDS,
     SERVER_NAME,
-    checked_command,
+    hook_line,
     is_orcmem_hook,
     is_orcmem_server,
     merge_json_server,
     remove_json_server,
-    shell_command,
+    wired_command,
 )
 from orcmem.setup_agents.files import FileEdit, Transform, apply_edits, json_transform, load_json_object
-from orcmem.setup_agents.report import ItemChange, SetupOptions, SetupReport
+from orcmem.setup_agents.report import ItemChange, Scope, SetupOptions, SetupReport
 
-Scope = Literal["user", "project"]
 HOOKS_FILENAME = "orcmem.json"  # a file of orcmem's own among the hooks files Copilot CLI reads
 HOOKS_VERSION = 1
 # Copilot CLI's events -> `orcmem hook NAME`: the brief, recall before each prompt, memory before a tool call, the
@@ -58,7 +56,7 @@ def copilot_paths(scope: Scope, *, state_dir: Path, project_dir: Path) -> tuple[
 
 def copilot_handler(command: list[str], name: str) -> JsonObject:
     """One of orcmem's hook handlers in Copilot CLI's shape (its timeout in seconds)."""
-    return {"type": "command", "bash": shell_command(command, "hook", name), "timeoutSec": HOOK_TIMEOUT_SECONDS}
+    return {"type": "command", "bash": hook_line(command, name), "timeoutSec": HOOK_TIMEOUT_SECONDS}
 
 
 def copilot_server(command: list[str], profile_home: Path | None = None) -> JsonObject:
@@ -146,7 +144,7 @@ def setup_copilot(scope: Scope, *, state_dir: Path, options: SetupOptions) -> Se
     scope; `state_dir` is Copilot CLI's folder (~/.copilot or $COPILOT_HOME)."""
     project_dir, remove = options.project_dir, options.remove
     hooks_path, servers_path = copilot_paths(scope, state_dir=state_dir, project_dir=project_dir)
-    command = None if remove else checked_command(options.orcmem_command, allow_ephemeral=options.allow_ephemeral)
+    command = wired_command(options)
     inside = project_dir if scope == "project" else None  # a repository's files never lead outside it
     edits = [
         FileEdit(hooks_path, _hooks_transform(hooks_path, command), inside=inside),

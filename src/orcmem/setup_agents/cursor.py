@@ -13,7 +13,6 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 from orcmem.models.data_shapes import JsonObject
 from orcmem.models.env_names import HOME_ENV_VAR
@@ -21,9 +20,8 @@ from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.models.vocabulary import HookName
 from orcmem.setup_agents import entries
 from orcmem.setup_agents.files import FileEdit, Transform, apply_edits, json_transform, load_json_object
-from orcmem.setup_agents.report import ItemChange, SetupOptions, SetupReport
+from orcmem.setup_agents.report import ItemChange, Scope, SetupOptions, SetupReport
 
-Scope = Literal["user", "project"]
 CURSOR_HOOK_NAMES = {"sessionStart": HookName.SESSION_START}  # the one event whose answer reaches the model
 HOOKS_VERSION = 1  # hooks.json's documented `version`
 CURSOR_COMMANDS = ("cursor", "cursor-agent")  # the editor's launcher and its command-line agent
@@ -59,7 +57,7 @@ def _merge_hooks(doc: JsonObject, command: list[str], path: Path) -> list[ItemCh
     hooks = entries.hooks_table(doc, path)
     changes = []
     for event, name in CURSOR_HOOK_NAMES.items():
-        desired: JsonObject = {"command": entries.shell_command(command, "hook", name)}
+        desired: JsonObject = {"command": entries.hook_line(command, name)}
         listed = (entries.event_groups(hooks, event, path) if hooks is not None else None) or []
         ours = [i for i, entry in enumerate(listed) if entries.is_orcmem_hook(entry)]
         if len(ours) == 1 and listed[ours[0]] == desired:
@@ -124,9 +122,7 @@ def setup_cursor(scope: Scope, *, home: Path, options: SetupOptions) -> SetupRep
     `home` is the user's (Cursor keeps ~/.cursor there)."""
     project_dir, remove = options.project_dir, options.remove
     hooks_path, mcp_path = cursor_paths(scope, home=home, project_dir=project_dir)
-    command = (
-        None if remove else entries.checked_command(options.orcmem_command, allow_ephemeral=options.allow_ephemeral)
-    )
+    command = entries.wired_command(options)
     inside = project_dir if scope == "project" else None  # a repository's files never lead outside it
     hooks_edit, mcp_edit = _transforms(hooks_path, mcp_path, command, options.profile_home)
     edits = [FileEdit(hooks_path, hooks_edit, inside=inside), FileEdit(mcp_path, mcp_edit, inside=inside)]

@@ -20,7 +20,7 @@ from pathlib import Path
 from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.models.vocabulary import HookName
-from orcmem.setup_agents.report import ItemChange
+from orcmem.setup_agents.report import ItemChange, SetupOptions
 
 SERVER_NAME = "orcmem"
 # The tools memory speaks before (files read or edited, commands run); anchored, so `Read` is not `ReadMcpResource`.
@@ -119,9 +119,19 @@ def checked_command(orcmem_command: Sequence[str] | None, *, allow_ephemeral: bo
     return command
 
 
+def wired_command(options: SetupOptions) -> list[str] | None:
+    """The checked orcmem command a setup writes into the agent's files; None when it takes orcmem out."""
+    return None if options.remove else checked_command(options.orcmem_command, allow_ephemeral=options.allow_ephemeral)
+
+
 def shell_command(command: list[str], *args: str) -> str:
     """A POSIX shell command line (both agents run hook commands through a shell), each word quoted as needed."""
     return shlex.join([*command, *args])
+
+
+def hook_line(command: list[str], name: str) -> str:
+    """The shell line an agent runs for `orcmem hook NAME` (the shape `is_orcmem_hook` recognises)."""
+    return shell_command(command, "hook", name)
 
 
 def _program_name(word: str) -> str:
@@ -176,7 +186,7 @@ def command_handler(
     """A command handler running `orcmem hook <name>` for the event, with orcmem's timeout."""
     handler: JsonObject = {
         "type": "command",
-        "command": shell_command(command, "hook", HOOK_NAMES[event]),
+        "command": hook_line(command, HOOK_NAMES[event]),
         "timeout": timeout,
     }
     if status:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
 from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.env_names import HOME_ENV_VAR
@@ -14,19 +12,18 @@ from orcmem.setup_agents.entries import (
     HOOK_TIMEOUT_SECONDS,
     SERVER_NAME,
     HookSpec,
-    checked_command,
+    hook_line,
     is_orcmem_hook,
     is_orcmem_server,
     merge_hooks,
     merge_json_server,
     remove_hooks,
     remove_json_server,
-    shell_command,
+    wired_command,
 )
 from orcmem.setup_agents.files import FileEdit, Transform, apply_edits, json_transform, load_json_object
-from orcmem.setup_agents.report import ItemChange, SetupReport
+from orcmem.setup_agents.report import ItemChange, Scope, SetupOptions, SetupReport
 
-Scope = Literal["user", "project"]
 HOME_ENV = (
     "GEMINI_CLI_HOME"  # Gemini CLI's stand-in for the user's home: its settings are under $GEMINI_CLI_HOME/.gemini
 )
@@ -40,7 +37,7 @@ def gemini_hook_specs(command: list[str]) -> list[HookSpec]:
             {
                 "name": f"orcmem-{name}",
                 "type": "command",
-                "command": shell_command(command, "hook", name),
+                "command": hook_line(command, name),
                 "timeout": HOOK_TIMEOUT_SECONDS * 1000,
             },
         )
@@ -90,29 +87,20 @@ def _notes(doc: JsonObject, path: Path) -> list[str]:
     return []
 
 
-def setup_gemini(
-    scope: Scope = "user",
-    *,
-    home: Path,
-    backup_dir: Path,
-    project_dir: Path,
-    orcmem_command: Sequence[str] | None = None,
-    remove: bool = False,
-    dry_run: bool = False,
-    allow_ephemeral: bool = False,
-    profile_home: Path | None = None,
-) -> SetupReport:
-    """Add (or with remove=True take out) orcmem's Gemini CLI hooks and MCP server for a user or project scope."""
+def setup_gemini(scope: Scope, *, home: Path, options: SetupOptions) -> SetupReport:
+    """Add (or with `options.remove` take out) orcmem's Gemini CLI hooks and MCP server for a user or project
+    scope; `home` is where Gemini CLI keeps .gemini ($GEMINI_CLI_HOME or the user's)."""
+    project_dir, remove = options.project_dir, options.remove
     settings = gemini_settings_path(scope, home=home, project_dir=project_dir)
-    command = None if remove else checked_command(orcmem_command, allow_ephemeral=allow_ephemeral)
+    command = wired_command(options)
     inside = project_dir if scope == "project" else None  # a repository's files never lead outside it
-    edit = FileEdit(settings, _transform(settings, command, profile_home), inside=inside)
-    files, notes = apply_edits([edit], dry_run=dry_run, backup_dir=backup_dir)
+    edit = FileEdit(settings, _transform(settings, command, options.profile_home), inside=inside)
+    files, notes = apply_edits([edit], dry_run=options.dry_run, backup_dir=options.backup_dir)
     if not remove and any(f.changed for f in files):
         notes.append(f"Start a new Gemini CLI session for the hooks and the '{SERVER_NAME}' MCP server to load")
         if scope == "project":
             notes.append("Gemini CLI warns once about a project's hooks before it runs them")
-    return SetupReport("gemini", scope, remove, dry_run, tuple(files), tuple(notes))
+    return SetupReport("gemini", scope, remove, options.dry_run, tuple(files), tuple(notes))
 
 
 def gemini_wiring(path: Path) -> tuple[bool, str]:

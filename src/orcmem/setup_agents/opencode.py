@@ -11,12 +11,13 @@ from orcmem.models.env_names import HOME_ENV_VAR
 from orcmem.models.errors import OrcmemError, ValidationError
 from orcmem.setup_agents.entries import (
     SERVER_NAME,
-    checked_command,
+    hook_line,
     is_orcmem_server,
     remove_json_server,
     server_item,
     servers_table,
     shell_command,
+    wired_command,
 )
 from orcmem.setup_agents.files import FileEdit, Outcome, Transform, apply_edits, json_transform, load_json_object
 from orcmem.setup_agents.report import ItemChange, Scope, SetupOptions, SetupReport
@@ -111,7 +112,7 @@ def _plugin_transform(path: Path, command: list[str] | None, profile_home: Path 
         wanted = plugin_text(command, profile_home)
         if text == wanted:
             return Outcome(text, [ItemChange(PLUGIN_ITEM, "unchanged")])
-        change = ItemChange(PLUGIN_ITEM, "added" if text is None else "updated", shell_command(command, "hook", "..."))
+        change = ItemChange(PLUGIN_ITEM, "added" if text is None else "updated", hook_line(command, "..."))
         return Outcome(wanted, [change])
 
     return transform
@@ -122,7 +123,7 @@ def setup_opencode(scope: Scope, *, config_dir: Path, options: SetupOptions) -> 
     `config_dir` is OpenCode's config folder (~/.config/opencode or $XDG_CONFIG_HOME/opencode)."""
     config, plugin = opencode_paths(scope, config_dir=config_dir, project_dir=options.project_dir)
     remove, profile_home = options.remove, options.profile_home
-    command = None if remove else checked_command(options.orcmem_command, allow_ephemeral=options.allow_ephemeral)
+    command = wired_command(options)
     inside = options.project_dir if scope == "project" else None  # a repository's files never lead outside it
     edits = [  # the plugin first: its folder, emptied, goes before the config folder is looked at
         FileEdit(plugin, _plugin_transform(plugin, command, profile_home), inside=inside),

@@ -112,24 +112,8 @@ def _project_reader(db_path: str | os.PathLike[str], canonical_root: str) -> tup
     return conn, str(found[0][0]) if found else ""
 
 
-def recall_rows(
-    db_path: str | os.PathLike[str],
-    canonical_root: str,
-    match: str,
-    limit: int,
-    *,
-    share: float = RECALL_MIN_TERM_SHARE,
-    enough: int = RECALL_ENOUGH_TERMS,
-) -> list[RecallRow] | None:
-    """Active memories of the project (and global ones) matching `match`, best BM25 first, newest on ties.
-
-    `match` is `recall_match`'s expression: quoted terms joined with OR. Nothing is returned unless one of the
-    matches holds at least `share` of those terms, or `enough` of them (the relevance gate): a prompt that shares
-    a word or two with the memory by chance ("what time is it in Tokyo") gets nothing.
-
-    Returns None when memory is off, the database is missing or from another version; [] when nothing matches.
-    """
-    found = word_candidates(db_path, canonical_root, match, limit, share=share, enough=enough)
+def past_gate(found: tuple[list[RecallRow], bool] | None) -> list[RecallRow] | None:
+    """`word_candidates`' matches if they pass its relevance gate, else []; None when memory is off or unreadable."""
     if found is None:
         return None
     rows, relevant = found
@@ -145,8 +129,15 @@ def word_candidates(
     share: float = RECALL_MIN_TERM_SHARE,
     enough: int = RECALL_ENOUGH_TERMS,
 ) -> tuple[list[RecallRow], bool] | None:
-    """`recall_rows`' matches whether or not they pass the relevance gate, and whether they do (recall by meaning
-    decides for itself when it found the prompt close to a memory); None when memory is off or unreadable."""
+    """Active memories of the project (and global ones) matching `match`, best BM25 first, newest on ties, and
+    whether they pass the relevance gate (`past_gate` keeps them only then; recall by meaning decides for itself).
+
+    `match` is `recall_match`'s expression: quoted terms joined with OR. The gate holds when one of the matches
+    holds at least `share` of those terms, or `enough` of them: a prompt that shares a word or two with the
+    memory by chance ("what time is it in Tokyo") gets nothing.
+
+    Returns None when memory is off, the database is missing or from another version.
+    """
     opened = _project_reader(db_path, canonical_root)
     if opened is None:
         return None
