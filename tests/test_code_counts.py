@@ -13,7 +13,7 @@ ANY_LIMIT = 60  # each one left has its reason (docs/architecture.md, Types)
 # the fast paths and the optional extras only (docs/architecture.md, Imports); a ratchet: it may only come down
 DEFERRED_IMPORT_LIMIT = 165
 # one signature a wrapper repeats and one import list (docs/architecture.md): a ratchet, it may only come down
-REPEATED_BLOCK_LIMIT = 2
+REPEATED_BLOCK_LIMIT = 0
 
 
 def _code_counts():  # noqa: ANN202 - the script is not a package

@@ -334,7 +334,7 @@ def test_provider_and_model_settings(service: MemoryService) -> None:
     assert service.settings.set_provider("apikey", "claude-sonnet").models["claude"] == "claude-sonnet"
     assert "claude" not in service.settings.set_provider("claude", "").models
     with pytest.raises(ValidationError, match="Unknown provider"):
-        service.settings.set_provider("opencode")
+        service.settings.set_provider("copilot")
     with pytest.raises(ValidationError, match="Choose a provider"):
         service.settings.set_provider("auto", "some-model")
 

@@ -4,9 +4,17 @@ and the store audit call them without importing the service that holds them (no 
 from __future__ import annotations
 
 import builtins
-from typing import Protocol
+from typing import Protocol, TypedDict, Unpack
 
 from orcmem.models.types import Memory, MemoryFilter, Project, Source
+
+
+class MemoryEdits(TypedDict, total=False):
+    """What a person or an agent may change of a memory, each left as it is when absent or None."""
+
+    title: str | None
+    body: str | None
+    type: str | None
 
 
 class MemoryAccess(Protocol):
@@ -29,10 +37,9 @@ class MemoryAccess(Protocol):
         project: Project | None,
         memory_id: str,
         *,
-        actor: Source = Source.USER,
-        title: str | None = None,
-        body: str | None = None,
-        type: str | None = None,
+        actor: Source = ...,
+        **edits: Unpack[MemoryEdits],
     ) -> Memory:
-        """Change a memory's title, body or type, as `actor` (the ownership rule decides first)."""
+        """Change a memory's title, body or type, as `actor` (the ownership rule decides first; the person by
+        default)."""
         ...

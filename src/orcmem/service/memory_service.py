@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from orcmem.host.export import bullet_for, export_bullet
 from orcmem.host.workspace import Location
@@ -48,6 +48,7 @@ from orcmem.service.cost import LearningCost
 from orcmem.service.duplicates import memory_text
 from orcmem.service.freshness import CheckReport, FreshnessCheck
 from orcmem.service.history import History
+from orcmem.service.memory_access import MemoryEdits
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
 from orcmem.service.review import Review
 from orcmem.service.search import Search
@@ -432,12 +433,11 @@ class MemoryService(ServiceCore):
         project: Project | None,
         memory_id: str,
         *,
-        title: str | None = None,
-        body: str | None = None,
-        type: str | None = None,
         actor: Source = Source.USER,
+        **edits: Unpack[MemoryEdits],
     ) -> Memory:
         """Change a memory's title, body or type; only the user may change what the user wrote."""
+        title, body, type = edits.get("title"), edits.get("body"), edits.get("type")
         memory = self.get(project, memory_id)
         self.settings.require_owner(memory, actor, "Only the user can change a memory they wrote.")
         fields: dict[str, SqlValue] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+from typing import Unpack
 
 from orcmem.models.constants import (
     LIST_MAX_LIMIT,
@@ -19,7 +20,7 @@ from orcmem.rules.review import REVIEWED_SOURCES, ReviewPolicy, policy_from_json
 from orcmem.service.core import ServiceCore
 from orcmem.service.freshness import FreshnessCheck
 from orcmem.service.history import History
-from orcmem.service.memory_access import MemoryAccess
+from orcmem.service.memory_access import MemoryAccess, MemoryEdits
 from orcmem.text.instructions import looks_like_instructions
 
 log = logging.getLogger("orcmem.review")
@@ -132,10 +133,7 @@ class Review:
         self,
         project: Project | None,
         memory_id: str,
-        *,
-        title: str | None = None,
-        body: str | None = None,
-        type: str | None = None,
+        **edits: Unpack[MemoryEdits],
     ) -> Memory:
         """Accept a waiting memory, first with the person's changes when given: it joins the brief, recall, search and
         the team pool. One that names a topic an active memory holds is merged into that memory.
@@ -145,8 +143,8 @@ class Review:
             ValidationError: it is not waiting, or a change is wrong.
         """
         waiting = self._waiting(project, memory_id)
-        if title is not None or body is not None or type is not None:
-            waiting = self.memories.edit(project, waiting.id, title=title, body=body, type=type)
+        if any(value is not None for value in edits.values()):
+            waiting = self.memories.edit(project, waiting.id, **edits)
         now = self.core.clock()
         with self.store.db.transaction():
             holder = (

@@ -7,6 +7,7 @@ from pathlib import Path
 from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.env_names import HOME_ENV_VAR
 from orcmem.models.errors import OrcmemError, ValidationError
+from orcmem.setup_agents import entries
 from orcmem.setup_agents.entries import (
     GEMINI_HOOK_NAMES,
     HOOK_TIMEOUT_SECONDS,
@@ -15,10 +16,6 @@ from orcmem.setup_agents.entries import (
     hook_line,
     is_orcmem_hook,
     is_orcmem_server,
-    merge_hooks,
-    merge_json_server,
-    remove_hooks,
-    remove_json_server,
     wired_command,
 )
 from orcmem.setup_agents.files import FileEdit, Transform, apply_edits, json_transform, load_json_object
@@ -67,14 +64,14 @@ def _transform(path: Path, command: list[str] | None, profile_home: Path | None)
     if command is None:
 
         def take_out(doc: JsonObject) -> list[ItemChange]:
-            return [*remove_hooks(doc, path), *remove_json_server(doc, path)]
+            return [*entries.remove_hooks(doc, path), *entries.remove_json_server(doc, path)]
 
         return json_transform(path, take_out, removing=True)
     specs = gemini_hook_specs(command)
 
     def put_in(doc: JsonObject) -> list[ItemChange]:
-        hooks = merge_hooks(doc, specs, path)
-        server = merge_json_server(doc, command, path, server=lambda c: gemini_server(c, profile_home))
+        hooks = entries.merge_hooks(doc, specs, path)
+        server = entries.merge_json_server(doc, command, path, server=lambda c: gemini_server(c, profile_home))
         return [*hooks, server]
 
     return json_transform(path, put_in, removing=False, notes=lambda doc: _notes(doc, path))
