@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -51,8 +53,18 @@ def test_kill_9_mid_push_loses_and_doubles_nothing(machines: MakeMachine, team_u
     assert bob.svc.count(bob.project) == 3000
 
 
-def test_the_server_stopped_mid_sync_and_started_again(machines: MakeMachine, tmp_path: Path) -> None:
-    folder = tmp_path / "own-pg"
+def test_the_server_stopped_mid_sync_and_started_again(machines: MakeMachine) -> None:
+    # A folder of its own, as for the session's server (tests/team/conftest.py): as root, pgserver runs PostgreSQL as
+    # its own user, which cannot reach inside pytest's tmp_path.
+    folder = Path(tempfile.mkdtemp(prefix="orcmem-pg-own-"))
+    try:
+        _stop_mid_sync_and_start_again(machines, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stop_mid_sync_and_start_again(machines: MakeMachine, folder: Path) -> None:
+    """Stop the team's own server while alice pushes, then start it again in the same folder."""
     server = start_postgres(folder)
     url = str(server.get_uri())
     with connect(url) as admin:
