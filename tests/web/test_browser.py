@@ -156,11 +156,11 @@ def test_toggle_memory(page: Any, live_server: LiveServer, service: MemoryServic
 def test_change_provider(page: Any, live_server: LiveServer, service: MemoryService) -> None:
     page.goto(live_server.launch("/settings"))
     page.get_by_label("Claude Code · your Claude Code subscription").check()
-    page.get_by_label("Model").fill("claude-opus-4-1")
+    page.get_by_label("Model", exact=True).fill("claude-opus-4-1")
     page.get_by_role("button", name="Save provider").click()
     expect(page.locator("#notices")).to_contain_text("Saved.")
     expect(page.get_by_label("Claude Code · your Claude Code subscription")).to_be_checked()
-    expect(page.get_by_label("Model")).to_have_value("claude-opus-4-1")
+    expect(page.get_by_label("Model", exact=True)).to_have_value("claude-opus-4-1")
     assert service.settings.current().provider == "claude" and service.settings.current().models == {
         "claude": "claude-opus-4-1"
     }
