@@ -9,7 +9,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -190,17 +192,19 @@ WARM_PATH_MODULES = {
 }
 
 
-def test_the_warm_path_of_the_prompt_hook_imports_almost_nothing(tmp_path: Path) -> None:
-    """`orcmem hook prompt` answered by a warm server loads no JSON, regex, enum or socket module, and none of
-    orcmem's but the few that find and ask the server."""
+def run_warm_hook(
+    hook: str, payload: dict[str, object], answer: Callable[[dict[str, Any]], dict[str, str]]
+) -> tuple[str, set[str], str, str]:
+    """Run `orcmem hook HOOK` answered by a warm recall server: its output, the orcmem modules it loaded, the heavy
+    standard modules it loaded (space-separated) and its stderr."""
     from orcmem.mcp_server.recall_socket import RecallSocket
 
     home = Path(tempfile.mkdtemp(dir="/tmp", prefix="om-"))
-    server = RecallSocket(home, lambda request: {"text": f"about {request['prompt']}", "path": "warm"})
+    server = RecallSocket(home, answer)
     server.start()
     assert server.holding.wait(5)
     code = (
-        "import sys; sys.argv = ['orcmem', 'hook', 'prompt']\n"
+        f"import sys; sys.argv = ['orcmem', 'hook', {hook!r}]\n"
         "from orcmem.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "sys.stdout.write('\\n' + ' '.join(sorted(m for m in sys.modules if m.startswith('orcmem'))))\n"
@@ -210,18 +214,28 @@ def test_the_warm_path_of_the_prompt_hook_imports_almost_nothing(tmp_path: Path)
     try:
         result = subprocess.run(
             [sys.executable, "-c", code],
-            input=json.dumps({"prompt": "the pool", "cwd": str(tmp_path), "session_id": "s"}),
+            input=json.dumps(payload),
             capture_output=True,
             text=True,
             timeout=60,
-            env={"ORCMEM_HOME": str(home), "PATH": "/usr/bin:/bin"},
+            env={"ORCMEM_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
         )
     finally:
         server.close()
         shutil.rmtree(home, ignore_errors=True)
     output, loaded, heavy = result.stdout.split("\n")
-    assert json.loads(output)["hookSpecificOutput"]["additionalContext"] == "about the pool", result.stderr
-    assert set(loaded.split()) == WARM_PATH_MODULES and heavy == "", result.stderr
+    return output, set(loaded.split()), heavy, result.stderr
+
+
+def test_the_warm_path_of_the_prompt_hook_imports_almost_nothing(tmp_path: Path) -> None:
+    """`orcmem hook prompt` answered by a warm server loads no JSON, regex, enum or socket module, and none of
+    orcmem's but the few that find and ask the server."""
+    payload = {"prompt": "the pool", "cwd": str(tmp_path), "session_id": "s"}
+    output, loaded, heavy, stderr = run_warm_hook(
+        "prompt", payload, lambda request: {"text": f"about {request['prompt']}", "path": "warm"}
+    )
+    assert json.loads(output)["hookSpecificOutput"]["additionalContext"] == "about the pool", stderr
+    assert loaded == WARM_PATH_MODULES and heavy == "", stderr
 
 
 def test_the_prompt_hook_behind_a_global_option_asks_the_warm_server_too(tmp_path: Path) -> None:

@@ -183,33 +183,12 @@ def test_a_broken_store_prints_nothing(orcmem_home: Path, repo: Path) -> None:  
 
 def test_the_warm_path_of_the_tool_hook_imports_almost_nothing(tmp_path: Path) -> None:
     """Answered by a warm server, `orcmem hook pre-tool-use` loads no JSON, regex, socket module or database."""
-    from orcmem.mcp_server.recall_socket import RecallSocket
-    from tests.test_hooks import WARM_PATH_MODULES
+    from tests.test_hooks import WARM_PATH_MODULES, run_warm_hook
 
-    home = Path(tempfile.mkdtemp(dir="/tmp", prefix="om-"))
-    server = RecallSocket(home, lambda request: {"text": f"about {request['tool_call']['tool_name']}", "path": "warm"})
-    server.start()
-    assert server.holding.wait(5)
-    code = (
-        "import sys; sys.argv = ['orcmem', 'hook', 'pre-tool-use']\n"
-        "from orcmem.entry import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "sys.stdout.write('\\n' + ' '.join(sorted(m for m in sys.modules if m.startswith('orcmem'))))\n"
-        "heavy = {'json', 're', 'enum', 'socket', 'pathlib', 'typing', 'apsw', 'click'}\n"
-        "sys.stdout.write('\\n' + ' '.join(sorted(heavy & set(sys.modules))))\n"
+    output, loaded, heavy, stderr = run_warm_hook(
+        "pre-tool-use",
+        read_call(tmp_path, "a.py"),
+        lambda request: {"text": f"about {request['tool_call']['tool_name']}", "path": "warm"},
     )
-    try:
-        result = subprocess.run(
-            [sys.executable, "-c", code],
-            input=json.dumps(read_call(tmp_path, "a.py")),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={"ORCMEM_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
-        )
-    finally:
-        server.close()
-        shutil.rmtree(home, ignore_errors=True)
-    output, loaded, heavy = result.stdout.split("\n")
-    assert context(output) == "about Read", result.stderr
-    assert set(loaded.split()) == WARM_PATH_MODULES and heavy == "", result.stderr  # the prompt hook's first step
+    assert context(output) == "about Read", stderr
+    assert loaded == WARM_PATH_MODULES and heavy == "", stderr  # the prompt hook's first step
