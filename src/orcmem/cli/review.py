@@ -13,7 +13,7 @@ from orcmem.app.formatting import PROVENANCE_LABELS, age_text
 from orcmem.cli.context import AppContext, echo, echo_json, json_option, pass_app
 from orcmem.models.errors import OrcmemError
 from orcmem.models.types import Memory, MemoryType, Project
-from orcmem.rules.contradictions import resolve_hint
+from orcmem.rules.contradictions import resolve_hint, stated_by
 from orcmem.rules.review import ReviewPolicy, changed_policy
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import plural
@@ -54,6 +54,19 @@ def _card(service: MemoryService, project: Project | None, memory: Memory, posit
     return "\n".join(lines)
 
 
+def _team_conflicts(service: MemoryService, project: Project | None) -> list[str]:
+    """The open conflicts teammates stated (docs/team.md, History), each with both sides and the command that
+    settles it."""
+    lines = []
+    for link in service.review.team_conflicts(project):
+        lines.append(
+            f'from the team: {stated_by(link)} says {link.from_id} "{link.from_title}" conflicts with {link.to_id} '
+            f'"{link.to_title}" (both stay active)'
+        )
+        lines.append(f"    settle it: {resolve_hint(link)}")
+    return lines
+
+
 def _read_key() -> str:
     """One key from the terminal, without Enter. Unlike click.getchar, a key typed before the question was asked is
     kept (switching modes does not flush the input), and Ctrl-C still interrupts."""
@@ -86,8 +99,12 @@ def _edited(memory: Memory) -> tuple[str, str, str] | None:
 def _interactive(app: AppContext, service: MemoryService) -> None:
     project = app.project()
     waiting = service.review.pending(project)
+    conflicts = _team_conflicts(service, project)
+    for line in conflicts:
+        echo(line)
     if not waiting:
-        echo("Nothing waits for review.")
+        if not conflicts:
+            echo("Nothing waits for review.")
         return
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
     done: set[str] = set()
@@ -189,9 +206,11 @@ def review(
         if as_json:
             echo_json([m.to_dict() for m in waiting])
             return
-        if not waiting:
+        conflicts = _team_conflicts(service, project)
+        for line in conflicts:
+            echo(line)
+        if not waiting and not conflicts:
             echo("Nothing waits for review.")
-            return
         for index, memory in enumerate(waiting, start=1):
             echo(_card(service, project, memory, f"[{index}/{len(waiting)}]"))
         return

@@ -151,7 +151,12 @@ def _sync_and_report(app: AppContext, *, quiet_failure: bool) -> None:
         echo(f"not synced yet ({exc}); changes wait in the outbox")
         return
     assert report is not None
-    echo(f"sent {report.pushed}, received {report.pulled}" + (", read-only" if report.read_only else ""))
+    links = report.links_pushed + report.links_pulled
+    echo(
+        f"sent {report.pushed}, received {report.pulled}"
+        + (f"; links sent {report.links_pushed}, received {report.links_pulled}" if links else "")
+        + (", read-only" if report.read_only else "")
+    )
     for line in report.refused:
         echo(f"refused: {line}")
     if report.pending:

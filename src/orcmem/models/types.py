@@ -205,6 +205,7 @@ class MemoryLink:
     settled_at: int | None = None
     settled_by: str | None = None
     project_id: str | None = None
+    person: str | None = None  # the teammate who stated it, for a link from the team pool (None: this profile's)
 
     def to_dict(self) -> JsonObject:
         """Plain dict for JSON output."""

@@ -26,6 +26,13 @@ def allowed_relation(relation: Relation, old_source: Source, actor: Source, *, s
     return relation
 
 
+def team_relation(relation: str, made_by: str, old_source: str, old_author: str | None, person: str) -> Relation:
+    """The relation a teammate's link holds on this profile: `person`'s replacement of a memory they may not
+    overrule (another person's, as `allowed_relation` says) is a conflict there for its author to settle."""
+    same_person = old_author is None or old_author == person
+    return allowed_relation(Relation(relation), Source(old_source), Source(made_by), same_person=same_person)
+
+
 def day(ms: int) -> str:
     """A time as its UTC date, the way history is shown (2026-11-02)."""
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d")
@@ -33,18 +40,25 @@ def day(ms: int) -> str:
 
 def history_line(link: MemoryLink, memory_id: str) -> str:
     """One step of a memory's history as `orcmem show` prints it, seen from `memory_id`."""
-    when = day(link.at)
+    when, who = day(link.at), stated_by(link)
     if link.from_id == memory_id:
         verb = {Relation.REPLACES: "replaced", Relation.REFINES: "refines", Relation.CONFLICTS: "conflicts with"}
-        line = f'{verb[link.relation]} {link.to_id} "{_short(link.to_title)}" on {when} (by {link.by})'
+        line = f'{verb[link.relation]} {link.to_id} "{_short(link.to_title)}" on {when} (by {who})'
     else:
         verb = {Relation.REPLACES: "replaced by", Relation.REFINES: "refined by", Relation.CONFLICTS: "contradicted by"}
-        line = f'{verb[link.relation]} {link.from_id} "{_short(link.from_title)}" on {when} (by {link.by})'
+        line = f'{verb[link.relation]} {link.from_id} "{_short(link.from_title)}" on {when} (by {who})'
     if link.open:
         return line + f" - open: {resolve_hint(link)}"
     if link.settled_at is not None:
         return line + f", settled {day(link.settled_at)} by {link.settled_by}"
     return line
+
+
+def stated_by(link: MemoryLink) -> str:
+    """Who stated a link: `user`, `extraction`, `agent` here; a teammate's through the team pool by their id too."""
+    if link.person is None:
+        return link.by
+    return link.person if link.by == "user" else f"{link.by} for {link.person}"
 
 
 KEEP_BOTH = "both"

@@ -15,7 +15,7 @@ from orcmem.models.constants import (
     SETTING_REVIEW_POLICY_PREFIX,
 )
 from orcmem.models.errors import NotFoundError, StoreError, ValidationError
-from orcmem.models.types import Memory, MemoryFilter, MemoryType, Project, Provenance, Source, Status
+from orcmem.models.types import Memory, MemoryFilter, MemoryLink, MemoryType, Project, Provenance, Source, Status
 from orcmem.rules.review import REVIEWED_SOURCES, ReviewPolicy, policy_from_json, waits
 from orcmem.service.core import ServiceCore
 from orcmem.service.freshness import FreshnessCheck
@@ -112,6 +112,11 @@ class Review:
     def count(self, project: Project | None) -> int:
         """How many memories wait for review in the project (and global ones)."""
         return self.memories.count(project, MemoryFilter(statuses=(str(Status.PENDING),)))
+
+    def team_conflicts(self, project: Project | None) -> builtins.list[MemoryLink]:
+        """Open conflicts a teammate stated through the team pool, newest first: both sides stay active here until
+        the person settles it (`orcmem conflicts resolve`), so they wait in the inbox beside the memories."""
+        return [link for link in self.history.open_conflicts(project) if link.person is not None]
 
     def run_label(self, run_id: str | None) -> str | None:
         """The run a memory was learned from, in words: its agent and what it was asked (None when unknown)."""

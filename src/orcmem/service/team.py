@@ -10,9 +10,11 @@ from dataclasses import dataclass, replace
 from orcmem.models.constants import SETTING_TEAM_NAME, SETTING_TEAM_URL
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Project
+from orcmem.rules.contradictions import team_relation
 from orcmem.service.core import ServiceCore
 from orcmem.service.settings import Settings
 from orcmem.store.team import Incoming, Outgoing, SharedProject
+from orcmem.store.team_links import LinkIn, LinkOut
 from orcmem.text.instructions import looks_like_instructions
 from orcmem.text.redact import redact
 
@@ -103,7 +105,22 @@ class Team:
             self.core.vectors_changed(changed)
             if any(change.forgotten for change in changes):
                 self.store.db.erase_old_pages()  # a forgotten memory's text leaves the WAL too
+            self.store.team_links.apply_waiting(
+                team_relation, changed
+            )  # links that waited for these memories apply now
         return applied
+
+    def outgoing_links(self, limit: int) -> builtins.list[LinkOut]:
+        """This profile's links the team does not hold yet, between memories it does (docs/team.md, History)."""
+        return self.store.team_links.outgoing(limit)
+
+    def links_pushed(self, links: Sequence[LinkOut]) -> None:
+        """The team holds these links now (or refused them for good)."""
+        self.store.team_links.pushed(links)
+
+    def apply_links(self, project: SharedProject, links: Sequence[LinkIn]) -> int:
+        """Apply the team's links to a shared project (one waits for its memories); how many applied."""
+        return self.store.team_links.apply(project, links, team_relation)
 
     def drop_outbox(self) -> int:
         """Drop the queued changes (a read-only role never sends them); how many."""

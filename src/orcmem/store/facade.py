@@ -20,6 +20,7 @@ from orcmem.store.stats import StatsRepository
 from orcmem.store.summaries import SummaryRepository
 from orcmem.store.tasks import TaskRepository
 from orcmem.store.team import TeamRepository
+from orcmem.store.team_links import TeamLinkRepository
 from orcmem.store.usage import UsageRepository
 from orcmem.store.vectors import VectorRepository
 
@@ -46,6 +47,7 @@ class Store:
         self.imports = ImportRepository(db)
         self.usage = UsageRepository(db)
         self.links = LinkRepository(db)
+        self.team_links = TeamLinkRepository(db)
         self.audit_scan = AuditScanRepository(db)
 
     @classmethod

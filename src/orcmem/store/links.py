@@ -11,7 +11,7 @@ from orcmem.store.recall import REPLACED
 
 _COLUMNS = (
     "f.id, f.title, t.id, t.title, l.relation, l.at, l.by, l.open, l.settled_at, l.settled_by, "
-    "COALESCE(f.project_id, t.project_id)"
+    "COALESCE(f.project_id, t.project_id), l.person"
 )
 _JOINED = "memory_links l JOIN memories f ON f.pk = l.from_pk JOIN memories t ON t.pk = l.to_pk"
 
@@ -29,6 +29,7 @@ def _to_link(row: Row) -> MemoryLink:
         settled_at=row[8],
         settled_by=row[9],
         project_id=row[10],
+        person=row[11],
     )
 
 
@@ -36,13 +37,15 @@ class LinkRepository(Repository):
     """Relations from a newer memory to an older one; one per pair, the newest said wins."""
 
     def add(self, from_id: str, to_id: str, relation: Relation, *, at: int, by: str) -> None:
-        """Store (or restate) the relation from `from_id` to `to_id`; a conflict is stored open."""
+        """Store (or restate) the relation from `from_id` to `to_id`; a conflict is stored open. This profile's
+        person's word from now on (pushed to the team at the next sync)."""
         self.db.query(
             "INSERT INTO memory_links (from_pk, to_pk, relation, at, by, open) "
             "SELECT f.pk, t.pk, :relation, :at, :by, :open FROM memories f, memories t "
             "WHERE f.id = :from_id AND t.id = :to_id "
             "ON CONFLICT (from_pk, to_pk) DO UPDATE SET relation = excluded.relation, at = excluded.at, "
-            "by = excluded.by, open = excluded.open, settled_at = NULL, settled_by = NULL",
+            "by = excluded.by, open = excluded.open, settled_at = NULL, settled_by = NULL, person = NULL, "
+            "team_state = 0",
             {
                 "relation": str(relation),
                 "at": at,
@@ -107,9 +110,11 @@ class LinkRepository(Repository):
         return [link for link in self.of(memory_id) if link.open]
 
     def settle(self, from_id: str, to_id: str, relation: Relation, *, at: int, by: str) -> None:
-        """Close the link between two memories as `relation` (a settled conflict keeps its record)."""
+        """Close the link between two memories as `relation` (a settled conflict keeps its record); the settling
+        person's word now, for the team too."""
         self.db.query(
-            "UPDATE memory_links SET open = 0, relation = :relation, settled_at = :at, settled_by = :by "
+            "UPDATE memory_links SET open = 0, relation = :relation, settled_at = :at, settled_by = :by, "
+            "person = NULL, team_state = 0 "
             "WHERE from_pk = (SELECT pk FROM memories WHERE id = :from_id) "
             "AND to_pk = (SELECT pk FROM memories WHERE id = :to_id)",
             {"relation": str(relation), "at": at, "by": by, "from_id": from_id, "to_id": to_id},

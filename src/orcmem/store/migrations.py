@@ -544,6 +544,30 @@ CREATE TABLE audit_pairs (
 ) WITHOUT ROWID;
 """
 
+# Links travel through the team pool (docs/team.md, History): each link says who stated it when the team sent it
+# (`person`; NULL for this profile's own) and whether the team holds it as it is (`team_state` 1; a new or changed
+# link is 0 until pushed). Each shared project keeps how far the team's links were pulled, apart from its memories'
+# cursor. A link pulled before one of its memories is here waits in `team_links_waiting` and applies when it arrives.
+MIGRATION_17 = """
+ALTER TABLE memory_links ADD COLUMN person TEXT;
+ALTER TABLE memory_links ADD COLUMN team_state INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE team_projects ADD COLUMN links_pulled_through INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE team_links_waiting (
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  from_id TEXT NOT NULL,
+  to_id TEXT NOT NULL,
+  person TEXT NOT NULL,
+  relation TEXT NOT NULL,
+  by TEXT NOT NULL,
+  open INTEGER NOT NULL,
+  settled INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (from_id, to_id, person)
+);
+CREATE INDEX memory_links_unshared ON memory_links(team_state) WHERE team_state = 0;
+"""
+
 
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
@@ -562,6 +586,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (14, MIGRATION_14),
     (15, MIGRATION_15),
     (16, MIGRATION_16),
+    (17, MIGRATION_17),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

@@ -23,6 +23,7 @@ class SharedProject:
     team_key: str
     pulled_through: int
     root_path: str
+    links_pulled_through: int = 0  # the team's links are pulled by their own cursor (store/team_links.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +83,8 @@ class TeamRepository(Repository):
     def shared(self) -> list[SharedProject]:
         """Every shared project, oldest share first."""
         rows = self.db.query(
-            "SELECT t.project_id, t.team_key, t.pulled_through, p.root_path FROM team_projects t "
-            "JOIN projects p ON p.id = t.project_id ORDER BY t.shared_at, t.project_id"
+            "SELECT t.project_id, t.team_key, t.pulled_through, p.root_path, t.links_pulled_through "
+            "FROM team_projects t JOIN projects p ON p.id = t.project_id ORDER BY t.shared_at, t.project_id"
         )
         return [SharedProject(*row) for row in rows]
 
@@ -111,7 +112,15 @@ class TeamRepository(Repository):
         memories match: for a new pool (another key, another team or database)."""
         with self.db.transaction():
             for project_id in project_ids if project_ids is not None else [p.project_id for p in self.shared()]:
-                self.db.query("UPDATE team_projects SET pulled_through = 0 WHERE project_id = ?", (project_id,))
+                self.db.query(
+                    "UPDATE team_projects SET pulled_through = 0, links_pulled_through = 0 WHERE project_id = ?",
+                    (project_id,),
+                )
+                self.db.query(
+                    "UPDATE memory_links SET team_state = 0 WHERE person IS NULL AND from_pk IN "
+                    "(SELECT pk FROM memories WHERE project_id = ?)",  # our own word, to state in the new pool
+                    (project_id,),
+                )
                 self.db.query("UPDATE memories SET team_revision = 0 WHERE project_id = ?", (project_id,))
                 self.db.query(
                     "INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten) "

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orcmem.models.errors import TeamError
+from orcmem.store.team_pool.links import pull_links, push_links
 from orcmem.store.team_pool.server import PUSH_BATCH, TeamServer, connect
 from orcmem.team.credentials import load_password
 
@@ -37,6 +38,8 @@ class SyncReport:
     read_only: bool = False
     pending: int = 0  # local changes still waiting (read-only, or written during the sync)
     indexed: int = 0  # pushed vectors moved into the team's HNSW index afterwards
+    links_pushed: int = 0  # links between memories the team now holds (docs/team.md, History)
+    links_pulled: int = 0  # the team's links applied here
 
 
 def open_team(svc: MemoryService) -> TeamServer:
@@ -82,7 +85,10 @@ def sync(svc: MemoryService, server: TeamServer) -> SyncReport:
     for _ in range(ROUNDS):
         if not report.read_only:
             _push(svc, server, person, report)
+            _push_links(svc, server, person, report)  # after the memories: the pool holds both ends first
         stalled = any(_pull(svc, server, project, report) for project in svc.team.shared())
+        for project in svc.team.shared():
+            _pull_links(svc, server, project, report)
         if not stalled:
             break
     report.pending = svc.team.pending()
@@ -110,6 +116,29 @@ def _push(svc: MemoryService, server: TeamServer, person: str, report: SyncRepor
                 report.pushed += result.refused is None
         if len(batch) < PUSH_BATCH:
             return
+
+
+def _push_links(svc: MemoryService, server: TeamServer, person: str, report: SyncReport) -> None:
+    """State this profile's new links between shared memories; a refused one is reported and not sent again."""
+    keys = {project.project_id: project.team_key for project in svc.team.shared()}
+    for _ in range(1000):  # bounded, as the memories' push
+        batch = svc.team.outgoing_links(PUSH_BATCH)
+        for project_id in dict.fromkeys(link.project_id for link in batch):
+            results = push_links(server, keys[project_id], [x for x in batch if x.project_id == project_id], person)
+            svc.team.links_pushed([result.link for result in results])
+            for result in results:
+                if result.refused:
+                    report.refused.append(f"link {result.link.from_id} -> {result.link.to_id}: {result.refused}")
+                report.links_pushed += result.refused is None
+        if len(batch) < PUSH_BATCH:
+            return
+
+
+def _pull_links(svc: MemoryService, server: TeamServer, project: SharedProject, report: SyncReport) -> None:
+    cursor = project.links_pulled_through
+    while links := pull_links(server, project.team_key, cursor):
+        report.links_pulled += svc.team.apply_links(replace(project, links_pulled_through=cursor), links)
+        cursor = links[-1].seq
 
 
 def _pull(svc: MemoryService, server: TeamServer, project: SharedProject, report: SyncReport) -> bool:

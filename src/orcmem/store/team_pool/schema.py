@@ -306,8 +306,87 @@ ALTER TABLE {SCHEMA}.memories ADD CONSTRAINT memories_status_check
   CHECK (status IN ('active', 'stale', 'retracted', 'superseded'));
 """
 
+# Links between memories travel too (docs/learning.md, Contradictions; docs/team.md, History): each is one person's
+# statement that a memory replaces, refines or conflicts with an older one of the same project, keyed by the pair and
+# its author, so two people's word on one pair never overwrite each other. The rules of the memories hold (docs/
+# security.md, Team pool): a bound role states links as its person only, no role changes a link's author or pair,
+# members have no right to delete one, and the server's clock dates each statement and numbers it in the change
+# sequence the profiles pull by. Members granted before this migration are granted the table here.
+MIGRATION_8 = f"""
+CREATE TABLE {SCHEMA}.links (
+  team_id text NOT NULL REFERENCES {SCHEMA}.teams(id) ON DELETE CASCADE,
+  project_key text NOT NULL,
+  from_id text NOT NULL,
+  to_id text NOT NULL,
+  author text NOT NULL,
+  relation text NOT NULL CHECK (relation IN ('replaces', 'refines', 'conflicts')),
+  made_by text NOT NULL CHECK (made_by IN ('user', 'agent', 'extraction', 'tool')),
+  open boolean NOT NULL DEFAULT false,
+  settled boolean NOT NULL DEFAULT false,
+  at bigint NOT NULL,
+  seq bigint NOT NULL,
+  PRIMARY KEY (team_id, from_id, to_id, author),
+  FOREIGN KEY (team_id, from_id) REFERENCES {SCHEMA}.memories (team_id, id),
+  FOREIGN KEY (team_id, to_id) REFERENCES {SCHEMA}.memories (team_id, id),
+  CHECK (from_id <> to_id)
+);
+CREATE INDEX links_changes ON {SCHEMA}.links (team_id, project_key, seq);
+ALTER TABLE {SCHEMA}.links ENABLE ROW LEVEL SECURITY;
+CREATE POLICY links_read ON {SCHEMA}.links FOR SELECT
+  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user));
+CREATE POLICY links_insert ON {SCHEMA}.links FOR INSERT
+  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
+CREATE POLICY links_update ON {SCHEMA}.links FOR UPDATE
+  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write))
+  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
+
+CREATE FUNCTION {SCHEMA}.guard_link() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  bound text := {SCHEMA}.role_person(NEW.team_id);
+  project text;
+BEGIN
+  IF bound IS NOT NULL AND NEW.author IS DISTINCT FROM bound THEN
+    RAISE EXCEPTION 'orcmem: this database role states links as %, not as %', bound, NEW.author
+      USING ERRCODE = '42501';
+  END IF;
+  IF TG_OP = 'UPDATE' AND (NEW.author, NEW.from_id, NEW.to_id, NEW.team_id)
+     IS DISTINCT FROM (OLD.author, OLD.from_id, OLD.to_id, OLD.team_id) THEN
+    RAISE EXCEPTION 'orcmem: the link from % to % is %''s; it cannot change hands', OLD.from_id, OLD.to_id,
+      OLD.author USING ERRCODE = '42501';
+  END IF;
+  SELECT m.project_key INTO project FROM {SCHEMA}.memories m WHERE m.team_id = NEW.team_id AND m.id = NEW.from_id;
+  IF project IS NULL OR NOT EXISTS (SELECT 1 FROM {SCHEMA}.memories m WHERE m.team_id = NEW.team_id
+     AND m.id = NEW.to_id AND m.project_key = project) THEN
+    RAISE EXCEPTION 'orcmem: a link joins two memories of one project' USING ERRCODE = '42501';
+  END IF;
+  NEW.project_key := project;
+  PERFORM pg_advisory_xact_lock(hashtext('orcmem.team.' || NEW.team_id));
+  NEW.seq := nextval('{SCHEMA}.change_seq');
+  NEW.at := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER links_guard BEFORE INSERT OR UPDATE ON {SCHEMA}.links
+  FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.guard_link();
+
+DO $grant$
+DECLARE
+  member record;
+BEGIN
+  FOR member IN SELECT role_name, bool_or(can_write) AS can_write FROM {SCHEMA}.members GROUP BY role_name
+  LOOP
+    EXECUTE format('GRANT SELECT ON {SCHEMA}.links TO %I', member.role_name);
+    IF member.can_write THEN
+      EXECUTE format('GRANT INSERT, UPDATE ON {SCHEMA}.links TO %I', member.role_name);
+    END IF;
+  END LOOP;
+END $grant$;
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = tuple(
-    enumerate((MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4, MIGRATION_5, MIGRATION_6, MIGRATION_7), start=1)
+    enumerate(
+        (MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4, MIGRATION_5, MIGRATION_6, MIGRATION_7, MIGRATION_8),
+        start=1,
+    )
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -63,7 +63,7 @@ def connect(url: str, password: str | None = None) -> Any:
             options["password"] = password
         return psycopg.connect(url, **options)
     except psycopg.Error as exc:
-        raise TeamError(f"Cannot reach the team database: {_first_line(exc)}") from None
+        raise TeamError(f"Cannot reach the team database: {first_line(exc)}") from None
 
 
 def channel(team: str) -> str:
@@ -72,7 +72,8 @@ def channel(team: str) -> str:
     return "orcmem." + hashlib.sha256(team.encode()).hexdigest()[:32]
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """A database error's first line, to say in one line what went wrong."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
@@ -168,7 +169,7 @@ class TeamServer:
                 "this role (docs/team.md, Roles)."
             ) from None
         except psycopg.Error as exc:
-            raise TeamError(f"The team database refused: {_first_line(exc)}") from None
+            raise TeamError(f"The team database refused: {first_line(exc)}") from None
 
     def _member(self) -> bool:
         row = self.conn.execute(
@@ -209,11 +210,11 @@ class TeamServer:
                     ).format(who)
                 )
                 rights = "SELECT, INSERT, UPDATE" if write else "SELECT"
-                self.conn.execute(sql.SQL(f"GRANT {rights} ON orcmem.memories TO {{}}").format(who))
+                self.conn.execute(sql.SQL(f"GRANT {rights} ON orcmem.memories, orcmem.links TO {{}}").format(who))
                 if write:
                     self.conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE orcmem.change_seq TO {}").format(who))
         except psycopg.Error as exc:
-            raise TeamError(f"Could not grant {role!r} the team: {_first_line(exc)}") from None
+            raise TeamError(f"Could not grant {role!r} the team: {first_line(exc)}") from None
 
     def pool_holders(self, project_key: str) -> tuple[int, list[str]]:
         """How many memories the team holds under a project key (forgotten ones too), and up to three of their
@@ -222,17 +223,13 @@ class TeamServer:
         Raises:
             TeamError: the database cannot be read.
         """
-        import psycopg
-
-        try:
-            count, authors = self.conn.execute(
-                f"SELECT count(*), (SELECT array_agg(a) FROM (SELECT DISTINCT author AS a FROM {SCHEMA}.memories "
-                "WHERE team_id = %s AND project_key = %s AND author IS NOT NULL ORDER BY 1 LIMIT 3) AS f) "
-                f"FROM {SCHEMA}.memories WHERE team_id = %s AND project_key = %s",
-                (self.team, project_key, self.team, project_key),
-            ).fetchone()
-        except psycopg.Error as exc:
-            raise TeamError(f"Reading the team failed: {_first_line(exc)}") from None
+        [(count, authors)] = self.read(
+            f"SELECT count(*), (SELECT array_agg(a) FROM (SELECT DISTINCT author AS a FROM {SCHEMA}.memories "
+            "WHERE team_id = %s AND project_key = %s AND author IS NOT NULL ORDER BY 1 LIMIT 3) AS f) "
+            f"FROM {SCHEMA}.memories WHERE team_id = %s AND project_key = %s",
+            (self.team, project_key, self.team, project_key),
+            failing="Reading the team",
+        )
         return int(count), list(authors or [])
 
     # --- push ----------------------------------------------------------------------------------------------------
@@ -270,13 +267,13 @@ class TeamServer:
                                 change.queued_at,
                                 None,
                                 self._current(change.memory_id),
-                                _first_line(exc),
+                                first_line(exc),
                             )
                         )
                 # Delivered when the transaction commits: listening profiles pull at once.
                 self.conn.execute("SELECT pg_notify(%s, %s)", (channel(self.team), project_key))
         except psycopg.Error as exc:
-            raise TeamError(f"Push to the team failed: {_first_line(exc)}") from None
+            raise TeamError(f"Push to the team failed: {first_line(exc)}") from None
         return results
 
     def _sort(
@@ -473,17 +470,13 @@ class TeamServer:
         Raises:
             TeamError: the database cannot be read.
         """
-        import psycopg
-
-        try:
-            rows = self.conn.execute(
-                f"SELECT seq, id, revision, forgotten, {_PULL_COLUMNS}, files, model_id, "
-                "COALESCE(embedding, fresh_embedding)::text "
-                f"FROM {SCHEMA}.memories WHERE team_id = %s AND project_key = %s AND seq > %s ORDER BY seq LIMIT %s",
-                (self.team, project_key, after, limit),
-            ).fetchall()
-        except psycopg.Error as exc:
-            raise TeamError(f"Pull from the team failed: {_first_line(exc)}") from None
+        rows = self.read(
+            f"SELECT seq, id, revision, forgotten, {_PULL_COLUMNS}, files, model_id, "
+            "COALESCE(embedding, fresh_embedding)::text "
+            f"FROM {SCHEMA}.memories WHERE team_id = %s AND project_key = %s AND seq > %s ORDER BY seq LIMIT %s",
+            (self.team, project_key, after, limit),
+            failing="Pull from the team",
+        )
         return [_incoming(row) for row in rows]
 
     # --- search --------------------------------------------------------------------------------------------------
@@ -515,7 +508,7 @@ class TeamServer:
     def _rarity(self, project_key: str, text: str) -> dict[str, tuple[float, int]]:
         """The query's lexemes to search with, each with its idf among the project's memories and how many hold it."""
         # A scalar subquery per lexeme: one key lookup each, whatever the planner believes of the table's size.
-        rows = self._read(
+        rows = self.read(
             f"SELECT q.lexeme, (SELECT memories FROM {SCHEMA}.lexemes WHERE team_id = %s AND project_key = %s "
             "AND lexeme = q.lexeme) "
             "FROM unnest(tsvector_to_array(to_tsvector('english', %s)) || ARRAY['']) AS q(lexeme)",
@@ -539,7 +532,7 @@ class TeamServer:
         held = " + ".join(f"(CASE WHEN tsv @@ w{n} THEN %s ELSE 0 END)" for n in range(len(lexemes)))
         anyone = " || ".join(f"w{n}" for n in range(len(lexemes)))
         # The queries are made once (a one-row CTE), not once per row read.
-        return self._read(
+        return self.read(
             f"WITH q AS MATERIALIZED (SELECT {words}) "
             f"SELECT {_MEMORY_COLUMNS}, {held} + ts_rank('{{0, 0, 0.5, 1}}', tsv, {anyone}) AS relevance "
             f"FROM (SELECT m.*, q.* FROM {SCHEMA}.memories m, q WHERE m.team_id = %s AND m.project_key = %s "
@@ -562,7 +555,7 @@ class TeamServer:
         """The project's active memories nearest to `vector` (cosine), closest first, with their similarity: those
         in the HNSW index, and those whose vector was pushed but not yet moved into it (scanned exactly)."""
         text = _vector_text(vector)
-        found = self._read(
+        found = self.read(
             f"SELECT {_MEMORY_COLUMNS}, 1 - (embedding <=> %s::vector) AS similarity FROM {SCHEMA}.memories "
             "WHERE team_id = %s AND project_key = %s AND model_id = %s AND status = 'active' AND NOT forgotten "
             "ORDER BY embedding <=> %s::vector LIMIT %s",
@@ -570,7 +563,7 @@ class TeamServer:
             ef_search=max(HNSW_EF_SEARCH, limit),
         )
         # The few vectors not yet in the index, found through the partial index on them (never a full scan).
-        found += self._read(
+        found += self.read(
             f"SELECT {_MEMORY_COLUMNS}, 1 - (fresh_embedding <=> %s::vector) AS similarity FROM {SCHEMA}.memories "
             "WHERE team_id = %s AND project_key = %s AND fresh_embedding IS NOT NULL AND model_id = %s "
             "AND status = 'active' AND NOT forgotten ORDER BY fresh_embedding <=> %s::vector LIMIT %s",
@@ -600,12 +593,24 @@ class TeamServer:
                 if done < batch:
                     break
         except psycopg.Error as exc:
-            raise TeamError(f"Indexing the team's new vectors failed: {_first_line(exc)}") from None
+            raise TeamError(f"Indexing the team's new vectors failed: {first_line(exc)}") from None
         return moved
 
-    def _read(
-        self, query: str, args: Sequence[object], *, ef_search: int | None = None, no_seqscan: bool = False
+    def read(
+        self,
+        query: str,
+        args: Sequence[object],
+        *,
+        ef_search: int | None = None,
+        no_seqscan: bool = False,
+        failing: str = "Search on the team",
     ) -> list[Row]:
+        """A read in a transaction of its own (with the HNSW search's settings when given); a database error is a
+        TeamError that says what `failing` did.
+
+        Raises:
+            TeamError: the database cannot be read.
+        """
         import psycopg
 
         try:
@@ -616,7 +621,7 @@ class TeamServer:
                     self.conn.execute("SET LOCAL enable_seqscan = off")
                 return list(self.conn.execute(query, args).fetchall())
         except psycopg.Error as exc:
-            raise TeamError(f"Search on the team failed: {_first_line(exc)}") from None
+            raise TeamError(f"{failing} failed: {first_line(exc)}") from None
 
     def _current(self, memory_id: str) -> Incoming | None:
         row = self.conn.execute(
