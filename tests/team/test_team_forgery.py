@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from orcmem.models.types import NewMemory, Source
+from orcmem.models.types import NewMemory, Relation, Source, Status
 from orcmem.store.team_pool.server import TeamServer, connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
@@ -265,3 +265,78 @@ def test_a_pulled_memory_gets_its_instruction_flag_from_this_profile(
     )
     sync_now(pool.alice.svc)
     assert pool.alice.svc.get(pool.alice.project, memory_id).flagged is expected
+
+
+def alice_replaces_her_agent_memory(pool: Pool) -> str:
+    """Alice's own memory that replaces her agent's, synced: the pool holds her link; the new memory's id."""
+    newer = pool.alice.svc.record(
+        pool.alice.project,
+        user_memory("Queue on Postgres", "jobs go through SKIP LOCKED"),
+        relation=Relation.REPLACES,
+        related_id=pool.agent_id,
+    ).memory
+    sync_now(pool.alice.svc)
+    return newer.id
+
+
+def state_link(conn: Any, from_id: str, to_id: str, *, author: str, relation: str = "replaces", **forged: int) -> None:
+    """State a link as `conn`'s role, with the time and change number it claims."""
+    conn.execute(
+        "INSERT INTO orcmem.links (team_id, project_key, from_id, to_id, author, relation, made_by, at, seq) "
+        "VALUES ('acme', %s, %s, %s, %s, %s, 'user', %s, %s)",
+        (KEY, from_id, to_id, author, relation, forged.get("at", 0), forged.get("seq", 0)),
+    )
+
+
+def test_a_bound_member_cannot_state_a_link_as_someone_else(pool: Pool) -> None:
+    newer = alice_replaces_her_agent_memory(pool)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="states links as mallory@acme.dev"):
+        state_link(pool.mallory, pool.agent_id, newer, author="alice@acme.dev")
+    with connect(pool.url) as owner:
+        assert owner.execute("SELECT count(*) FROM orcmem.links").fetchone()[0] == 1  # alice's alone
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "UPDATE orcmem.links SET relation = 'conflicts', open = true",
+        "UPDATE orcmem.links SET author = 'mallory@acme.dev'",
+        "UPDATE orcmem.links SET to_id = from_id",
+    ],
+)
+def test_no_member_rewrites_another_persons_link(pool: Pool, change: str) -> None:
+    alice_replaces_her_agent_memory(pool)
+    with pytest.raises((psycopg.errors.InsufficientPrivilege, psycopg.errors.CheckViolation)):
+        pool.mallory.execute(change)
+    with connect(pool.url) as owner:
+        assert owner.execute("SELECT author, relation, open FROM orcmem.links").fetchall() == [
+            ("alice@acme.dev", "replaces", False)
+        ]
+
+
+def test_no_member_deletes_a_link(pool: Pool) -> None:
+    alice_replaces_her_agent_memory(pool)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        pool.mallory.execute("DELETE FROM orcmem.links")
+    with connect(pool.url) as owner:
+        assert owner.execute("SELECT count(*) FROM orcmem.links").fetchone()[0] == 1
+
+
+def test_a_members_own_link_is_dated_by_the_server_and_cannot_overrule_alice(pool: Pool) -> None:
+    newer = alice_replaces_her_agent_memory(pool)
+    start = server_ms()
+    far = 9_000_000_000_000_000
+    state_link(pool.mallory, pool.agent_id, newer, author="mallory@acme.dev", at=far, seq=far)
+    with connect(pool.url) as owner:
+        at, seq = owner.execute("SELECT at, seq FROM orcmem.links WHERE author = 'mallory@acme.dev'").fetchone()
+    assert start - 5_000 <= at <= server_ms() + 5_000 and seq < 1_000_000
+    sync_now(pool.alice.svc)
+    # Mallory's word that alice's agent memory replaces alice's own: on alice's machine a conflict for her to settle.
+    assert pool.alice.svc.get(pool.alice.project, newer).status is Status.ACTIVE
+    [theirs] = pool.alice.svc.review.team_conflicts(pool.alice.project)
+    assert (theirs.from_id, theirs.to_id, theirs.relation, theirs.person) == (
+        pool.agent_id,
+        newer,
+        Relation.CONFLICTS,
+        "mallory@acme.dev",
+    )
