@@ -13,6 +13,8 @@ from starlette.testclient import TestClient
 from orcmem.models.errors import NotFoundError
 from orcmem.models.types import Project, Provenance, Status
 from orcmem.service.memory_service import MemoryService
+from orcmem.store.team import SharedProject
+from orcmem.store.team_links import LinkIn
 from tests.service.test_review import add_run, learned
 from tests.web.support import LiveServer, form, shot
 
@@ -100,6 +102,31 @@ def test_answers_through_the_page(client: TestClient, service: MemoryService, pr
         f"/memories/{ids['planted']}/accept", data=form(project=project.id), headers={"accept": "application/json"}
     )
     assert again.status_code == 400 and "not waiting for review" in again.json()["error"]
+
+
+def test_a_teammates_conflict_waits_in_the_inbox_and_is_settled_there(
+    client: TestClient, service: MemoryService, project: Project
+) -> None:
+    older = service.record(project, learned("Release on Tuesdays", "the train leaves Tuesday", confidence=0.9)).memory
+    newer = service.record(project, learned("Release on Thursdays", "the train leaves Thu", confidence=0.9)).memory
+    # The link as a sync applies it from the pool (tests/team/test_team_links.py runs it through a real one).
+    shared = SharedProject(project.id, "github.com/acme/app", 0, project.root_path)
+    said = LinkIn(7, newer.id, older.id, "alice@acme.dev", "conflicts", "user", True, False, service.clock())
+    assert service.team.apply_links(shared, [said]) == 1
+    text = client.get(f"/?project={project.id}").text
+    assert re.search(r'id="nav-inbox">Inbox <span class="nav-count"[^>]*>1</span>', text)
+    inbox = text.partition('id="filters"')[0]
+    assert "Conflicts from the team" in inbox and "alice@acme.dev says" in inbox
+    assert "Release on Thursdays" in inbox and "Release on Tuesdays" in inbox
+    answer = client.post(
+        f"/memories/{newer.id}/keep",
+        data=form(project=project.id, other=older.id),
+        headers={"accept": "application/json"},
+    ).json()
+    assert answer["ok"]
+    assert service.get(project, older.id).status is Status.SUPERSEDED
+    assert service.review.team_conflicts(project) == []
+    assert 'class="nav-count"' not in client.get(f"/?project={project.id}").text
 
 
 @pytest.mark.browser

@@ -18,7 +18,7 @@ from starlette.templating import Jinja2Templates
 
 from orcmem.app.runtime import open_service
 from orcmem.rules.audit import LABELS as AUDIT_LABELS
-from orcmem.rules.contradictions import history_line
+from orcmem.rules.contradictions import history_line, stated_by
 from orcmem.rules.freshness import possibly_stale
 from orcmem.service.memory_service import MemoryService
 from orcmem.text.wording import plural
@@ -64,6 +64,7 @@ def _templates() -> Jinja2Templates:
         plural=plural,
         possibly_stale=possibly_stale,
         history_line=history_line,
+        stated_by=stated_by,
     )
     env.filters.update(ago=views.relative_time, iso=views.iso_time, fulltime=views.full_time)
     return Jinja2Templates(env=env)

@@ -117,11 +117,13 @@ def _render(request: Request, name: str, context: JsonObject, status: int = 200)
 
 
 def _inbox_count(service: MemoryService, project: Project | None) -> int:
-    """How many learned memories wait for review in the project, for the nav (0 when it cannot be read)."""
+    """How many learned memories and teammates' conflicts wait for review in the project, for the nav (0 when it
+    cannot be read)."""
     if project is None:
         return 0
     try:
-        return service.review.count(project)  # one indexed count
+        # One indexed count, and the open conflicts teammates stated (a partial index on open links).
+        return service.review.count(project) + len(service.review.team_conflicts(project))
     except OrcmemError:
         return 0
 
@@ -221,6 +223,7 @@ class MemoryPage:
     expire_days: int = 0
     search_notice: str | None = None  # the search matched words only although meaning was wanted, and why
     history: dict[str, list[MemoryLink]] = field(default_factory=dict)  # each shown memory's links, by its id
+    team_conflicts: list[MemoryLink] = field(default_factory=list)  # open conflicts teammates stated (docs/team.md)
 
 
 def _check_choice(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -242,6 +245,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
     page.query = query
     try:
         page.inbox = service.review.pending(project, INBOX_SHOWN)
+        page.team_conflicts = service.review.team_conflicts(project)
         page.runs = {
             m.source_run_id: label
             for m in page.inbox
