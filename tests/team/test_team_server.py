@@ -226,3 +226,33 @@ def test_a_role_bound_to_a_person_cannot_write_as_another(
     with connect(team_url) as conn:
         bodies = {row[0] for row in conn.execute("SELECT body FROM orcmem.memories").fetchall()}
     assert bodies == {"Tuesdays"}
+
+
+def test_members_granted_before_the_links_table_may_use_it_once_the_schema_is_brought_up(
+    team_url: str, postgres: Postgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import orcmem.store.team_pool.schema as schema
+
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:7])  # an orcmem from before the links
+    monkeypatch.setattr(schema, "LATEST_VERSION", 7)
+    database = urlsplit(team_url).path.lstrip("/")
+    writer, reader = f"writer_{database}", f"reader_{database}"
+    _role(team_url, writer)
+    _role(team_url, reader)
+    with connect(team_url) as conn:
+        migrate(conn)
+        conn.execute("INSERT INTO orcmem.teams (id) VALUES ('acme')")
+        for role, write in ((writer, True), (reader, False)):
+            conn.execute(
+                "INSERT INTO orcmem.members (role_name, team_id, can_write) VALUES (%s, 'acme', %s)", (role, write)
+            )
+    monkeypatch.undo()
+    with connect(team_url) as conn:
+        assert migrate(conn) == LATEST_VERSION
+        rights = conn.execute(
+            "SELECT has_table_privilege(%s, 'orcmem.links', 'INSERT'), has_table_privilege(%s, 'orcmem.links', "
+            "'SELECT'), has_table_privilege(%s, 'orcmem.links', 'INSERT'), has_table_privilege(%s, 'orcmem.links', "
+            "'DELETE')",
+            (writer, reader, reader, writer),
+        ).fetchone()
+    assert rights == (True, True, False, False)
