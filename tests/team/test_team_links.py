@@ -27,6 +27,12 @@ def record(machine: Machine, title: str, body: str, **kw) -> str:
     return machine.svc.record(machine.project, user_memory(title, body), **kw).memory.id
 
 
+def pair(machine: Machine, older: tuple[str, str], newer: tuple[str, str], relation: Relation) -> tuple[str, str]:
+    """An older memory and a newer one that says `relation` of it, both the person's: their ids."""
+    old = record(machine, *older)
+    return old, record(machine, *newer, relation=relation, related_id=old)
+
+
 def test_a_replacement_reaches_a_teammate_whose_recall_gives_only_the_successor(
     machines: MakeMachine, team_url: str
 ) -> None:
@@ -87,13 +93,8 @@ def test_a_link_to_a_memory_waiting_for_review_goes_up_once_it_is_accepted(
 
 def test_a_link_pulled_before_its_memories_applies_when_they_arrive(machines: MakeMachine) -> None:
     alice, bob = machines("alice@acme.dev"), machines("bob@acme.dev")
-    old = record(alice, "Deploys go through Jenkins", "the jenkins job ships main")
-    new = record(
-        alice,
-        "Deploys go through GitHub Actions",
-        "the deploy workflow ships main",
-        relation=Relation.REPLACES,
-        related_id=old,
+    old, new = pair(
+        alice, ("Deploy with Jenkins", "its job ships"), ("Deploy with Actions", "ships"), Relation.REPLACES
     )
     sync(alice)
     server = bob.server()
@@ -112,14 +113,8 @@ def test_a_teammates_conflict_waits_in_the_inbox_with_both_sides(
     machines: MakeMachine, run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     alice, bob = machines("alice@acme.dev"), machines("bob@acme.dev")
-    old = record(alice, "Release on Tuesdays", "the release train leaves on Tuesday")
-    new = record(
-        alice,
-        "Release on Thursdays",
-        "the release train leaves on Thursday",
-        relation=Relation.CONFLICTS,
-        related_id=old,
-    )
+    tuesday, thursday = ("Release on Tuesdays", "the train leaves Tuesday"), ("Release on Thursdays", "on Thursday")
+    old, new = pair(alice, tuesday, thursday, Relation.CONFLICTS)
     sync(alice, bob)
     [conflict] = bob.svc.review.team_conflicts(bob.project)
     assert (conflict.from_id, conflict.to_id, conflict.open, conflict.person) == (new, old, True, "alice@acme.dev")
@@ -147,8 +142,9 @@ def test_show_on_a_teammates_machine_prints_the_chain(
     machines: MakeMachine, run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     alice, bob = machines("alice@acme.dev"), machines("bob@acme.dev")
-    old = record(alice, "Lint with flake8", "flake8 runs in CI")
-    new = record(alice, "Lint with ruff", "ruff check runs in CI", relation=Relation.REPLACES, related_id=old)
+    old, new = pair(
+        alice, ("Lint with flake8", "flake8 runs in CI"), ("Lint with ruff", "ruff in CI"), Relation.REPLACES
+    )
     sync(alice, bob)
     monkeypatch.setenv("ORCMEM_HOME", str(bob.svc.home))
     shown = run("--project", bob.project.canonical_root, "show", old).output

@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from orcmem.models.errors import TeamError
 from orcmem.store.team_pool.links import pull_links, push_links
@@ -95,43 +95,54 @@ def sync(svc: MemoryService, server: TeamServer) -> SyncReport:
     return report
 
 
-def _push(svc: MemoryService, server: TeamServer, person: str, report: SyncReport) -> None:
-    shared = {project.project_id: project for project in svc.team.shared()}
+class _Queued(Protocol):
+    """An outbox entry: a change of a memory or a link, of one project."""
+
+    @property
+    def project_id(self) -> str:
+        """The local project it belongs to."""
+        ...
+
+
+T = TypeVar("T", bound=_Queued)
+
+
+def _by_project(read: Callable[[int], list[T]]) -> Iterator[tuple[str, list[T]]]:
+    """What waits to be pushed, a batch at a time, each batch's entries by project, until a batch is short."""
     for _ in range(1000):  # bounded: writes that keep arriving while it pushes wait for the next sync
-        batch = svc.team.outgoing(PUSH_BATCH)
-        if not batch:
-            return
-        for project_id in dict.fromkeys(change.project_id for change in batch):
-            project = shared.get(project_id)
-            changes = [change for change in batch if change.project_id == project_id]
-            if project is None:  # no longer shared: the entries go with the share
-                continue
-            results = server.push(project.team_key, changes, person)
-            svc.team.pushed([(result.memory_id, result.queued_at, result.revision) for result in results])
-            for result in results:
-                if result.instead is not None:
-                    svc.team.apply(project, [result.instead], advance=False)
-                if result.refused:
-                    report.refused.append(f"{result.memory_id}: {result.refused}")
-                report.pushed += result.refused is None
+        batch = read(PUSH_BATCH)
+        for project_id in dict.fromkeys(entry.project_id for entry in batch):
+            yield project_id, [entry for entry in batch if entry.project_id == project_id]
         if len(batch) < PUSH_BATCH:
             return
+
+
+def _push(svc: MemoryService, server: TeamServer, person: str, report: SyncReport) -> None:
+    shared = {project.project_id: project for project in svc.team.shared()}
+    for project_id, changes in _by_project(svc.team.outgoing):
+        project = shared.get(project_id)
+        if project is None:  # no longer shared: the entries go with the share
+            continue
+        results = server.push(project.team_key, changes, person)
+        svc.team.pushed([(result.memory_id, result.queued_at, result.revision) for result in results])
+        for result in results:
+            if result.instead is not None:
+                svc.team.apply(project, [result.instead], advance=False)
+            if result.refused:
+                report.refused.append(f"{result.memory_id}: {result.refused}")
+            report.pushed += result.refused is None
 
 
 def _push_links(svc: MemoryService, server: TeamServer, person: str, report: SyncReport) -> None:
     """State this profile's new links between shared memories; a refused one is reported and not sent again."""
     keys = {project.project_id: project.team_key for project in svc.team.shared()}
-    for _ in range(1000):  # bounded, as the memories' push
-        batch = svc.team.outgoing_links(PUSH_BATCH)
-        for project_id in dict.fromkeys(link.project_id for link in batch):
-            results = push_links(server, keys[project_id], [x for x in batch if x.project_id == project_id], person)
-            svc.team.links_pushed([result.link for result in results])
-            for result in results:
-                if result.refused:
-                    report.refused.append(f"link {result.link.from_id} -> {result.link.to_id}: {result.refused}")
-                report.links_pushed += result.refused is None
-        if len(batch) < PUSH_BATCH:
-            return
+    for project_id, links in _by_project(svc.team.outgoing_links):
+        results = push_links(server, keys[project_id], links, person)
+        svc.team.links_pushed([result.link for result in results])
+        for result in results:
+            if result.refused:
+                report.refused.append(f"link {result.link.from_id} -> {result.link.to_id}: {result.refused}")
+            report.links_pushed += result.refused is None
 
 
 def _pull_links(svc: MemoryService, server: TeamServer, project: SharedProject, report: SyncReport) -> None:

@@ -16,6 +16,20 @@ SCHEMA = "orcmem"
 MIGRATION_LOCK = 7_160_414
 EMBEDDING_DIMENSIONS = 384
 
+
+def _members_only(table: str) -> str:
+    """Row-level security on a team table: a role reads the rows of its teams and writes those it may write."""
+    members = f"SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user"
+    return f"""ALTER TABLE {SCHEMA}.{table} ENABLE ROW LEVEL SECURITY;
+CREATE POLICY {table}_read ON {SCHEMA}.{table} FOR SELECT
+  USING (team_id IN ({members}));
+CREATE POLICY {table}_insert ON {SCHEMA}.{table} FOR INSERT
+  WITH CHECK (team_id IN ({members} AND can_write));
+CREATE POLICY {table}_update ON {SCHEMA}.{table} FOR UPDATE
+  USING (team_id IN ({members} AND can_write))
+  WITH CHECK (team_id IN ({members} AND can_write));"""
+
+
 MIGRATION_1 = f"""
 CREATE TABLE {SCHEMA}.teams (
   id text PRIMARY KEY CHECK (id ~ '^[a-z0-9][a-z0-9_-]{{0,62}}$'),
@@ -73,14 +87,7 @@ CREATE UNIQUE INDEX memories_topic ON {SCHEMA}.memories (team_id, project_key, t
 CREATE INDEX memories_words ON {SCHEMA}.memories USING gin (tsv);
 CREATE INDEX memories_meaning ON {SCHEMA}.memories USING hnsw (embedding vector_cosine_ops);
 
-ALTER TABLE {SCHEMA}.memories ENABLE ROW LEVEL SECURITY;
-CREATE POLICY memories_read ON {SCHEMA}.memories FOR SELECT
-  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user));
-CREATE POLICY memories_insert ON {SCHEMA}.memories FOR INSERT
-  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
-CREATE POLICY memories_update ON {SCHEMA}.memories FOR UPDATE
-  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write))
-  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
+{_members_only("memories")}
 
 -- Only you can overrule you, across the team: what a person wrote is changed only with that person's id, and
 -- forgetting always empties the text.
@@ -314,10 +321,10 @@ ALTER TABLE {SCHEMA}.memories ADD CONSTRAINT memories_status_check
 # sequence the profiles pull by. Members granted before this migration are granted the table here.
 MIGRATION_8 = f"""
 CREATE TABLE {SCHEMA}.links (
-  team_id text NOT NULL REFERENCES {SCHEMA}.teams(id) ON DELETE CASCADE,
-  project_key text NOT NULL,
   from_id text NOT NULL,
   to_id text NOT NULL,
+  team_id text NOT NULL REFERENCES {SCHEMA}.teams(id) ON DELETE CASCADE,
+  project_key text NOT NULL,
   author text NOT NULL,
   relation text NOT NULL CHECK (relation IN ('replaces', 'refines', 'conflicts')),
   made_by text NOT NULL CHECK (made_by IN ('user', 'agent', 'extraction', 'tool')),
@@ -331,14 +338,7 @@ CREATE TABLE {SCHEMA}.links (
   CHECK (from_id <> to_id)
 );
 CREATE INDEX links_changes ON {SCHEMA}.links (team_id, project_key, seq);
-ALTER TABLE {SCHEMA}.links ENABLE ROW LEVEL SECURITY;
-CREATE POLICY links_read ON {SCHEMA}.links FOR SELECT
-  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user));
-CREATE POLICY links_insert ON {SCHEMA}.links FOR INSERT
-  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
-CREATE POLICY links_update ON {SCHEMA}.links FOR UPDATE
-  USING (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write))
-  WITH CHECK (team_id IN (SELECT team_id FROM {SCHEMA}.members WHERE role_name = current_user AND can_write));
+{_members_only("links")}
 
 CREATE FUNCTION {SCHEMA}.guard_link() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
