@@ -154,3 +154,21 @@ def test_show_on_a_teammates_machine_prints_the_chain(
     assert f'replaced {old} "Lint with flake8"' in shown
     every = MemoryFilter(statuses=("active",))
     assert [m.id for m in bob.svc.list(bob.project, every)] == [new]
+
+
+def test_a_link_stated_after_the_fact_waits_to_be_sent_and_both_stay_active_for_a_teammate(
+    machines: MakeMachine, team_url: str
+) -> None:
+    alice, bob = machines("alice@acme.dev"), machines("bob@acme.dev")
+    base = record(alice, "Cache API answers", "responses are cached for a minute")
+    detail = record(alice, "Cache API answers per user", "the cache key holds the user id")
+    sync(alice, bob)
+    assert alice.svc.relate(alice.project, detail, Relation.REFINES, base, actor=Source.USER) is Relation.REFINES
+    assert alice.svc.team.pending() == 1  # no memory changed, yet the background sync sees it waits
+    sync(alice, bob)
+    assert alice.svc.team.pending() == 0
+    assert pool_links(team_url) == [(detail, base, "alice@acme.dev", "refines", False)]
+    [link] = bob.svc.history.links(base)
+    assert (link.from_id, link.relation) == (detail, Relation.REFINES)
+    active = bob.svc.list(bob.project, MemoryFilter(statuses=("active",)))
+    assert {m.id for m in active} == {base, detail}

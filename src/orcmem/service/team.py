@@ -82,8 +82,8 @@ class Team:
         return self.store.team.shared()
 
     def pending(self) -> int:
-        """How many local changes wait to be pushed."""
-        return self.store.team.pending()
+        """How many local changes wait to be pushed: memories, and links between memories the team holds."""
+        return self.store.team.pending() + self.store.team_links.ready()
 
     def outgoing(self, limit: int) -> builtins.list[Outgoing]:
         """The oldest queued changes, as the memories are now, with their vectors."""
@@ -124,6 +124,7 @@ class Team:
 
     def drop_outbox(self) -> int:
         """Drop the queued changes (a read-only role never sends them); how many."""
+        self.store.team_links.drop()
         return self.store.team.clear_outbox()
 
 

@@ -121,6 +121,7 @@ class TeamRepository(Repository):
                     "(SELECT pk FROM memories WHERE project_id = ?)",  # our own word, to state in the new pool
                     (project_id,),
                 )
+                self.db.query("DELETE FROM team_links_waiting WHERE project_id = ?", (project_id,))  # the old pool's
                 self.db.query("UPDATE memories SET team_revision = 0 WHERE project_id = ?", (project_id,))
                 self.db.query(
                     "INSERT INTO team_outbox (memory_id, project_id, queued_at, forgotten) "
@@ -142,6 +143,7 @@ class TeamRepository(Repository):
             where, args = ("WHERE project_id = ?", (project_id,)) if project_id else ("", ())
             stopped = len(self.db.query(f"SELECT project_id FROM team_projects {where}", args))
             self.db.query(f"DELETE FROM team_outbox {where}", args)
+            self.db.query(f"DELETE FROM team_links_waiting {where}", args)
             self.db.query(f"DELETE FROM team_projects {where}", args)
             self.db.query(f"UPDATE memories SET team_revision = 0 {where}", args)
         return stopped

@@ -10,6 +10,13 @@ from orcmem.models.constants import SETTING_PERSON
 from orcmem.store.connection import Repository
 from orcmem.store.team import SharedProject
 
+# This profile's new or changed links between two memories of one shared project that the team holds.
+_READY = (
+    "FROM memory_links l JOIN memories f ON f.pk = l.from_pk JOIN memories t ON t.pk = l.to_pk "
+    "WHERE l.team_state = 0 AND t.project_id = f.project_id AND f.project_id IN (SELECT project_id FROM team_projects) "
+    "AND f.status != 'pending' AND t.status != 'pending' AND f.team_revision > 0 AND t.team_revision > 0"
+)
+
 # Which relation a teammate's link holds here (relation, who stated it, the older memory's source and author, the
 # teammate): `rules.contradictions.team_relation`, passed down by the service.
 Ownership = Callable[[str, str, str, str | None, str], object]
@@ -52,14 +59,22 @@ class TeamLinkRepository(Repository):
         to a memory not shared (waiting for review, never pushed) waits here until it is."""
         rows = self.db.query(
             "SELECT l.pk, f.project_id, f.id, t.id, l.relation, l.by, l.open, l.settled_at IS NOT NULL "
-            "FROM memory_links l JOIN memories f ON f.pk = l.from_pk JOIN memories t ON t.pk = l.to_pk "
-            "WHERE l.team_state = 0 AND t.project_id = f.project_id "
-            "AND f.project_id IN (SELECT project_id FROM team_projects) "
-            "AND f.status != 'pending' AND t.status != 'pending' AND f.team_revision > 0 AND t.team_revision > 0 "
-            "ORDER BY l.pk LIMIT ?",
+            f"{_READY} ORDER BY l.pk LIMIT ?",
             (limit,),
         )
         return [LinkOut(int(r[0]), r[1], r[2], r[3], r[4], r[5], bool(r[6]), bool(r[7])) for r in rows]
+
+    def ready(self) -> int:
+        """How many of this profile's links the next sync pushes."""
+        row = self.db.query_one(f"SELECT count(*) {_READY}")
+        return int(row[0]) if row else 0
+
+    def drop(self) -> None:
+        """Never push this profile's links (a read-only role cannot): the team is taken to hold them as they are."""
+        self.db.query(
+            "UPDATE memory_links SET team_state = 1 WHERE team_state = 0 AND from_pk IN "
+            "(SELECT pk FROM memories WHERE project_id IN (SELECT project_id FROM team_projects))"
+        )
 
     def pushed(self, links: Sequence[LinkOut]) -> None:
         """The team holds these links (or refused them for good): each is marked so, unless it changed meanwhile."""
