@@ -13,7 +13,7 @@ from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
-from orcmem.store.audit_scan import PairFinding
+from orcmem.store.audit_pairs import ClosePair, PairChanges
 from orcmem.store.recall import RecallRow
 from orcmem.text.redact import rules_version
 from tests.helpers import Clock
@@ -222,13 +222,6 @@ def test_a_new_rule_set_scans_every_memory_again(embedded, clock: Clock) -> None
     assert svc.store_audit.run(project).findings == []
 
 
-def _kept(svc, project):  # type: ignore[no-untyped-def]
-    """The pair findings the last audit kept, or None."""
-    return svc.store.audit_scan.pair_findings(
-        project.id, svc.store.db.query("SELECT key FROM audit_pair_sets WHERE project_id = ?", (project.id,))[0][0]
-    )
-
-
 def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clock: Clock) -> None:
     near = (
         "Vitest needs the forks pool",
@@ -237,16 +230,23 @@ def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clo
     svc, project, ids = embedded([*HEALTHY, near])
     first = svc.store_audit.run(project)
     assert [(f.kind, f.memory_id, f.other_id) for f in first.findings] == [(Kind.NEAR_DUPLICATE, ids[4], ids[0])]
-    assert _kept(svc, project) is not None
-    # The kept pairs are what is shown next time: planted under the same key, they come back as kept.
-    key = svc.store.db.query("SELECT key FROM audit_pair_sets WHERE project_id = ?", (project.id,))[0][0]
+    assert svc.store_audit.pair_search.searched == "everything"
+    # What the last audit reported is shown again while nothing changed: a finding planted as reported comes back.
+    key = svc.store.audit_pairs.rules_key(project.id)
+    assert key is not None
     pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version())}
-    planted = PairFinding(str(Kind.NEAR_DUPLICATE), pks[ids[2]], pks[ids[3]], 0.9)
-    svc.store.audit_scan.keep_pair_findings(project.id, key, 5, [planted])
+    low, high = sorted((pks[ids[2]], pks[ids[3]]))
+    planted = ClosePair(low, high, 0.9, str(Kind.NEAR_DUPLICATE), pks[ids[2]])
+    reported = [pair.key for pair in svc.store.audit_pairs.pairs(project.id, shown=True)]
+    svc.store.audit_pairs.save(project.id, PairChanges(key, {}, [], [], [planted], [], [*reported, planted.key]))
     again = svc.store_audit.run(project)
-    assert [(f.kind, f.memory_id, f.other_id) for f in again.findings] == [(Kind.NEAR_DUPLICATE, ids[2], ids[3])]
+    assert svc.store_audit.pair_search.searched == "kept"
+    assert {(f.kind, f.memory_id, f.other_id) for f in again.findings} == {
+        (Kind.NEAR_DUPLICATE, ids[4], ids[0]),
+        (Kind.NEAR_DUPLICATE, ids[2], ids[3]),
+    }
     assert again.vectors == 5
-    # An edit after the audit changes what the pairs follow from: they are compared again, and the edit is seen.
+    # An edit after the audit: the pairs touching it are searched again (the planted one goes), and the edit is seen.
     svc.edit(project, ids[3], title=HEALTHY[1][0].replace("5433", "5434"), body=HEALTHY[1][1].replace("5433", "5434"))
     svc.reindex()  # its new vector, as the background embedding writes it
     third = svc.store_audit.run(project)

@@ -82,6 +82,18 @@ def test_the_in_memory_copy_sees_new_and_replaced_vectors(
     assert vectors.nearest(unit(999), "model-a", project.id, 1)[0].memory_id == fresh.id
 
 
+def test_the_in_memory_copy_sees_the_newest_memory_edited_and_embedded_again(
+    service: MemoryService, project: Project, stored: list[str]
+) -> None:
+    vectors = service.store.vectors
+    newest = stored[-1]
+    assert vectors.nearest(unit(59), "model-a", project.id, 1)[0].memory_id == newest  # the copy holds it
+    service.edit(project, newest, body="body 59, edited")  # its vector forgotten: the newest write order freed
+    vectors.put(newest, unit(500), "model-a", service.clock())
+    assert vectors.nearest(unit(500), "model-a", project.id, 1)[0].memory_id == newest
+    assert newest not in [h.memory_id for h in vectors.nearest(unit(59), "model-a", project.id, 3)]
+
+
 def test_forget_removes_the_vector(service: MemoryService, project: Project, stored: list[str]) -> None:
     vectors = service.store.vectors
     vectors.nearest(unit(0), "model-a", project.id, 1)  # warm the in-memory copy

@@ -112,3 +112,30 @@ def _within(
         if rows.size:
             found.append((members[start + rows], members[best[rows, slots]], values[rows, slots]))
     return found
+
+
+def closest(
+    queries: np.ndarray, candidates: np.ndarray, selves: np.ndarray, min_similarity: float, keep: int
+) -> list[list[tuple[int, float]]]:
+    """For each row of unit `queries`, its `keep` most similar rows of unit `candidates` at least `min_similarity`
+    close, closest first, as (candidate row, cosine); `selves[q]` is query q's own row among the candidates (-1:
+    none), never its partner. The few memories an edit changed, against the stored ones, block by block."""
+    import numpy as np
+
+    found: list[list[tuple[int, float]]] = []
+    if candidates.shape[0] == 0:
+        return [[] for _ in range(queries.shape[0])]
+    for start in range(0, queries.shape[0], 64):  # 64 rows at a time: a block of sims stays a few MB per 10,000
+        sims = queries[start : start + 64] @ candidates.T
+        lines = np.arange(sims.shape[0])
+        own = selves[start : start + 64]
+        sims[lines[own >= 0], own[own >= 0]] = -1.0
+        top = min(keep, sims.shape[1])
+        best = np.argpartition(-sims, top - 1, axis=1)[:, :top] if top < sims.shape[1] else np.argsort(-sims, axis=1)
+        values = np.take_along_axis(sims, best, axis=1)
+        for line in range(sims.shape[0]):
+            order = np.argsort(-values[line], kind="stable")
+            found.append(
+                [(int(best[line, n]), float(values[line, n])) for n in order if values[line, n] >= min_similarity]
+            )
+    return found

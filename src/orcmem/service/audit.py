@@ -6,43 +6,29 @@ that go with them (merge, redact again; retract and forget are the memory servic
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from orcmem.models.constants import (
-    AUDIT_CONTRADICTION_MIN_SIMILARITY,
     AUDIT_UNUSED_DAYS_DEFAULT,
     BODY_MAX_CHARS,
     CONFIDENCE_STEP,
-    DUPLICATE_MIN_SIMILARITY,
     MS_PER_DAY,
     TITLE_MAX_CHARS,
 )
 from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
-from orcmem.retrieve import close_pairs as close_pairs_module
-from orcmem.retrieve.close_pairs import close_pairs
-from orcmem.rules import audit as rules_audit
 from orcmem.rules.audit import FIXES, LABELS, Kind, is_generic, keeper
-from orcmem.service import duplicates as service_duplicates
+from orcmem.service.audit_pairs import PairFinding, PairSearch, rank
 from orcmem.service.core import ServiceCore
-from orcmem.service.duplicates import memory_text
 from orcmem.service.memory_access import MemoryAccess
 from orcmem.service.settings import Settings
-from orcmem.store.audit_scan import AuditRow, PairFinding
-from orcmem.text import duplicates as text_duplicates
-from orcmem.text.duplicates import Facts, differing_facts, facts_of, other_value, same_text_key
+from orcmem.store.audit_scan import AuditRow
+from orcmem.text.duplicates import same_text_key
 from orcmem.text.redact import redact, redact_text, rules_version
 from orcmem.text.wording import plural
-
-if TYPE_CHECKING:
-    import numpy as np
 
 MAX_DAYS = 36_500
 
@@ -129,6 +115,7 @@ class StoreAudit:
         self.store = core.store
         self.memories = memories
         self.settings = settings
+        self.pair_search = PairSearch(core.store)
 
     # --- the pass ----------------------------------------------------------------------------------------------
     def run(self, project: Project, *, days: int = AUDIT_UNUSED_DAYS_DEFAULT) -> AuditReport:
@@ -175,22 +162,14 @@ class StoreAudit:
     ) -> tuple[int, list[Finding]]:
         """Near duplicates and possible contradictions among the active memories, by their stored vectors (no
         model runs: a memory without a vector of the current model is compared by its words only). The last
-        audit's pairs are shown again when nothing they follow from changed (`_pair_key`)."""
+        audit's close pairs are searched again only around what changed since (`service/audit_pairs.py`)."""
         if not active or not self.store.vectors.available:
             return 0, []
         model = self.core.embedder.model_id if self.core.embedder is not None else None
         model = model or self.settings.embedding_model()
         by_pk = {row.pk: row for row in active if row.id not in repeats}
-        stamps = self.store.audit_scan.vector_stamps(model)
-        key = _pair_key(project.id, model, [(pk, stamps[pk], by_pk[pk].source) for pk in by_pk if pk in stamps])
-        kept = self.store.audit_scan.pair_findings(project.id, key)
-        if kept is None:
-            pks, matrix = self.store.audit_scan.vectors(list(by_pk), model)
-            kept = len(pks), _judge([by_pk[pk] for pk in pks.tolist()], matrix)
-            # A read-only or busy store: the audit still reports, and the next one compares again.
-            with contextlib.suppress(StoreError):
-                self.store.audit_scan.keep_pair_findings(project.id, key, *kept)
-        return kept[0], [_pair_finding(pair, by_pk, shown) for pair in kept[1]]
+        compared, found = self.pair_search.findings(project.id, model, by_pk)
+        return compared, [_pair_finding(pair, by_pk, shown) for pair in found]
 
     def _contradictions_hook(self, project: Project, active: list[AuditRow]) -> list[Finding]:
         """CONTRADICTION LOOKUP HOOK: the place where the per-write contradiction lookup (branch `contra`,
@@ -261,10 +240,6 @@ class StoreAudit:
         self.store.audit_scan.note_recalled(recalled)
 
 
-def _rank(row: AuditRow) -> tuple[str, int, int]:
-    return (row.source, 0, row.pk)
-
-
 def _secret(row: AuditRow) -> list[Finding]:
     """The secret today's rules find in a memory's title or body, if any."""
     if not redact_text(f"{row.title}\n{row.body}").changed:  # one pass over both; each again only when one fired
@@ -278,29 +253,6 @@ def _secret(row: AuditRow) -> list[Finding]:
     ]
 
 
-def _judge(rows: list[AuditRow], matrix: np.ndarray) -> list[PairFinding]:
-    """The pair findings among `rows` (`matrix`: their vectors, row by row), closest pairs first."""
-    found: list[PairFinding] = []
-    reported: set[int] = set()
-    said = _Said()
-    for i, j, similarity in close_pairs(matrix, DUPLICATE_MIN_SIMILARITY):
-        one, other = rows[i], rows[j]
-        if one.pk in reported or other.pk in reported:
-            continue  # each memory in one pair finding: fixing it changes the rest
-        (text_one, facts_one), (text_other, facts_other) = said(one), said(other)
-        known = (facts_one, facts_other)
-        if not differing_facts(text_one, text_other, known):
-            keep, drop = (one, other) if keeper(_rank(one), _rank(other)) == 0 else (other, one)
-            found.append(PairFinding(str(Kind.NEAR_DUPLICATE), drop.pk, keep.pk, similarity))
-        elif similarity >= AUDIT_CONTRADICTION_MIN_SIMILARITY and other_value(text_one, text_other, known):
-            older, newer = (one, other) if one.pk < other.pk else (other, one)
-            found.append(PairFinding(str(Kind.CONTRADICTION), older.pk, newer.pk, similarity))
-        else:
-            continue
-        reported.update((one.pk, other.pk))
-    return found
-
-
 def _pair_finding(pair: PairFinding, by_pk: dict[int, AuditRow], shown: _Titles) -> Finding:
     """A pair finding as the report shows it (titles as today's secret rules allow)."""
     one, other = by_pk[pair.memory_pk], by_pk[pair.other_pk]
@@ -310,41 +262,6 @@ def _pair_finding(pair: PairFinding, by_pk: dict[int, AuditRow], shown: _Titles)
         detail = f"the newer {other.id} says otherwise: {shown(other)}"
     kind = Kind(pair.kind)
     return Finding(kind, one.id, shown(one), detail, _fix(kind, one.id, other.id), other.id)
-
-
-@lru_cache(maxsize=1)
-def _pair_rules() -> bytes:
-    """A digest of the code and thresholds the pair findings follow from: a change to any makes the next audit
-    compare again."""
-    digest = hashlib.blake2b(digest_size=16)
-    for module in (close_pairs_module, text_duplicates, service_duplicates, rules_audit):
-        digest.update(Path(str(module.__file__)).read_bytes())
-    digest.update(f"{DUPLICATE_MIN_SIMILARITY} {AUDIT_CONTRADICTION_MIN_SIMILARITY}".encode())
-    return digest.digest()
-
-
-def _pair_key(project_id: str, model: str, compared: list[tuple[int, int, str]]) -> str:
-    """The key of an audit's pair findings: the project, the model, each memory compared with its vector's write
-    order and its source (which of a pair is kept), and the pair rules."""
-    digest = hashlib.blake2b(_pair_rules(), digest_size=16)
-    digest.update(f"{project_id}\0{model}\0".encode())
-    digest.update(repr(sorted(compared)).encode())
-    return digest.hexdigest()
-
-
-class _Said:
-    """Each memory's text and the facts it states, worked out once however many pairs the memory is in."""
-
-    def __init__(self) -> None:
-        """Nothing worked out yet."""
-        self.known: dict[int, tuple[str, Facts]] = {}
-
-    def __call__(self, row: AuditRow) -> tuple[str, Facts]:
-        """The memory's text (as a write compares it) and its facts."""
-        if row.pk not in self.known:
-            text = memory_text(row.title, row.body)
-            self.known[row.pk] = (text, facts_of(text))
-        return self.known[row.pk]
 
 
 class _Titles:
@@ -399,7 +316,7 @@ def _exact_duplicates(active: list[AuditRow], shown: _Titles) -> list[Finding]:
                 continue
             keep = same[0]
             for row in same[1:]:
-                if keeper(_rank(row), _rank(keep)) == 0:
+                if keeper(rank(row), rank(keep)) == 0:
                     keep = row
             found.extend(
                 Finding(

@@ -37,16 +37,6 @@ class AuditRow:
     scanned: bool  # found clean by today's redaction rules, and its text unchanged since
 
 
-@dataclass(frozen=True, slots=True)
-class PairFinding:
-    """A pair finding as kept between audits: its kind, the memory it is about and the other one, how close."""
-
-    kind: str
-    memory_pk: int
-    other_pk: int
-    similarity: float
-
-
 class AuditScanRepository(Repository):
     """Reads for the store audit, and the recall times (`memory_recalls`)."""
 
@@ -129,35 +119,6 @@ class AuditScanRepository(Repository):
             int(pk): int(seq)
             for pk, seq in self.db.query("SELECT memory_pk, seq FROM memory_embeddings WHERE model = ?", (model,))
         }
-
-    def pair_findings(self, project_id: str, key: str) -> tuple[int, list[PairFinding]] | None:
-        """The pair findings the last audit of the project kept under `key` and how many memories it compared, or
-        None when it kept none or under another key."""
-        found = self.db.query(
-            "SELECT compared FROM audit_pair_sets WHERE project_id = ? AND key = ?", (project_id, key)
-        )
-        if not found:
-            return None
-        pairs = self.db.query(
-            "SELECT kind, memory_pk, other_pk, similarity FROM audit_pairs WHERE project_id = ? ORDER BY position",
-            (project_id,),
-        )
-        return int(found[0][0]), [PairFinding(str(r[0]), int(r[1]), int(r[2]), float(r[3])) for r in pairs]
-
-    def keep_pair_findings(self, project_id: str, key: str, compared: int, pairs: list[PairFinding]) -> None:
-        """Keep an audit's pair findings under `key` in place of the project's last ones."""
-        with self.db.transaction():
-            self.db.query("DELETE FROM audit_pairs WHERE project_id = ?", (project_id,))
-            self.db.query(
-                "INSERT INTO audit_pair_sets (project_id, key, compared) VALUES (?, ?, ?) ON CONFLICT (project_id) "
-                "DO UPDATE SET key = excluded.key, compared = excluded.compared",
-                (project_id, key, compared),
-            )
-            self.db.query_many(
-                "INSERT INTO audit_pairs (project_id, position, kind, memory_pk, other_pk, similarity) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                ((project_id, n, p.kind, p.memory_pk, p.other_pk, p.similarity) for n, p in enumerate(pairs)),
-            )
 
     def note_recalled(self, recalled: Iterable[tuple[str, int]]) -> None:
         """Keep, for each (memory id, time), the latest time recall gave that memory; ids since deleted are passed

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orcmem.store.audit import AuditRepository
+from orcmem.store.audit_pairs import AuditPairRepository
 from orcmem.store.audit_scan import AuditScanRepository
 from orcmem.store.citations import CitationRepository
 from orcmem.store.connection import Database
@@ -49,6 +50,7 @@ class Store:
         self.links = LinkRepository(db)
         self.team_links = TeamLinkRepository(db)
         self.audit_scan = AuditScanRepository(db)
+        self.audit_pairs = AuditPairRepository(db)
 
     @classmethod
     def open(cls, path: Path, *, vectors: bool = True) -> Store:

@@ -131,9 +131,12 @@ class VectorRepository(Repository):
             # vec0 has no upsert: delete, then insert.
             self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (pk,))
             self.db.query("INSERT INTO memory_vec (memory_pk, embedding) VALUES (?, ?)", (pk, blob))
+            # The write order from a counter (migration 17): MAX(seq) + 1 gave a re-embedded newest memory, its
+            # row deleted by the edit, its old number again.
+            self.db.query("UPDATE vector_seq SET last = last + 1")
             self.db.query(
                 "INSERT INTO memory_embeddings (memory_pk, model, seq, embedded_at) VALUES "
-                "(?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM memory_embeddings), ?) "
+                "(?, ?, (SELECT last FROM vector_seq), ?) "
                 "ON CONFLICT(memory_pk) DO UPDATE SET model = excluded.model, seq = excluded.seq, "
                 "embedded_at = excluded.embedded_at",
                 (pk, model, now),
