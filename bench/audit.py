@@ -13,11 +13,11 @@ reported when any finding names it.
 
 Speed: the same audit over 100,000 synthetic memories with stored vectors. Embedding 100,000 texts with MiniLM takes
 longer than the benchmark can spend, so those vectors are the words' hashed bag (unit length, texts sharing words
-close): the audit's cost does not depend on what the vectors mean, only on how they cluster. Three audits are timed:
-the first, which runs today's secret rules over every memory (as after an upgrade that changed them) and compares
-the vectors with no pair findings kept; one after a single memory was edited and embedded again (its text scanned,
-every pair compared again: the kept pair findings no longer apply); and the usual one, nothing changed since the
-last (the kept pair findings shown again). The floor is reading the memories and their vectors, in the same run.
+close): the audit's cost does not depend on what the vectors mean, only on how they cluster. Four audits are timed:
+the first, which runs today's secret rules over every memory (as after an upgrade that changed them) and searches
+every close pair with none kept; one after a single memory was edited and embedded again (its text scanned, its
+close pairs searched again around it); one after a hundred new memories; and the usual one, nothing changed since
+the last (what it reported shown again). The floor is reading the memories and their vectors, in the same run.
 """
 
 from __future__ import annotations
@@ -123,8 +123,9 @@ class AuditBench:
     kinds: list[KindResult]
     quality_s: float
     size: int
-    first_s: float  # the first audit: every memory scanned for secrets, every pair compared
-    edited_s: float  # after one memory was edited: its scan, every pair compared again
+    first_s: float  # the first audit: every memory scanned for secrets, every close pair searched
+    edited_s: float  # after one memory was edited: its scan, its close pairs searched again
+    added_s: float  # after NEW_MEMORIES new memories
     audit_s: float  # nothing changed since the last audit: the usual audit
     floor_s: float
     pairs_compared: int
@@ -281,15 +282,17 @@ def hashed_vector(text: str, dimensions: int = 384) -> bytes:
     return (vector / norm).astype("<f4").tobytes()
 
 
-def _fill(svc, project_id: str, size: int, model: str) -> None:  # type: ignore[no-untyped-def]
-    """`size` synthetic memories of the project, each with its hashed-bag vector, in one transaction."""
+def _fill(svc, project_id: str, size: int, model: str, seed: int = 7) -> list[str]:  # type: ignore[no-untyped-def]
+    """`size` synthetic memories of the project, each with its hashed-bag vector, in one transaction; their ids
+    (`seed`: another draw of the synthetic corpus)."""
     from bench.search import synthetic_memories
     from orcmem.models.types import Memory, MemoryType, Scope, Status, new_memory_id
     from orcmem.store.vectors import unpack
 
     now = svc.clock()
+    ids = []
     with svc.store.db.transaction():
-        for new in synthetic_memories(size):
+        for new in synthetic_memories(size, seed=seed):
             memory = Memory(
                 id=new_memory_id(),
                 scope=Scope.PROJECT,
@@ -313,11 +316,32 @@ def _fill(svc, project_id: str, size: int, model: str) -> None:  # type: ignore[
             )
             svc.store.memories.insert(memory)
             svc.store.vectors.put(memory.id, unpack(hashed_vector(f"{new.title}\n{new.body}")), model, now)
+            ids.append(memory.id)
+    return ids
 
 
-def speed(size: int, keep: Path | None = None) -> tuple[float, float, float, float, int]:
-    """(first audit, audit after one edit, usual audit, floor: seconds; memories compared by meaning) over `size`
-    synthetic memories; with `keep`, the store is built in that folder once and used again by later runs.
+@dataclass(frozen=True)
+class Speed:
+    """The timed audits of the large store, in seconds."""
+
+    first: float  # after the secret rules changed, no close pairs kept: every memory scanned, every pair searched
+    edited: float  # after one memory was edited and embedded again: its pairs searched again
+    added: float  # after NEW_MEMORIES new memories
+    usual: float  # nothing changed since the last audit
+    floor: float  # reading the memories and their vectors
+    compared: int  # memories compared by meaning
+    searched: str  # how the audit after one edit found its pairs (around: only what changed)
+    # (findings differing between the search around the new memories and a full search, between two full searches
+    # with other centroids, the full search's findings)
+    differing: tuple[int, int, int] | None
+
+
+NEW_MEMORIES = 100
+
+
+def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Speed:
+    """The timed audits over `size` synthetic memories; with `keep`, the store is built in that folder once and used
+    again by later runs; with `compare`, the findings after the new memories are compared with a full search's.
 
     The store is filled through the memory repository in one transaction (the same rows a write stores: text,
     digest, full-text entry), not through `record`: a hundred thousand writes, each checked for a repeat, took longer
@@ -346,20 +370,39 @@ def speed(size: int, keep: Path | None = None) -> tuple[float, float, float, flo
         svc.store.audit_scan.vectors([r.pk for r in floor_rows], model)
         floor = time.perf_counter() - started
         # As after an upgrade that changed the secret rules: every memory was found clean by another version, and
-        # no pair findings are kept (a store kept from an earlier run holds some).
+        # no close pairs are kept (a store kept from an earlier run holds some).
         svc.store.audit_scan.note_scanned([r.pk for r in floor_rows], rules_version() ^ 1)
-        svc.store.audit_scan.keep_pair_findings(project.id, "none kept", 0, [])
+        svc.store.audit_pairs.forget(project.id)
         first = _timed(svc, project)
         edited = floor_rows[len(floor_rows) // 2]
         body = edited.body + " (edited)"
         svc.store.memories.update_fields(edited.id, {"body": body})
         svc.store.vectors.put(edited.id, unpack(hashed_vector(f"{edited.title}\n{body}")), model, svc.clock())
         after_edit = _timed(svc, project)
+        searched = svc.store_audit.pair_search.searched
+        added = _fill(svc, project.id, NEW_MEMORIES, model, seed=len(floor_rows))
+        after_new = _timed(svc, project)
+        differing = None
+        if compare:  # against a full search, and a full search against one with another draw of centroids
+            around = _findings(svc.store_audit.run(project))
+            full = []
+            for seed in (7, 8):
+                svc.store.audit_pairs.forget(project.id)
+                svc.store_audit.pair_search.seed = seed
+                full.append(_findings(svc.store_audit.run(project)))
+            svc.store_audit.pair_search.seed = 7
+            differing = (len(around ^ full[0]), len(full[0] ^ full[1]), len(full[0]))
         started = time.perf_counter()
         report = svc.store_audit.run(project)
-        seconds = time.perf_counter() - started
+        usual = time.perf_counter() - started
+        for memory_id in added:  # the kept store as it was, for the next run
+            svc.store.memories.delete(memory_id)
         svc.close()
-    return first, after_edit, seconds, floor, report.vectors
+    return Speed(first, after_edit, after_new, usual, floor, report.vectors, searched, differing)
+
+
+def _findings(report) -> set[tuple[str, str, str | None]]:  # type: ignore[no-untyped-def]
+    return {(str(f.kind), f.memory_id, f.other_id) for f in report.findings}
 
 
 def _timed(svc, project) -> float:  # type: ignore[no-untyped-def]
@@ -370,9 +413,9 @@ def _timed(svc, project) -> float:  # type: ignore[no-untyped-def]
 
 
 def run(size: int = 100_000, count: int = 600, keep: Path | None = None) -> AuditBench:
-    """Measure quality on a planted store, then the time of a full audit at `size` memories (`keep`: see `speed`)."""
+    """Measure quality on a planted store, then the time of the audits at `size` memories (`keep`: see `speed`)."""
     found, _seconds = quality(count)
-    first, edited, seconds, floor, compared = speed(size, keep)
+    timed = speed(size, keep)
     return AuditBench(
         found.memories,
         found.healthy,
@@ -380,11 +423,12 @@ def run(size: int = 100_000, count: int = 600, keep: Path | None = None) -> Audi
         found.kinds,
         found.quality_s,
         size,
-        first,
-        edited,
-        seconds,
-        floor,
-        compared,
+        timed.first,
+        timed.edited,
+        timed.added,
+        timed.usual,
+        timed.floor,
+        timed.compared,
     )
 
 
@@ -413,9 +457,10 @@ def render(r: AuditBench) -> list[str]:
         f"bench/audit.py), {r.pairs_compared:,} compared by meaning. Floor (reading the memories and their vectors):",
         f"{r.floor_s:.2f} s. The usual audit (nothing changed since the last): {r.audit_s:.2f} s"
         f" ({r.audit_s / max(r.floor_s, 1e-9):.1f}x the floor; target < {TIME_TARGET_S:.0f} s:"
-        f" {'met' if r.audit_s < TIME_TARGET_S else 'not met'}). After one memory was edited (every pair compared"
-        f" again): {r.edited_s:.2f} s ({r.edited_s / max(r.floor_s, 1e-9):.1f}x). The first after the secret rules"
-        f" changed, no pair findings kept: {r.first_s:.2f} s ({r.first_s / max(r.floor_s, 1e-9):.1f}x).",
+        f" {'met' if r.audit_s < TIME_TARGET_S else 'not met'}). After one memory was edited (its close pairs"
+        f" searched again): {r.edited_s:.2f} s ({r.edited_s / max(r.floor_s, 1e-9):.1f}x). After {NEW_MEMORIES} new"
+        f" memories: {r.added_s:.2f} s ({r.added_s / max(r.floor_s, 1e-9):.1f}x). The first after the secret rules"
+        f" changed, no close pairs kept: {r.first_s:.2f} s ({r.first_s / max(r.floor_s, 1e-9):.1f}x).",
     ]
     return lines
 
@@ -428,8 +473,11 @@ if __name__ == "__main__":
     parser.add_argument("--count", type=int, default=600, help="healthy synthetic memories in the planted store")
     parser.add_argument("--skip-quality", action="store_true", help="time the large audit only")
     parser.add_argument("--keep", type=Path, help="build the timed store in this folder once, and use it again")
+    parser.add_argument(
+        "--compare", action="store_true", help="also compare the findings after the new memories with a full search's"
+    )
     args = parser.parse_args()
     if args.skip_quality:
-        print(speed(args.size, args.keep), flush=True)
+        print(speed(args.size, args.keep, compare=args.compare), flush=True)
     else:
         print("\n".join(render(run(args.size, args.count, args.keep))))

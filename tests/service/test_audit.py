@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from orcmem.agent_context.session_recall import recall_for_session, recalled_in_sessions
@@ -13,7 +14,8 @@ from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
-from orcmem.store.audit_pairs import ClosePair, PairChanges
+from orcmem.service.audit_pairs import KINDS
+from orcmem.store.audit_pairs import no_pairs
 from orcmem.store.recall import RecallRow
 from orcmem.text.redact import rules_version
 from tests.helpers import Clock
@@ -232,13 +234,13 @@ def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clo
     assert [(f.kind, f.memory_id, f.other_id) for f in first.findings] == [(Kind.NEAR_DUPLICATE, ids[4], ids[0])]
     assert svc.store_audit.pair_search.searched == "everything"
     # What the last audit reported is shown again while nothing changed: a finding planted as reported comes back.
-    key = svc.store.audit_pairs.rules_key(project.id)
-    assert key is not None
+    key = svc.store.db.query("SELECT key FROM audit_close_pairs WHERE project_id = ?", (project.id,))[0][0]
+    pairs = svc.store.audit_pairs.pairs(project.id, key)
+    assert pairs is not None and int(pairs["shown"].sum()) == 1
     pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version())}
-    low, high = sorted((pks[ids[2]], pks[ids[3]]))
-    planted = ClosePair(low, high, 0.9, str(Kind.NEAR_DUPLICATE), pks[ids[2]])
-    reported = [pair.key for pair in svc.store.audit_pairs.pairs(project.id, shown=True)]
-    svc.store.audit_pairs.save(project.id, PairChanges(key, {}, [], [], [planted], [], [*reported, planted.key]))
+    planted = no_pairs(1)
+    planted[0] = (*sorted((pks[ids[2]], pks[ids[3]])), 0.9, KINDS.index(Kind.NEAR_DUPLICATE), 0, True)
+    svc.store.audit_pairs.save(project.id, key, np.concatenate([pairs, planted]), {}, [])
     again = svc.store_audit.run(project)
     assert svc.store_audit.pair_search.searched == "kept"
     assert {(f.kind, f.memory_id, f.other_id) for f in again.findings} == {

@@ -27,17 +27,21 @@ from orcmem.rules import audit as rules_audit
 from orcmem.rules.audit import Kind, keeper
 from orcmem.service import duplicates as service_duplicates
 from orcmem.service.duplicates import memory_text
-from orcmem.store.audit_pairs import MAX_K, ClosePair, Compared, PairChanges
+from orcmem.store.audit_pairs import MAX_K, UNJUDGED, Compared, no_pairs
 from orcmem.text import duplicates as text_duplicates
 from orcmem.text.duplicates import Facts, differing_facts, facts_of, other_value
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from orcmem.store.audit_scan import AuditRow
     from orcmem.store.facade import Store
 
 FULL_SHARE = 0.05  # beyond this share of the compared memories to look up again, the whole search runs again
 KNN_UP_TO = 12  # up to this many lookups, each through sqlite-vec's k-NN; more: one product over the stored vectors
 AROUND = PER_VECTOR * 4  # the nearest memories looked at around a changed one
+KINDS = ("", Kind.NEAR_DUPLICATE, Kind.CONTRADICTION)  # a kept verdict's code: its place here
+NEITHER = 0
 
 
 class PairSearch:
@@ -48,6 +52,7 @@ class PairSearch:
         self.store = store
         self.full_share = FULL_SHARE
         self.knn_up_to = KNN_UP_TO
+        self.seed = 7  # the full search's draw of centroids (`close_pairs`)
         self.searched = ""  # how the last audit found its pairs: kept, around (what changed), everything
 
     def findings(self, project_id: str, model: str, by_pk: dict[int, AuditRow]) -> tuple[int, list[PairFinding]]:
@@ -57,54 +62,49 @@ class PairSearch:
         seqs = self.store.audit_scan.vector_stamps(model)
         now = {pk: (row.id, seqs[pk], row.source) for pk, row in by_pk.items() if pk in seqs}
         key = _rules_key(model)
-        before = kept.compared(project_id) if kept.rules_key(project_id) == key else None
-        if before == now:  # nothing changed since the last audit: what it reported stands
+        pairs, before = kept.pairs(project_id, key), kept.compared(project_id)
+        if pairs is not None and before == now:  # nothing changed since the last audit: what it reported stands
             self.searched = "kept"
-            return len(now), _reported(kept.pairs(project_id, shown=True))
-        changes = None if before is None else self._around_changes(project_id, model, before, now)
-        self.searched = "everything" if changes is None else "around"
-        if changes is None:
-            pairs = self._everything(now, model)
-            changes = _Changes(pairs, list(pairs.values()), [], replace=True)
-        found, judged = _choose(changes.pairs, by_pk)
-        gone = [] if before is None else [pk for pk in before if pk not in now]
-        fresh = now if changes.replace or before is None else {pk: s for pk, s in now.items() if before.get(pk) != s}
-        saved = PairChanges(
-            key, fresh, gone, changes.dropped, changes.added, judged, [p.key for p in found], changes.replace
-        )
-        # A read-only or busy store: the audit still reports, and the next one compares again.
+            return len(now), _reported(pairs[pairs["shown"]])
+        around = None if pairs is None else self._around_changes(pairs, model, before, now)
+        self.searched = "everything" if around is None else "around"
+        pairs = self._everything(now, model) if around is None else around
+        _choose(pairs, by_pk)
+        changed = {pk: stamp for pk, stamp in now.items() if before.get(pk) != stamp}
+        # A read-only or busy store: the audit still reports, and the next one searches again.
         with contextlib.suppress(StoreError):
-            kept.save(project_id, saved)
-        return len(now), _reported(found)
+            kept.save(project_id, key, pairs, changed, [pk for pk in before if pk not in now])
+        return len(now), _reported(pairs[pairs["shown"]])
 
-    def _everything(self, now: Compared, model: str) -> dict[tuple[int, int], ClosePair]:
+    def _everything(self, now: Compared, model: str) -> np.ndarray:
         """The close pairs among all compared memories (`close_pairs`)."""
-        pks, matrix = self.store.audit_scan.vectors(list(now), model)
-        keys = pks.tolist()
-        pairs = {}
-        for i, j, similarity in close_pairs(matrix, DUPLICATE_MIN_SIMILARITY):
-            low, high = sorted((keys[i], keys[j]))
-            pairs[(low, high)] = ClosePair(low, high, similarity)
+        import numpy as np
+
+        keys, matrix = self.store.audit_scan.vectors(list(now), model)
+        found = close_pairs(matrix, DUPLICATE_MIN_SIMILARITY, self.seed)
+        pairs = no_pairs(len(found))
+        if found:
+            rows = np.array([(i, j) for i, j, _s in found], dtype=np.int64).reshape(-1, 2)
+            ends = keys[rows]
+            pairs["low"], pairs["high"] = ends.min(axis=1), ends.max(axis=1)
+            pairs["similarity"] = [similarity for _i, _j, similarity in found]
         return pairs
 
-    def _around_changes(self, project_id: str, model: str, before: Compared, now: Compared) -> _Changes | None:
+    def _around_changes(self, pairs: np.ndarray, model: str, before: Compared, now: Compared) -> np.ndarray | None:
         """The kept pairs with those touching a changed or gone memory searched again; None when too much changed
         for that to be cheaper than the whole search."""
+        import numpy as np
+
         touched = {pk for pk, stamp in now.items() if before.get(pk) != stamp} | {pk for pk in before if pk not in now}
-        pairs: dict[tuple[int, int], ClosePair] = {}
-        dropped: list[tuple[int, int]] = []
-        partners: set[int] = set()
-        for pair in self.store.audit_pairs.pairs(project_id):
-            if pair.low_pk in touched or pair.high_pk in touched:
-                dropped.append(pair.key)
-                partners.update(pk for pk in pair.key if pk not in touched and pk in now)
-            else:
-                pairs[pair.key] = pair
+        marks = np.fromiter(touched, dtype=np.int64, count=len(touched))
+        low_touched, high_touched = np.isin(pairs["low"], marks), np.isin(pairs["high"], marks)
+        dropped = pairs[low_touched | high_touched]
+        ends = np.concatenate([dropped["low"], dropped["high"]]).tolist()
+        partners = {pk for pk in ends if pk not in touched and pk in now}
         lookups = sorted(pk for pk in touched if pk in now) + sorted(partners)
         if len(lookups) > self.full_share * len(now):
             return None
-        added = _join(pairs, self._nearest(lookups, now, model))
-        return _Changes(pairs, added, dropped)
+        return _join(pairs[~(low_touched | high_touched)], self._nearest(lookups, now, model))
 
     def _nearest(self, lookups: list[int], now: Compared, model: str) -> dict[int, list[tuple[int, float]]]:
         """Each memory's AROUND nearest compared memories at least DUPLICATE_MIN_SIMILARITY close, closest first."""
@@ -143,73 +143,74 @@ class PairSearch:
             k *= 4
 
 
-class _Changes:
-    """The pairs an audit chooses from, and what changed in them since the last audit."""
-
-    def __init__(
-        self,
-        pairs: dict[tuple[int, int], ClosePair],
-        added: list[ClosePair],
-        dropped: list[tuple[int, int]],
-        *,
-        replace: bool = False,
-    ) -> None:
-        """`pairs`: all of them now; `added`, `dropped`: since the last audit; `replace`: searched anew."""
-        self.pairs, self.added, self.dropped, self.replace = pairs, added, dropped, replace
-
-
 def _cosine(one: bytes, other: bytes) -> float:
     import numpy as np
 
     return float(np.dot(np.frombuffer(one, dtype="<f4"), np.frombuffer(other, dtype="<f4")))
 
 
-def _join(pairs: dict[tuple[int, int], ClosePair], nearest: dict[int, list[tuple[int, float]]]) -> list[ClosePair]:
-    """Add to `pairs` what a full search would give around the looked-up memories: each one's PER_VECTOR closest,
-    and a further close one when the looked-up memory would be among that one's PER_VECTOR closest. The new pairs."""
-    added: list[ClosePair] = []
+def _join(pairs: np.ndarray, nearest: dict[int, list[tuple[int, float]]]) -> np.ndarray:
+    """`pairs` with what a full search would add around the looked-up memories: each one's PER_VECTOR closest, and a
+    further close one when the looked-up memory would be among that one's PER_VECTOR closest."""
+    import numpy as np
 
-    def add(pk: int, other: int, similarity: float) -> None:
-        low, high = min(pk, other), max(pk, other)
-        if (low, high) not in pairs:
-            pairs[(low, high)] = pair = ClosePair(low, high, similarity)
-            added.append(pair)
-
+    asked = np.fromiter(nearest, dtype=np.int64, count=len(nearest))
+    near = np.isin(pairs["low"], asked) | np.isin(pairs["high"], asked)
+    known = set(zip(pairs["low"][near].tolist(), pairs["high"][near].tolist(), strict=True))
+    added: dict[tuple[int, int], float] = {}
     for pk, hits in nearest.items():
         for other, similarity in hits[:PER_VECTOR]:
-            add(pk, other, similarity)
+            added.setdefault((min(pk, other), max(pk, other)), similarity)
     further = {other for hits in nearest.values() for other, _s in hits[PER_VECTOR:]}
     closer: dict[int, list[float]] = defaultdict(list)  # the similarities of each further one's pairs
-    for pair in pairs.values():
-        for pk in pair.key:
+    marks = np.fromiter(further, dtype=np.int64, count=len(further))
+    for end in ("low", "high"):
+        rows = np.isin(pairs[end], marks)
+        for pk, similarity in zip(pairs[end][rows].tolist(), pairs["similarity"][rows].tolist(), strict=True):
+            closer[pk].append(similarity)
+    for (low, high), similarity in added.items():
+        for pk in (low, high):
             if pk in further:
-                closer[pk].append(pair.similarity)
+                closer[pk].append(similarity)
     for pk, hits in nearest.items():
         for other, similarity in hits[PER_VECTOR:]:
             if sum(s > similarity for s in closer[other]) < PER_VECTOR:
-                add(pk, other, similarity)
-    return added
+                added.setdefault((min(pk, other), max(pk, other)), similarity)
+    new = [(key, similarity) for key, similarity in added.items() if key not in known]
+    more = no_pairs(len(new))
+    if new:
+        more["low"] = [low for (low, _high), _s in new]
+        more["high"] = [high for (_low, high), _s in new]
+        more["similarity"] = [similarity for _key, similarity in new]
+    return np.concatenate([pairs, more])
 
 
-def _choose(
-    pairs: dict[tuple[int, int], ClosePair], by_pk: dict[int, AuditRow]
-) -> tuple[list[ClosePair], list[ClosePair]]:
-    """The pairs reported, closest first, each memory in one pair finding (fixing it changes the rest), judging a
-    pair only when neither memory is already reported; and the pairs judged now."""
-    found: list[ClosePair] = []
-    judged: list[ClosePair] = []
+def _choose(pairs: np.ndarray, by_pk: dict[int, AuditRow]) -> None:
+    """Mark in `pairs` those reported, closest first, each memory in one pair finding (fixing it changes the rest),
+    judging a pair only when neither memory is already reported (its verdict kept in `pairs`)."""
+    import numpy as np
+
+    order = np.lexsort((pairs["high"], pairs["low"], -pairs["similarity"]))
+    order = order[pairs["kind"][order] != NEITHER]  # a pair judged neither is never reported
     reported: set[int] = set()
     said = _Said()
-    for pair in sorted(pairs.values(), key=lambda p: (-p.similarity, p.low_pk, p.high_pk)):
-        if pair.low_pk in reported or pair.high_pk in reported:
+    judged: list[tuple[int, int, int]] = []
+    shown: list[int] = []
+    columns = (pairs[field][order].tolist() for field in ("low", "high", "similarity", "kind"))
+    for n, low, high, similarity, kind in zip(order.tolist(), *columns, strict=True):
+        if low in reported or high in reported:
             continue
-        if pair.kind is None:
-            pair.kind, pair.about_pk = _verdict(by_pk[pair.low_pk], by_pk[pair.high_pk], pair.similarity, said)
-            judged.append(pair)
-        if pair.kind:
-            found.append(pair)
-            reported.update(pair.key)
-    return found, judged
+        if kind == UNJUDGED:
+            kind, about = _verdict(by_pk[low], by_pk[high], similarity, said)
+            judged.append((n, kind, about))
+        if kind != NEITHER:
+            shown.append(n)
+            reported.update((low, high))
+    if judged:
+        rows, kinds, abouts = (list(column) for column in zip(*judged, strict=True))
+        pairs["kind"][rows], pairs["about"][rows] = kinds, abouts
+    pairs["shown"] = False
+    pairs["shown"][shown] = True
 
 
 def rank(row: AuditRow) -> tuple[str, int, int]:
@@ -217,16 +218,15 @@ def rank(row: AuditRow) -> tuple[str, int, int]:
     return (row.source, 0, row.pk)
 
 
-def _verdict(one: AuditRow, other: AuditRow, similarity: float, said: _Said) -> tuple[str, int | None]:
-    """The pair rules on two close memories: (kind, the memory a finding is about), kind '' for neither."""
-    (text_one, facts_one), (text_other, facts_other) = said(one), said(other)
-    known = (facts_one, facts_other)
-    if not differing_facts(text_one, text_other, known):
-        drop = other if keeper(rank(one), rank(other)) == 0 else one
-        return str(Kind.NEAR_DUPLICATE), drop.pk
-    if similarity >= AUDIT_CONTRADICTION_MIN_SIMILARITY and other_value(text_one, text_other, known):
-        return str(Kind.CONTRADICTION), min(one.pk, other.pk)
-    return "", None
+def _verdict(low: AuditRow, high: AuditRow, similarity: float, said: _Said) -> tuple[int, int]:
+    """The pair rules on two close memories: (the kind's code, which of the two a finding is about: 0 low, 1 high)."""
+    (text_low, facts_low), (text_high, facts_high) = said(low), said(high)
+    known = (facts_low, facts_high)
+    if not differing_facts(text_low, text_high, known):
+        return KINDS.index(Kind.NEAR_DUPLICATE), 1 if keeper(rank(low), rank(high)) == 0 else 0
+    if similarity >= AUDIT_CONTRADICTION_MIN_SIMILARITY and other_value(text_low, text_high, known):
+        return KINDS.index(Kind.CONTRADICTION), 0 if low.pk < high.pk else 1
+    return NEITHER, 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,13 +239,18 @@ class PairFinding:
     similarity: float
 
 
-def _reported(pairs: list[ClosePair]) -> list[PairFinding]:
+def _reported(pairs: np.ndarray) -> list[PairFinding]:
     """Reported pairs as findings, closest first."""
-    ordered = sorted(pairs, key=lambda p: (-p.similarity, p.low_pk, p.high_pk))
-    return [
-        PairFinding(str(p.kind), int(p.about_pk or 0), p.high_pk if p.about_pk == p.low_pk else p.low_pk, p.similarity)
-        for p in ordered
-    ]
+    import numpy as np
+
+    pairs = pairs[np.lexsort((pairs["high"], pairs["low"], -pairs["similarity"]))]
+    found = []
+    for low, high, similarity, kind, about in zip(
+        *(pairs[field].tolist() for field in ("low", "high", "similarity", "kind", "about")), strict=True
+    ):
+        one, other = (high, low) if about else (low, high)
+        found.append(PairFinding(str(KINDS[kind]), one, other, similarity))
+    return found
 
 
 @lru_cache(maxsize=1)

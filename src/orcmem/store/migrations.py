@@ -569,13 +569,13 @@ CREATE INDEX memory_links_unshared ON memory_links(team_state) WHERE team_state 
 """
 
 
-# The audit's close pairs, remembered so an audit after a few edits compares only what changed (docs/audit.md,
-# Speed); replaces migration 16's whole-audit findings. Per project: the pair rules and model they follow from
-# (`audit_pair_rules`), each memory compared with its id, its vector's write order and its source
-# (`audit_compared`), and every close pair the search gave with its similarity, the pair rules' verdict once judged
-# (`kind`: near_duplicate, contradiction, or '' for neither; `about_pk`: the memory a finding is about) and whether
-# the last audit reported it (`shown`). And the vectors' write order from a counter that never goes back: taken as
-# MAX(seq) + 1, a re-embedded newest memory (its row deleted by an edit) got its old number again, so neither the
+# The audit's close pairs, remembered so an audit after a few edits searches only around what changed
+# (docs/audit.md, Speed); replaces migration 16's whole-audit findings. Per project: the pair rules and model they
+# follow from and every close pair the search gave, with its similarity, the pair rules' verdict once judged and
+# whether the last audit reported it, as one array (`store/audit_pairs.PAIR_FIELDS`: read and written whole, it
+# costs milliseconds where 350,000 rows cost seconds); and each memory compared, with its id, its vector's write
+# order and its source (`audit_compared`). And the vectors' write order from a counter that never goes back: taken
+# as MAX(seq) + 1, a re-embedded newest memory (its row deleted by an edit) got its old number again, so neither the
 # audit nor search's in-memory copy saw the new vector.
 MIGRATION_17 = """
 CREATE TABLE vector_seq (
@@ -585,9 +585,10 @@ CREATE TABLE vector_seq (
 INSERT INTO vector_seq (id, last) SELECT 1, COALESCE(MAX(seq), 0) FROM memory_embeddings;
 DROP TABLE audit_pairs;
 DROP TABLE audit_pair_sets;
-CREATE TABLE audit_pair_rules (
+CREATE TABLE audit_close_pairs (
   project_id TEXT PRIMARY KEY,
-  key TEXT NOT NULL
+  key TEXT NOT NULL,
+  pairs BLOB NOT NULL
 );
 CREATE TABLE audit_compared (
   project_id TEXT NOT NULL,
@@ -597,19 +598,7 @@ CREATE TABLE audit_compared (
   source TEXT NOT NULL,
   PRIMARY KEY (project_id, memory_pk)
 ) WITHOUT ROWID;
-CREATE TABLE audit_close_pairs (
-  project_id TEXT NOT NULL,
-  low_pk INTEGER NOT NULL,
-  high_pk INTEGER NOT NULL,
-  similarity REAL NOT NULL,
-  kind TEXT,
-  about_pk INTEGER,
-  shown INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (project_id, low_pk, high_pk)
-) WITHOUT ROWID;
-CREATE INDEX audit_close_pairs_shown ON audit_close_pairs(project_id, shown);
 """
-
 
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
