@@ -14,8 +14,7 @@ from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
-from orcmem.service.audit_pairs import KINDS
-from orcmem.store.audit_pairs import no_pairs
+from orcmem.service.audit_pairs import KINDS, PAIR_FIELDS, no_pairs
 from orcmem.store.recall import RecallRow
 from orcmem.text.redact import rules_version
 from tests.helpers import Clock
@@ -235,12 +234,14 @@ def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clo
     assert svc.store_audit.pair_search.searched == "everything"
     # What the last audit reported is shown again while nothing changed: a finding planted as reported comes back.
     key = svc.store.db.query("SELECT key FROM audit_close_pairs WHERE project_id = ?", (project.id,))[0][0]
-    pairs = svc.store.audit_pairs.pairs(project.id, key)
-    assert pairs is not None and int(pairs["shown"].sum()) == 1
+    stored = svc.store.audit_pairs.pairs(project.id, key)
+    assert stored is not None
+    pairs = np.frombuffer(stored, dtype=PAIR_FIELDS)
+    assert int(pairs["shown"].sum()) == 1
     pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version())}
     planted = no_pairs(1)
     planted[0] = (*sorted((pks[ids[2]], pks[ids[3]])), 0.9, KINDS.index(Kind.NEAR_DUPLICATE), 0, True)
-    svc.store.audit_pairs.save(project.id, key, np.concatenate([pairs, planted]), {}, [])
+    svc.store.audit_pairs.save(project.id, key, np.concatenate([pairs, planted]).tobytes(), {}, [])
     again = svc.store_audit.run(project)
     assert svc.store_audit.pair_search.searched == "kept"
     assert {(f.kind, f.memory_id, f.other_id) for f in again.findings} == {

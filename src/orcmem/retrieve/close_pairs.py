@@ -8,10 +8,7 @@ A cell still larger than a small store is cut the same way again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import numpy as np
+import numpy as np  # loaded with the audit's pair search only (`service/audit.StoreAudit.pair_search`)
 
 EXACT_UP_TO = 3_000  # up to this many vectors (the whole store, or one cell) every pair is compared
 MAX_SPLITS = 3  # a cell still crowded after this many cuts is compared in full
@@ -24,8 +21,6 @@ PER_VECTOR = 4  # the closest partners kept for each vector: enough for a duplic
 def close_pairs(matrix: np.ndarray, min_similarity: float, seed: int = 7) -> list[tuple[int, int, float]]:
     """(i, j, cosine) with i < j for rows of unit `matrix` at least `min_similarity` close, at most PER_VECTOR
     partners per row, closest first per row."""
-    import numpy as np
-
     count = matrix.shape[0]
     if count < 2:
         return []
@@ -55,8 +50,6 @@ def close_pairs(matrix: np.ndarray, min_similarity: float, seed: int = 7) -> lis
 def _cells(matrix: np.ndarray, seed: int) -> list[np.ndarray]:
     """The rows of each cell: centroids drawn from the rows, moved once to their members' mean, each row placed in
     its PROBES closest."""
-    import numpy as np
-
     count = matrix.shape[0]
     rng = np.random.default_rng(seed)
     cells = max(2, int(CELLS_PER_SQRT * count**0.5))
@@ -80,8 +73,6 @@ def _cells(matrix: np.ndarray, seed: int) -> list[np.ndarray]:
 
 def _closest(matrix: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarray:
     """Each row's `probes` most similar centroids."""
-    import numpy as np
-
     out = np.empty((matrix.shape[0], probes), dtype=np.int64)
     for start in range(0, matrix.shape[0], BLOCK * 8):
         sims = matrix[start : start + BLOCK * 8] @ centroids.T
@@ -97,8 +88,6 @@ def _within(
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The close pairs among `members` (row numbers of `matrix`), PER_VECTOR per row: (rows, partners, cosines)
     arrays for each block of rows."""
-    import numpy as np
-
     sub = matrix[members]
     keep = min(PER_VECTOR, len(members) - 1)
     found = []
@@ -120,8 +109,6 @@ def closest(
     """For each row of unit `queries`, its `keep` most similar rows of unit `candidates` at least `min_similarity`
     close, closest first, as (candidate row, cosine); `selves[q]` is query q's own row among the candidates (-1:
     none), never its partner. The few memories an edit changed, against the stored ones, block by block."""
-    import numpy as np
-
     found: list[list[tuple[int, float]]] = []
     if candidates.shape[0] == 0:
         return [[] for _ in range(queries.shape[0])]

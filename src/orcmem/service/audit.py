@@ -10,6 +10,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from orcmem.models.constants import (
     AUDIT_UNUSED_DAYS_DEFAULT,
@@ -21,7 +22,6 @@ from orcmem.models.constants import (
 from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
 from orcmem.rules.audit import FIXES, LABELS, Kind, is_generic, keeper
-from orcmem.service.audit_pairs import PairFinding, PairSearch, rank
 from orcmem.service.core import ServiceCore
 from orcmem.service.memory_access import MemoryAccess
 from orcmem.service.settings import Settings
@@ -29,6 +29,9 @@ from orcmem.store.audit_scan import AuditRow
 from orcmem.text.duplicates import same_text_key
 from orcmem.text.redact import redact, redact_text, rules_version
 from orcmem.text.wording import plural
+
+if TYPE_CHECKING:
+    from orcmem.service.audit_pairs import PairFinding, PairSearch
 
 MAX_DAYS = 36_500
 
@@ -115,7 +118,17 @@ class StoreAudit:
         self.store = core.store
         self.memories = memories
         self.settings = settings
-        self.pair_search = PairSearch(core.store)
+        self._pair_search: PairSearch | None = None
+
+    @property
+    def pair_search(self) -> PairSearch:
+        """The near duplicates' and contradictions' search, loaded on first use (it loads numpy: a hook that opens the
+        service never audits)."""
+        if self._pair_search is None:
+            from orcmem.service.audit_pairs import PairSearch
+
+            self._pair_search = PairSearch(self.core.store)
+        return self._pair_search
 
     # --- the pass ----------------------------------------------------------------------------------------------
     def run(self, project: Project, *, days: int = AUDIT_UNUSED_DAYS_DEFAULT) -> AuditReport:
@@ -240,6 +253,10 @@ class StoreAudit:
         self.store.audit_scan.note_recalled(recalled)
 
 
+def _rank(row: AuditRow) -> tuple[str, int, int]:
+    return (row.source, 0, row.pk)
+
+
 def _secret(row: AuditRow) -> list[Finding]:
     """The secret today's rules find in a memory's title or body, if any."""
     if not redact_text(f"{row.title}\n{row.body}").changed:  # one pass over both; each again only when one fired
@@ -316,7 +333,7 @@ def _exact_duplicates(active: list[AuditRow], shown: _Titles) -> list[Finding]:
                 continue
             keep = same[0]
             for row in same[1:]:
-                if keeper(rank(row), rank(keep)) == 0:
+                if keeper(_rank(row), _rank(keep)) == 0:
                     keep = row
             found.extend(
                 Finding(

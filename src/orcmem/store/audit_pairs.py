@@ -1,47 +1,25 @@
-"""The store audit's close pairs, kept between audits (migration 17; docs/audit.md, Speed): every close pair the last
-audit of a project found, with the pair rules' verdict once judged, as one array; which memories it compared (each
-with its id, its vector's write order and its source); and the few vectors around a changed memory, found by
-sqlite-vec's own k-NN."""
+"""The store audit's close pairs, kept between audits (migration 18; docs/audit.md, Speed): every close pair the last
+audit of a project found, with the pair rules' verdict once judged, as one array (its fields:
+`service/audit_pairs.PAIR_FIELDS`); which memories it compared (each with its id, its vector's write order and its
+source); and the few vectors around a changed memory, found by sqlite-vec's own k-NN."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from orcmem.store.connection import Repository
 
-if TYPE_CHECKING:
-    import numpy as np
-
 MAX_K = 4_096  # sqlite-vec's largest k
-# One close pair: the two memories (low < high), how close, the verdict (UNJUDGED until the pair rules judged it;
-# the caller's codes otherwise), which of the two a finding is about (0: low, 1: high), whether the audit reported it.
-PAIR_FIELDS = [("low", "<i8"), ("high", "<i8"), ("similarity", "<f4"), ("kind", "i1"), ("about", "i1"), ("shown", "?")]
-UNJUDGED = -1
 
 Compared = dict[int, tuple[str, int, str]]  # memory pk -> (memory id, its vector's seq, its source)
-
-
-def no_pairs(count: int = 0) -> np.ndarray:
-    """An array of `count` close pairs, unjudged and not reported."""
-    import numpy as np
-
-    pairs = np.zeros(count, dtype=PAIR_FIELDS)
-    pairs["kind"] = UNJUDGED
-    return pairs
 
 
 class AuditPairRepository(Repository):
     """The kept close pairs of each project (`audit_close_pairs`) and the memories compared (`audit_compared`)."""
 
-    def pairs(self, project_id: str, key: str) -> np.ndarray | None:
-        """The project's kept close pairs, or None when none are kept or under another key (the pair rules and the
-        model they follow from)."""
-        import numpy as np
-
+    def pairs(self, project_id: str, key: str) -> bytes | None:
+        """The project's kept close pairs (one array: `service/audit_pairs.PAIR_FIELDS`), or None when none are kept
+        or under another key (the pair rules and the model they follow from)."""
         row = self.db.query_one("SELECT key, pairs FROM audit_close_pairs WHERE project_id = ?", (project_id,))
-        if row is None or row[0] != key:
-            return None
-        return np.frombuffer(row[1], dtype=PAIR_FIELDS).copy()  # a copy: the audit judges and marks in place
+        return None if row is None or row[0] != key else bytes(row[1])
 
     def compared(self, project_id: str) -> Compared:
         """The memories the last audit compared, as they were."""
@@ -52,14 +30,14 @@ class AuditPairRepository(Repository):
             )
         }
 
-    def save(self, project_id: str, key: str, pairs: np.ndarray, compared: Compared, gone: list[int]) -> None:
+    def save(self, project_id: str, key: str, pairs: bytes, compared: Compared, gone: list[int]) -> None:
         """Keep an audit's close pairs in place of the last, and what changed in the memories compared: `compared`,
         those now compared that were not as they are, `gone`, those no longer compared."""
         with self.db.transaction():
             self.db.query(
                 "INSERT INTO audit_close_pairs (project_id, key, pairs) VALUES (?, ?, ?) ON CONFLICT (project_id) "
                 "DO UPDATE SET key = excluded.key, pairs = excluded.pairs",
-                (project_id, key, pairs.astype(PAIR_FIELDS, copy=False).tobytes()),
+                (project_id, key, pairs),
             )
             self.db.query_many(
                 "DELETE FROM audit_compared WHERE project_id = ? AND memory_pk = ?",

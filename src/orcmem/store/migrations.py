@@ -572,12 +572,12 @@ CREATE INDEX memory_links_unshared ON memory_links(team_state) WHERE team_state 
 # The audit's close pairs, remembered so an audit after a few edits searches only around what changed
 # (docs/audit.md, Speed); replaces migration 16's whole-audit findings. Per project: the pair rules and model they
 # follow from and every close pair the search gave, with its similarity, the pair rules' verdict once judged and
-# whether the last audit reported it, as one array (`store/audit_pairs.PAIR_FIELDS`: read and written whole, it
+# whether the last audit reported it, as one array (`service/audit_pairs.PAIR_FIELDS`: read and written whole, it
 # costs milliseconds where 350,000 rows cost seconds); and each memory compared, with its id, its vector's write
 # order and its source (`audit_compared`). And the vectors' write order from a counter that never goes back: taken
 # as MAX(seq) + 1, a re-embedded newest memory (its row deleted by an edit) got its old number again, so neither the
 # audit nor search's in-memory copy saw the new vector.
-MIGRATION_17 = """
+MIGRATION_18 = """
 CREATE TABLE vector_seq (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   last INTEGER NOT NULL
@@ -618,6 +618,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (15, MIGRATION_15),
     (16, MIGRATION_16),
     (17, MIGRATION_17),
+    (18, MIGRATION_18),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

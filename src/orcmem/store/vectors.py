@@ -131,7 +131,7 @@ class VectorRepository(Repository):
             # vec0 has no upsert: delete, then insert.
             self.db.query("DELETE FROM memory_vec WHERE memory_pk = ?", (pk,))
             self.db.query("INSERT INTO memory_vec (memory_pk, embedding) VALUES (?, ?)", (pk, blob))
-            # The write order from a counter (migration 17): MAX(seq) + 1 gave a re-embedded newest memory, its
+            # The write order from a counter (migration 18): MAX(seq) + 1 gave a re-embedded newest memory, its
             # row deleted by the edit, its old number again.
             self.db.query("UPDATE vector_seq SET last = last + 1")
             self.db.query(
