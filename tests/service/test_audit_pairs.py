@@ -118,6 +118,15 @@ def test_nothing_changed_shows_the_last_findings_without_searching(embedded, clo
     assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in first.findings]
 
 
+def test_a_lone_memory_edited_has_no_partner_to_find(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded([BASE[0]])
+    svc.store_audit.run(project)
+    _edit(svc, project, ids[0], *BASE[1])
+    report, searched = _audit_around(svc, project)
+    assert searched == "around"
+    assert report.findings == [] and report.vectors == 1
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_after_random_edits_the_search_around_them_equals_a_full_search(embedded, clock: Clock, seed: int) -> None:
     pool = [*BASE, *NEAR.values(), *OTHER.values()]

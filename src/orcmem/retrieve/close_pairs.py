@@ -21,9 +21,18 @@ PER_VECTOR = 4  # the closest partners kept for each vector: enough for a duplic
 def close_pairs(matrix: np.ndarray, min_similarity: float, seed: int = 7) -> list[tuple[int, int, float]]:
     """(i, j, cosine) with i < j for rows of unit `matrix` at least `min_similarity` close, at most PER_VECTOR
     partners per row, closest first per row."""
+    low, high, values = close_pair_arrays(matrix, min_similarity, seed)
+    return list(zip(low.tolist(), high.tolist(), values.tolist(), strict=True))
+
+
+def close_pair_arrays(
+    matrix: np.ndarray, min_similarity: float, seed: int = 7
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`close_pairs` as three arrays (rows i, rows j, cosines), for a caller that keeps them as arrays."""
     count = matrix.shape[0]
+    empty = np.zeros(0, dtype=np.int64)
     if count < 2:
-        return []
+        return empty, empty, np.zeros(0, dtype=np.float32)
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     waiting = [(np.arange(count), 0)]
     while waiting:
@@ -34,7 +43,7 @@ def close_pairs(matrix: np.ndarray, min_similarity: float, seed: int = 7) -> lis
         # A crowded cell (memories written from one mould crowd together) is cut again, around its own centroids.
         waiting.extend((members[cell], depth + 1) for cell in _cells(matrix[members], seed + depth))
     if not found:
-        return []
+        return empty, empty, np.zeros(0, dtype=np.float32)
     firsts, seconds, values = (np.concatenate(part) for part in zip(*found, strict=True))
     low, high = np.minimum(firsts, seconds), np.maximum(firsts, seconds)
     # One entry per pair (found from both rows, or in two cells), its highest similarity; then closest first.
@@ -44,7 +53,7 @@ def close_pairs(matrix: np.ndarray, min_similarity: float, seed: int = 7) -> lis
     first[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1])
     low, high, values = low[first], high[first], values[first]
     order = np.lexsort((high, low, -values))
-    return list(zip(low[order].tolist(), high[order].tolist(), values[order].tolist(), strict=True))
+    return low[order], high[order], values[order]
 
 
 def _cells(matrix: np.ndarray, seed: int) -> list[np.ndarray]:

@@ -24,7 +24,7 @@ import numpy as np
 from orcmem.models.constants import AUDIT_CONTRADICTION_MIN_SIMILARITY, DUPLICATE_MIN_SIMILARITY
 from orcmem.models.errors import StoreError
 from orcmem.retrieve import close_pairs as close_pairs_module
-from orcmem.retrieve.close_pairs import PER_VECTOR, close_pairs, closest
+from orcmem.retrieve.close_pairs import PER_VECTOR, close_pair_arrays, closest
 from orcmem.rules import audit as rules_audit
 from orcmem.rules.audit import Kind, keeper
 from orcmem.service import duplicates as service_duplicates
@@ -95,13 +95,11 @@ class PairSearch:
     def _everything(self, now: Compared, model: str) -> np.ndarray:
         """The close pairs among all compared memories (`close_pairs`)."""
         keys, matrix = self.store.audit_scan.vectors(list(now), model)
-        found = close_pairs(matrix, DUPLICATE_MIN_SIMILARITY, self.seed)
-        pairs = no_pairs(len(found))
-        if found:
-            rows = np.array([(i, j) for i, j, _s in found], dtype=np.int64).reshape(-1, 2)
-            ends = keys[rows]
-            pairs["low"], pairs["high"] = ends.min(axis=1), ends.max(axis=1)
-            pairs["similarity"] = [similarity for _i, _j, similarity in found]
+        firsts, seconds, values = close_pair_arrays(matrix, DUPLICATE_MIN_SIMILARITY, self.seed)
+        pairs = no_pairs(len(values))
+        pairs["low"] = np.minimum(keys[firsts], keys[seconds])
+        pairs["high"] = np.maximum(keys[firsts], keys[seconds])
+        pairs["similarity"] = values
         return pairs
 
     def _around_changes(self, pairs: np.ndarray, model: str, before: Compared, now: Compared) -> np.ndarray | None:
@@ -127,10 +125,11 @@ class PairSearch:
             selves = np.array([row_of[pk] for pk in asked], dtype=np.int64)
             rows = closest(matrix[selves], matrix, selves, DUPLICATE_MIN_SIMILARITY, AROUND)
             return {pk: [(int(pks[n]), s) for n, s in hits] for pk, hits in zip(asked, rows, strict=True)}
-        found = {}
+        found: dict[int, list[tuple[int, float]]] = {}
         for pk in lookups:
             own, hits = self._knn(pk, now)
-            if own is None:
+            if own is None or not hits:
+                found[pk] = []
                 continue
             others = np.frombuffer(b"".join(blob for _pk, blob in hits), dtype="<f4").reshape(len(hits), -1)
             mine = np.frombuffer(own, dtype="<f4").reshape(1, -1)
