@@ -248,7 +248,7 @@ def quality(count: int = 600, per_kind: int = 20) -> tuple[AuditBench, float]:
             kinds.append(KindResult(str(kind), len(ids), sum(1 for i in ids if i in by_kind)))
         reported = sum(1 for memory_id in set(healthy) - _planted_partners(report, planted) if memory_id in named)
         svc.close()
-        result = AuditBench(report.memories, len(set(healthy)), reported, kinds, seconds, 0, 0.0, 0.0, 0.0, 0.0, 0)
+        result = AuditBench(report.memories, len(set(healthy)), reported, kinds, seconds, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
     return result, seconds
 
 
