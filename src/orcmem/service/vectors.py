@@ -37,6 +37,7 @@ class EmbeddingPump:
         self.clock = clock
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._running = False  # a thread is embedding, or about to: set and cleared under the lock
         self._backfill = False
         self._wanted: set[str] = set()
         self.last_error: str | None = None
@@ -105,7 +106,9 @@ class EmbeddingPump:
             return None
         stored = 0
         for item, vector in zip(batch, vectors, strict=True):
-            if self.is_enabled() and self.store.vectors.put(item.id, vector, model, self.clock()):
+            # Refused when the text changed while it was embedded: the write that changed it scheduled the memory
+            # again, and it stays without a vector (so `missing` finds it) until its new text's is stored.
+            if self.is_enabled() and self.store.vectors.put(item.id, vector, model, self.clock(), text=item.text):
                 stored += 1
         return stored
 
@@ -121,8 +124,9 @@ class EmbeddingPump:
                 self._backfill = True
             else:
                 self._wanted.update(memory_ids)
-            if self._thread is not None and self._thread.is_alive():
+            if self._running:
                 return
+            self._running = True
             self._thread = threading.Thread(target=self._run, name="orcmem-embed", daemon=True)
             self._thread.start()
 
@@ -132,6 +136,9 @@ class EmbeddingPump:
                 backfill, wanted = self._backfill, sorted(self._wanted)
                 self._backfill, self._wanted = False, set()
                 if not backfill and not wanted:
+                    # Said under the lock, not read from `is_alive()`: a thread past this point still lives a
+                    # moment, and a schedule() then would leave its memories waiting with no thread to embed them.
+                    self._running = False
                     return
             try:
                 if backfill:

@@ -11,7 +11,7 @@ from orcmem.models.data_shapes import JsonObject
 from orcmem.models.types import provenance_seen_by
 from orcmem.store.connection import Database, Repository
 from orcmem.store.memories import MemoryRepository
-from orcmem.store.vectors import VectorRepository
+from orcmem.store.vectors import VectorRepository, embedded_text
 from orcmem.text.duplicates import same_text_digest
 
 
@@ -286,5 +286,6 @@ class TeamRepository(Repository):
                 "INSERT INTO memory_files (memory_pk, position, path_glob) VALUES (?, ?, ?)", (pk[0], position, path)
             )
         if model is not None and change.model_id == model and change.embedding is not None:
-            self.vectors.put(change.id, change.embedding, model, now)
+            text = embedded_text(str(fields["title"]), str(fields["body"]))  # the pool's vector is of this text
+            self.vectors.put(change.id, change.embedding, model, now, text=text)
         return True

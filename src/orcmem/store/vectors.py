@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 _VISIBLE = f"m.status = 'active' AND {VISIBLE}"
+_TEXT = "m.title || char(10) || m.body"  # what a memory's vector is made from, in SQL (`embedded_text`)
 _blas_limited = False
 
 
@@ -44,6 +45,11 @@ def pack(vector: Sequence[float]) -> bytes:
     if len(vector) != VECTOR_DIMENSIONS:
         raise ValidationError(f"expected {VECTOR_DIMENSIONS} dimensions, got {len(vector)}")
     return struct.pack(f"<{VECTOR_DIMENSIONS}f", *(float(x) for x in vector))
+
+
+def embedded_text(title: str, body: str) -> str:
+    """What a memory's vector is made from: its title, a newline, its body."""
+    return f"{title}\n{body}"
 
 
 def unpack(blob: bytes) -> list[float]:
@@ -118,13 +124,20 @@ class VectorRepository(Repository):
         """Whether sqlite-vec loaded."""
         return self.db.has_vectors
 
-    def put(self, memory_id: str, vector: Sequence[float], model: str, now: int) -> bool:
-        """Store (or replace) a memory's vector; False when vectors are unavailable or the memory is gone."""
+    def put(self, memory_id: str, vector: Sequence[float], model: str, now: int, *, text: str | None = None) -> bool:
+        """Store (or replace) a memory's vector, made from `text` (`embedded_text`); False when vectors are
+        unavailable, the memory is gone, or its text is no longer `text`. Without `text` the vector is taken as
+        the memory's current text's: only for a vector not embedded from a text read earlier."""
         if not self.available:
             return False
         blob = pack(vector)
         with self.db.transaction():
-            row = self.db.query_one("SELECT pk FROM memories WHERE id = ?", (memory_id,))
+            # The text is compared in the write's own transaction: a vector embedded while another write (in this
+            # process or another) changed the text would otherwise outlive the trigger that dropped the old one,
+            # and the memory, no longer missing a vector, would keep the old meaning until its next edit.
+            row = self.db.query_one(
+                f"SELECT pk FROM memories m WHERE m.id = ? AND (? IS NULL OR {_TEXT} = ?)", (memory_id, text, text)
+            )
             if row is None:
                 return False
             pk = row[0]
@@ -157,7 +170,7 @@ class VectorRepository(Repository):
     def missing(self, model: str, limit: int) -> list[PendingMemory]:
         """Active memories with no vector from `model` (none at all, or one from another model)."""
         rows = self.db.query(
-            "SELECT m.id, m.title || char(10) || m.body FROM memories m "
+            f"SELECT m.id, {_TEXT} FROM memories m "
             "LEFT JOIN memory_embeddings e ON e.memory_pk = m.pk "
             "WHERE m.status = 'active' AND (e.memory_pk IS NULL OR e.model != ?) ORDER BY m.pk LIMIT ?",
             (model, limit),
@@ -170,7 +183,7 @@ class VectorRepository(Repository):
             return []
         marks = ", ".join("?" * len(memory_ids))
         rows = self.db.query(
-            "SELECT m.id, m.title || char(10) || m.body FROM memories m "
+            f"SELECT m.id, {_TEXT} FROM memories m "
             "LEFT JOIN memory_embeddings e ON e.memory_pk = m.pk "
             f"WHERE m.id IN ({marks}) AND m.status = 'active' AND (e.memory_pk IS NULL OR e.model != ?) "
             "ORDER BY m.pk",
