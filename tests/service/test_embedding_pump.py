@@ -1,4 +1,5 @@
-"""The embedding pump: a short-lived process embeds what it wrote; a backfill embeds every memory lacking a vector."""
+"""The embedding pump: a short-lived process embeds what it wrote; a backfill embeds every memory lacking a vector;
+a vector is stored only for the text the memory still has."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import apsw
 import pytest
 
 from orcmem.app.runtime import models_dir
@@ -14,6 +16,7 @@ from orcmem.embed.model_files import model_dir
 from orcmem.embed.pypi_source import MINILM_INT8_PINS
 from orcmem.host.workspace import locate
 from orcmem.mcp_server.recall_socket import RecallSocket, recall_answer
+from orcmem.models.constants import BUSY_TIMEOUT_MS
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.facade import Store
 from orcmem.store.vectors import PendingMemory
@@ -151,3 +154,28 @@ def test_a_command_editing_in_another_process_while_the_server_embeds_the_old_te
         assert vector_matches_text(svc, memory.id)  # the old text's refused, the new one's from the hand-off
     finally:
         server.close()
+
+
+def test_a_vector_a_locked_store_would_not_take_is_made_at_the_next_schedule(
+    stalled: tuple[MemoryService, StalledEmbedder], project_dir: Path, orcmem_home: Path
+) -> None:
+    svc, embedder = stalled
+    project = svc.project(locate(project_dir))
+    hold(embedder)
+    memory = svc.record(project, user_memory("Pool", "use forks")).memory
+    assert embedder.entered.wait(10)
+    other = apsw.Connection(str(orcmem_home / "orcmem.db"))  # another process holds the write lock throughout
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        embedder.release.set()
+        assert svc.pump is not None and svc.pump.wait(BUSY_TIMEOUT_MS / 1000 + 10)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert svc.pump.last_error is not None and "locked" in svc.pump.last_error
+    assert svc.store.vectors.missing_among(embedder.model_id, [memory.id]) == [
+        PendingMemory(memory.id, "Pool\nuse forks")
+    ]
+    svc.vectors_changed([memory.id])
+    assert svc.pump.wait(10)
+    assert vector_matches_text(svc, memory.id)
