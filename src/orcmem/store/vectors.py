@@ -126,8 +126,8 @@ class VectorRepository(Repository):
 
     def put(self, memory_id: str, vector: Sequence[float], model: str, now: int, *, text: str | None = None) -> bool:
         """Store (or replace) a memory's vector, made from `text` (`embedded_text`); False when vectors are
-        unavailable, the memory is gone, or its text is no longer `text`. Without `text` the vector is taken as
-        the memory's current text's: only for a vector not embedded from a text read earlier."""
+        unavailable, the memory is gone, or its text is no longer `text`. Without `text` it is stored unchecked: only
+        for a vector not made from a text read before this call (a benchmark's or a test's made-up one)."""
         if not self.available:
             return False
         blob = pack(vector)
