@@ -26,6 +26,7 @@ from bench import (
     import_sessions,
     importing,
     injection,
+    injection_embedding,
     learning,
     load,
     locomo,
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     redacted = redaction.run()
     print("the instruction flag...", flush=True)
     flagged = injection.run()
+    print("the instruction flag with the embedding...", flush=True)
+    embedded = injection_embedding.run(flagged)
     print("the MCP server...", flush=True)
     served = agents.run()
     print("from a clean venv to the first recall...", flush=True)
@@ -146,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(audit.render(audited)),
         "\n".join(redaction.render(redacted)),
         "\n".join(injection.render(flagged)),
+        "\n".join(injection_embedding.render(embedded)),
         *([] if floors is None else ["\n".join(floor.render(floors))]),
         *([] if fusions is None else ["\n".join(fusion.render(fusions))]),
         *([] if compared is None else ["\n".join(peers.render(compared))]),

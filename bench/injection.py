@@ -9,7 +9,8 @@ languages, and ordinary engineering advice and memories in the style agents writ
   (written by someone who never saw the detector): each was scored once before anything was tuned on it (BATCHES
   keeps those first figures); since then they are all training data (`trained` is true);
 - `own`: more batches written for the learned layer's training, each spread over every style and 15+ languages;
-- `blind`: written by a helper who never saw the detector, scored once as a blind set, then made training data.
+- `blind`, `blind2`: each written by a helper who never saw the detector, scored once as a blind set, then made
+  training data.
 
 The learned layer is trained on every batch, so its figure on the set says little. The figure that predicts a new
 phrasing is out of batch: for each batch, the layer is fitted on all the others and scores that one (the rules, tuned
@@ -23,25 +24,26 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
-from bench.injection_model import choose, sparse
+from bench.injection_model import MOST_FLAGGED, Choice, Vector, choose, out_of_batch, sparse, threshold
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection_set.jsonl"
 # Written by a helper who never saw the detector, its set or its code, after the detector was final; scored once and
 # never trained on (bench.train_injection reads DATA only): the figure closest to a phrasing nobody wrote yet. Absent
-# between two such sets (the last one, once scored, became the `blind` batch of DATA); the section then leaves it out.
+# between two such sets (the last one, once scored, became the `blind2` batch of DATA); the section then leaves it out.
 BLIND = ROOT / "bench" / "data" / "injection_blind.jsonl"
-SPLITS = ("tune", "held", "unseen", "fresh", "independent", "own", "blind")
+SPLITS = ("tune", "held", "unseen", "fresh", "independent", "own", "blind", "blind2")
 # Each batch as first measured, before anything was tuned on it: (batch, injections, caught, ordinary texts,
 # flagged). The first batch was measured against much earlier rules, the next five against the rules alone, the
-# independent one against the rules and the first learned layer (trained on `tune` only), the blind one (written by a
-# helper who never saw the detector) against round 1's detector, trained on every batch before it.
+# independent one against the rules and the first learned layer (trained on `tune` only), the blind ones (each written
+# by a helper who never saw the detector) against the detector of the round before, trained on every batch above it.
 BATCHES = [
     ("second", 60, 18, 60, 4),
     ("third", 40, 33, 40, 1),
@@ -50,8 +52,12 @@ BATCHES = [
     ("sixth (fresh)", 156, 83, 147, 4),
     ("independent", 200, 122, 200, 3),
     ("blind", 283, 230, 302, 20),
+    ("blind2", 291, 231, 315, 10),
 ]
 TARGET_CAUGHT, TARGET_FLAGGED = 0.90, 0.05
+# The newest blind batch, also scored as if it had stayed blind: by weights fitted on every other batch, under a cut
+# chosen out of batch on the others alone (the figure that says what the new training data and features added).
+APART = "blind2"
 
 # The detector before this set was built (orcmem.rules.permissions until issue 25, item 4), kept to compare against.
 _WHICH = r"\s+(?:(?:all|any|the|your|my|these|those|of)\s+)*"
@@ -124,6 +130,16 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class Apart:
+    """The batch held apart (APART): its score, and every row's score with it left out of every fit."""
+
+    name: str
+    score: Score
+    scores: Vector  # each other batch out of batch, without APART; APART's rows by a fit on all the others
+    cut: float  # chosen on the other batches' scores alone
+
+
+@dataclass(frozen=True)
 class InjectionResult:
     """The section's figures."""
 
@@ -134,8 +150,10 @@ class InjectionResult:
     blind: Score | None  # the shipped detector on the blind set, never trained on (None: no blind set now)
     blind_rules: Score | None
     old: Score
-    l2: float
-    cut: float
+    apart: Apart | None  # None: the set has no batch APART
+    chosen: Choice  # the penalty, the cut and every row's out-of-batch score
+    labels: Vector
+    ruled: npt.NDArray[np.bool_]  # whether the rules alone flag each row
     by_style: dict[str, Score]  # out of batch
     by_lang: dict[str, Score]
     new_us: float
@@ -165,7 +183,12 @@ def load(path: Path = DATA) -> list[Item]:
 
 def score(items: list[Item], detector: Callable[[str], bool]) -> Score:
     """How `detector` does on `items`."""
-    verdicts = [(item, detector(item.text)) for item in items]
+    return tally(items, [detector(item.text) for item in items])
+
+
+def tally(items: list[Item], flags: Sequence[bool]) -> Score:
+    """How a detector that flagged `items` as `flags` says did."""
+    verdicts = list(zip(items, flags, strict=True))
     missed = tuple(item.id for item, flag in verdicts if item.injection and not flag)
     flagged = tuple(item.id for item, flag in verdicts if not item.injection and flag)
     injections = sum(item.injection for item in items)
@@ -191,32 +214,42 @@ def run(path: Path = DATA) -> InjectionResult:
     items = load(path)
     x = sparse([item.text for item in items])
     labels = np.array([float(item.injection) for item in items])
-    chosen = choose(x, labels, [item.batch for item in items])
+    names = [item.batch for item in items]
+    chosen = choose(x, labels, names)
     verdict = {item.id: bool(x.ruled[k] or chosen.scores[k] > chosen.cut) for k, item in enumerate(items)}
     ruled = {item.id: bool(x.ruled[k]) for k, item in enumerate(items)}
 
-    def out_of_batch(group: list[Item]) -> Score:
+    def unseen(group: list[Item]) -> Score:
         return score(group, {item.text: verdict[item.id] for item in group}.__getitem__)
 
     def by(key: Callable[[Item], str]) -> dict[str, Score]:
         names = sorted({key(item) for item in items}, key=lambda name: (-sum(key(i) == name for i in items), name))
-        return {name: out_of_batch([i for i in items if key(i) == name]) for name in names}
+        return {name: unseen([i for i in items if key(i) == name]) for name in names}
 
     batches = []
     for name in dict.fromkeys(item.batch for item in items):
         group = [item for item in items if item.batch == name]
-        batches.append(Batch(name, out_of_batch(group), score(group, {i.text: ruled[i.id] for i in group}.__getitem__)))
+        batches.append(Batch(name, unseen(group), score(group, {i.text: ruled[i.id] for i in group}.__getitem__)))
     texts = [item.text for item in items]
+    apart = None
+    if APART in names:
+        held = np.array(names) == APART
+        apart_scores = out_of_batch(x, labels, names, chosen.l2, APART)
+        cut = threshold(x.ruled[~held], labels[~held], apart_scores[~held], MOST_FLAGGED)
+        flags = (x.ruled | (apart_scores > cut))[held]
+        apart = Apart(APART, tally([i for i in items if i.batch == APART], list(flags)), apart_scores, cut)
     return InjectionResult(
         items=items,
         batches=batches,
-        pooled=out_of_batch(items),
+        pooled=unseen(items),
         trained=score(items, looks_like_instructions),
         blind=score(blind, looks_like_instructions) if (blind := load(BLIND) if BLIND.exists() else []) else None,
         blind_rules=score(blind, rules_flag) if blind else None,
         old=score(items, old_detector),
-        l2=chosen.l2,
-        cut=chosen.cut,
+        apart=apart,
+        chosen=chosen,
+        labels=labels,
+        ruled=x.ruled,
         by_style=by(lambda item: item.style),
         by_lang=by(lambda item: item.lang),
         new_us=per_text_us(texts, looks_like_instructions),
@@ -237,12 +270,23 @@ def _met(s: Score) -> bool:
 def _blind_line(r: InjectionResult) -> list[str]:
     """The blind set's line, when there is one."""
     if r.blind is None or r.blind_rules is None:
-        return [f"- No blind set now (`{BLIND.relative_to(ROOT)}` is absent: the last one is the *blind* batch)."]
+        return [f"- No blind set now (`{BLIND.relative_to(ROOT)}` is absent: the last one is the *blind2* batch)."]
     return [
         f"- **Blind** (`{BLIND.relative_to(ROOT)}`, {r.blind.injections + r.blind.ordinary} texts written by "
         "someone who never saw the detector, its set or its code, after it was final; never trained on): the shipped "
         f"detector {r.blind.cell()} ({'met' if _met(r.blind) else '**missed**'}); the rules alone "
         f"{r.blind_rules.cell()}."
+    ]
+
+
+def _apart_line(r: InjectionResult) -> list[str]:
+    """The line of the batch held apart, when the set has it."""
+    if r.apart is None:
+        return []
+    return [
+        f"- **{r.apart.name} held apart** (the newest blind batch as if it were still blind: weights fitted on every "
+        f"other batch, the cut ({r.apart.cut:.3f}) chosen out of batch on the others alone): {r.apart.score.cell()} "
+        f"({'met' if _met(r.apart.score) else '**missed**'})."
     ]
 
 
@@ -261,10 +305,10 @@ def render(r: InjectionResult) -> list[str]:
         f"styles and {len({i.lang for i in r.items if i.injection})} languages, {p.ordinary} ordinary memories and",
         "pieces of advice that share their words). The learned layer is trained on all of it, so the figure that",
         "predicts phrasings nobody wrote yet is **out of batch**: each batch scored by the rules and a layer fitted on",
-        f"every other batch (penalty {r.l2:g} and score cut {r.cut:.3f}, both chosen on these out-of-batch scores for",
-        "at most 3 % of ordinary texts flagged pooled). The rules were tuned by hand on the first six batches, so",
-        "their part is blind only on *independent*, *blind* and the *own* batches (the rules-alone column says how",
-        "much they carry).",
+        f"every other batch (penalty {r.chosen.l2:g} and score cut {r.chosen.cut:.3f}, both chosen on these",
+        "out-of-batch scores for at most 3 % of ordinary texts flagged pooled). The rules were tuned by hand on the",
+        "first six batches, so their part is blind only on *independent*, *blind*, *blind2* and the *own* batches (the",
+        "rules-alone column says how much they carry).",
         "",
         "| batch | out of batch: injections caught | ordinary flagged | rules alone: caught | flagged |",
         "|---|---:|---:|---:|---:|",
@@ -280,6 +324,7 @@ def render(r: InjectionResult) -> list[str]:
             else "met in every batch."
         ),
         *_blind_line(r),
+        *_apart_line(r),
         f"- The shipped detector on the whole set it was trained on: {r.trained.cell()}; the old detector "
         f"(nine English patterns): {r.old.cell()}.",
         f"- Cost: {r.new_us:.0f} µs of CPU per text ({r.ordinary_us:.0f} µs per ordinary one, the usual write; "
@@ -289,7 +334,8 @@ def render(r: InjectionResult) -> list[str]:
         "",
         "Each batch as first measured, before anything was tuned on it (history: the second against much earlier",
         "rules, the next four against the rules alone, *independent* against the rules and the first learned layer,",
-        "trained on *tune* only, *blind* against the detector of round 1, trained on every batch above it):",
+        "trained on *tune* only, *blind* and *blind2* against the detector of rounds 1 and 2, trained on every batch",
+        "above them):",
         "",
         "| batch | injections caught | ordinary texts flagged |",
         "|---|---:|---:|",
@@ -307,8 +353,8 @@ def render(r: InjectionResult) -> list[str]:
         "alone and in pairs; 65,536 slots of",
         "one signed byte each, trained by `python -m bench.train_injection`, deterministically. A text is flagged",
         "when the rules flag it or the layer's score passes the cut.",
-        "The MiniLM embedding is not used: the flag is computed on every write, also where the model is not loaded",
-        "(imports, the team pool, a store opened without it), and must give the same answer there.",
+        "The MiniLM embedding is not used: beside the words it catches no more (next section), and without it the",
+        "flag gives one answer on every write, also where no vector exists (imports, the team pool, no model).",
         "",
         "Out of batch, by style and by language:",
         "",

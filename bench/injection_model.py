@@ -7,6 +7,7 @@ zero weights, with a step set by the data.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,23 +97,38 @@ def scores(x: Sparse, bias: float, weights: Vector) -> Vector:
     return 1 / (1 + np.exp(-(x.times(weights) + bias)))
 
 
-def out_of_batch(x: Sparse, labels: Vector, batches: list[str], l2: float) -> Vector:
-    """Each row's score from weights fitted on every batch but its own."""
+# Fits a model on the rows of the first mask and scores the rows of the second.
+Scorer = Callable[[npt.NDArray[np.bool_], npt.NDArray[np.bool_]], Vector]
+
+
+def by_batch(batches: list[str], scorer: Scorer, apart: str | None = None) -> Vector:
+    """Each row's score from a model fitted on every batch but its own; with `apart`, that batch is also left out of
+    every other batch's fit (so that a cut chosen on the others has never seen it), and is itself scored by a model
+    fitted on all the others."""
     names = np.array(batches)
-    result = np.zeros(x.count)
+    result = np.zeros(len(batches))
     for batch in sorted(set(batches)):
         held = names == batch
-        bias, weights = fit(x.subset(~held), labels[~held], l2)
-        result[held] = scores(x.subset(held), bias, weights)
+        result[held] = scorer(~held if apart in (None, batch) else ~held & (names != apart), held)
     return result
 
 
-def threshold(x: Sparse, labels: Vector, result: Vector, most_flagged: float) -> float:
-    """The lowest score cut at which the rules and the layer together flag at most `most_flagged` of the ordinary
-    rows (scored out of batch)."""
+def out_of_batch(x: Sparse, labels: Vector, batches: list[str], l2: float, apart: str | None = None) -> Vector:
+    """Each row's score from weights fitted on every batch but its own (see by_batch for `apart`)."""
+
+    def scorer(train: npt.NDArray[np.bool_], test: npt.NDArray[np.bool_]) -> Vector:
+        bias, weights = fit(x.subset(train), labels[train], l2)
+        return scores(x.subset(test), bias, weights)
+
+    return by_batch(batches, scorer, apart)
+
+
+def threshold(ruled: npt.NDArray[np.bool_], labels: Vector, result: Vector, most_flagged: float) -> float:
+    """The lowest score cut at which the rules (`ruled`: the rows they flag) and the layer together flag at most
+    `most_flagged` of the ordinary rows (scored out of batch)."""
     ordinary = labels == 0
-    allowed = int(most_flagged * ordinary.sum()) - int((x.ruled & ordinary).sum())
-    candidates = np.sort(result[ordinary & ~x.ruled])[::-1]
+    allowed = int(most_flagged * ordinary.sum()) - int((ruled & ordinary).sum())
+    candidates = np.sort(result[ordinary & ~ruled])[::-1]
     return float(candidates[max(0, allowed)]) if len(candidates) else 0.5
 
 
@@ -132,7 +148,7 @@ def choose(x: Sparse, labels: Vector, batches: list[str]) -> Choice:
     best_caught = -1.0
     for l2 in L2_GRID:
         result = out_of_batch(x, labels, batches, l2)
-        cut = threshold(x, labels, result, MOST_FLAGGED)
+        cut = threshold(x.ruled, labels, result, MOST_FLAGGED)
         caught = float((x.ruled | (result > cut))[labels == 1].mean())
         if caught > best_caught:
             best, best_caught = Choice(l2, cut, result), caught
