@@ -29,7 +29,7 @@ from orcmem.text.textsafe import INVISIBLE, skeleton
 
 # Raised whenever the rules or the learned layer's weights change: a store whose flags were made by an older
 # version has them computed again when it is opened (MemoryService.open).
-FLAG_VERSION = 4
+FLAG_VERSION = 5
 _WORD = re.compile(r"\w")
 STRONG = 2  # a cue that flags a text on its own
 WEAK = 1  # a cue that flags a text only beside another
