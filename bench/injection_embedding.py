@@ -28,14 +28,15 @@ from orcmem.embed.embedder import load_embedder
 from orcmem.embed.model_files import ensure_model
 
 Mask = npt.NDArray[np.bool_]
-# (name, the dense model's penalty per row, the weight of its log-odds beside the words'); None: the words alone.
-VARIANTS: list[tuple[str, float | None, float]] = [
-    ("the words alone (shipped)", None, 0.0),
-    ("MiniLM alone", 1e-4, 1.0),
-    ("words + MiniLM, penalty 1e-4, weight 0.5", 1e-4, 0.5),
-    ("words + MiniLM, penalty 1e-3, weight 0.5", 1e-3, 0.5),
-    ("words + MiniLM, penalty 1e-3, weight 1", 1e-3, 1.0),
-    ("words + MiniLM, penalty 1e-2, weight 1", 1e-2, 1.0),
+# (name, whether the words' log-odds count, the dense model's penalty per row (None: no dense model), the weight of
+# its log-odds).
+VARIANTS: list[tuple[str, bool, float | None, float]] = [
+    ("the words alone (shipped)", True, None, 0.0),
+    ("MiniLM alone", False, 1e-4, 1.0),
+    ("words + MiniLM, penalty 1e-4, weight 0.5", True, 1e-4, 0.5),
+    ("words + MiniLM, penalty 1e-3, weight 0.5", True, 1e-3, 0.5),
+    ("words + MiniLM, penalty 1e-3, weight 1", True, 1e-3, 1.0),
+    ("words + MiniLM, penalty 1e-2, weight 1", True, 1e-2, 1.0),
 ]
 NEWTON_STEPS = 12  # from zero weights, Newton's method has converged well before
 
@@ -115,10 +116,10 @@ def run(flagged: InjectionResult) -> EmbeddingResult:
 
     everything: Mask = np.ones(len(items), dtype=bool)
     variants = []
-    for name, l2, weight in VARIANTS:
-        alone = weight > 0 and name.startswith("MiniLM")
-        pooled_total = (0 if alone else words) + (weight * dense(l2, None) if l2 is not None else 0)
-        apart_total = (0 if alone else words_apart) + (weight * dense(l2, APART) if l2 is not None else 0)
+    none = np.zeros(len(items))
+    for name, with_words, l2, weight in VARIANTS:
+        pooled_total = (words if with_words else none) + (weight * dense(l2, None) if l2 is not None else none)
+        apart_total = (words_apart if with_words else none) + (weight * dense(l2, APART) if l2 is not None else none)
         apart = judged(apart_total, held, ~held) if held.any() else None
         variants.append(Variant(name, judged(pooled_total, everything, everything), apart))
     return EmbeddingResult(variants, embed_ms, flagged.new_us)
