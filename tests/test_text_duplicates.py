@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orcmem.text.duplicates import differing_facts, facts, same_text_key
+from orcmem.text.duplicates import differing_facts, same_text_key
+from orcmem.text.facts import facts
 
 
 def test_the_same_words_fold_case_punctuation_spacing_and_width() -> None:

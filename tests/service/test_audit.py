@@ -14,6 +14,7 @@ from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
+from orcmem.service.audit import traits_version
 from orcmem.service.audit_pairs import KINDS, PAIR_FIELDS, no_pairs
 from orcmem.store.recall import RecallRow
 from orcmem.text.redact import rules_version
@@ -181,13 +182,13 @@ def test_the_session_start_hook_keeps_what_recall_gave(
     assert report.findings == []
     unused = {f.memory_id for f in svc.store_audit.run(project, days=30).findings if f.kind is Kind.UNUSED}
     assert unused == set(ids)  # recalled about 100 days ago: unused within 30 days
-    rows = svc.store.audit_scan.rows(project.id, rules_version())
+    rows = svc.store.audit_scan.rows(project.id, rules_version(), traits_version())
     assert rows[0].last_recalled_at is not None
     assert rows[1].last_recalled_at is None
 
 
 def _scanned(svc, project) -> dict[str, bool]:  # type: ignore[no-untyped-def]
-    return {row.id: row.scanned for row in svc.store.audit_scan.rows(project.id, rules_version())}
+    return {row.id: row.scanned for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())}
 
 
 def test_a_memory_edited_after_its_scan_is_scanned_again(embedded, clock: Clock) -> None:
@@ -214,7 +215,7 @@ def test_a_memory_cut_at_the_limit_is_left_to_the_audit(embedded, clock: Clock) 
 def test_a_new_rule_set_scans_every_memory_again(embedded, clock: Clock) -> None:
     svc, project, ids = embedded(HEALTHY[:2])
     svc.store.memories.update_fields(ids[0], {"body": SECRET_BODY})  # stored before a rule for it existed...
-    pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version())]
+    pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())]
     svc.store.audit_scan.note_scanned(pks, rules_version() ^ 1)  # ...and found clean by that older rule set
     assert _scanned(svc, project) == {ids[0]: False, ids[1]: False}
     assert _kinds(svc.store_audit.run(project), ids[0]) == {Kind.SECRET}
@@ -234,11 +235,11 @@ def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clo
     assert svc.store_audit.pair_search.searched == "everything"
     # What the last audit reported is shown again while nothing changed: a finding planted as reported comes back.
     key = svc.store.db.query("SELECT key FROM audit_close_pairs WHERE project_id = ?", (project.id,))[0][0]
-    stored = svc.store.audit_pairs.pairs(project.id, key)
+    stored = svc.store.audit_pairs.pairs(project.id)
     assert stored is not None
-    pairs = np.frombuffer(stored, dtype=PAIR_FIELDS)
+    pairs = np.frombuffer(stored[1], dtype=PAIR_FIELDS)
     assert int(pairs["shown"].sum()) == 1
-    pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version())}
+    pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())}
     planted = no_pairs(1)
     planted[0] = (*sorted((pks[ids[2]], pks[ids[3]])), 0.9, KINDS.index(Kind.NEAR_DUPLICATE), 0, True)
     svc.store.audit_pairs.save(project.id, key, np.concatenate([pairs, planted]).tobytes(), {}, [])
@@ -257,3 +258,105 @@ def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clo
         (Kind.NEAR_DUPLICATE, ids[4], ids[0]),
         (Kind.CONTRADICTION, ids[1], ids[3]),
     }
+
+
+EACH_KIND = [
+    *HEALTHY,
+    HEALTHY[0],
+    (
+        "Vitest needs the forks pool",
+        "Run `vitest --pool=forks` because the threads pool crashes on the native canvas module.",
+    ),
+    ("Postgres for tests listens on 5434", "docker compose maps the test database to port 5434, not 5432."),
+    ("Be careful", "Always test your changes."),
+]
+
+
+def _traits(svc, project) -> dict[str, tuple[bool | None, str | None]]:  # type: ignore[no-untyped-def]
+    rows = svc.store.audit_scan.rows(project.id, rules_version(), traits_version())
+    return {row.id: (row.generic, row.facts) for row in rows}
+
+
+def _found(report) -> list[tuple[Kind, str, str | None, str]]:  # type: ignore[no-untyped-def]
+    return [(f.kind, f.memory_id, f.other_id, f.detail) for f in report.findings]
+
+
+def test_the_generic_verdict_and_facts_are_kept_and_new_text_forgets_them(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded(EACH_KIND)
+    assert set(_traits(svc, project).values()) == {(None, None)}  # nothing worked out before the first audit
+    first = _found(svc.store_audit.run(project))
+    kept = _traits(svc, project)
+    assert kept[ids[7]][0] is True and kept[ids[0]][0] is False
+    assert kept[ids[6]][1] is not None and "5434" in kept[ids[6]][1]  # judged in a pair: its facts kept
+    svc.store.audit_pairs.forget(project.id)
+    assert _found(svc.store_audit.run(project)) == first  # judged again from the kept facts: the same findings
+    # The audit reads what is kept (a verdict planted here is reported) under today's version only.
+    pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())}
+    svc.store.audit_scan.note_traits([(pks[ids[2]], True, None)], traits_version())
+    assert _kinds(svc.store_audit.run(project), ids[2]) == {Kind.GENERIC}
+    svc.store.audit_scan.note_traits([(pks[ids[2]], True, None)], traits_version() ^ 1)
+    assert _kinds(svc.store_audit.run(project), ids[2]) == set()
+    svc.store.audit_scan.note_traits([(pks[ids[2]], True, None)], traits_version())
+    svc.edit(project, ids[2], body="Use `git tag -s vX.Y.Z` for every release; CI rejects unsigned tags.")
+    assert _traits(svc, project)[ids[2]] == (None, None)  # new text: worked out again
+    assert _kinds(svc.store_audit.run(project), ids[2]) == set()
+
+
+def test_new_verdict_code_judges_the_kept_pairs_again_without_searching(embedded, clock: Clock) -> None:
+    svc, project, _ids = embedded(EACH_KIND)
+    first = _found(svc.store_audit.run(project))
+    stored = svc.store.audit_pairs.pairs(project.id)
+    assert stored is not None
+    search, _sep, verdicts = stored[0].partition(":")
+    # The kept verdicts planted wrong: under another verdict code they are judged again, not trusted.
+    wrong = np.frombuffer(stored[1], dtype=PAIR_FIELDS).copy()
+    wrong["kind"], wrong["shown"] = KINDS.index(Kind.CONTRADICTION), True
+    svc.store.audit_pairs.save(project.id, f"{search}:{'0' * len(verdicts)}", wrong.tobytes(), {}, [])
+    assert _found(svc.store_audit.run(project)) == first
+    assert svc.store_audit.pair_search.searched == "around"  # the kept pairs, no search
+    svc.store.audit_pairs.save(project.id, f"{'0' * len(search)}:{verdicts}", wrong.tobytes(), {}, [])
+    assert _found(svc.store_audit.run(project)) == first
+    assert svc.store_audit.pair_search.searched == "everything"  # another search code: searched again
+
+
+def _prepare_all(svc) -> int:  # type: ignore[no-untyped-def]
+    batches, below = 1, svc.store_audit.prepare(limit=3)
+    while below is not None:
+        batches, below = batches + 1, svc.store_audit.prepare(limit=3, below=below)
+    return batches
+
+
+def test_prepare_does_ahead_what_the_first_audit_after_an_upgrade_would(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded(EACH_KIND)
+    svc.store.memories.update_fields(ids[1], {"body": SECRET_BODY})  # stored before a rule for it existed
+    expected = _found(svc.store_audit.run(project))
+    pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())]
+    svc.store.audit_scan.note_scanned(pks, rules_version() ^ 1)  # as after an upgrade: other secret rules,
+    svc.store.audit_scan.note_traits(((pk, False, None) for pk in pks), traits_version() ^ 1)  # another facts rule
+    svc.store.audit_pairs.forget(project.id)  # and other pair rules
+    assert _prepare_all(svc) == 4  # 8 memories in batches of 3 (the secret one stays to report: no endless loop)
+    assert _scanned(svc, project) == {memory_id: memory_id != ids[1] for memory_id in ids}
+    assert all(generic is not None and facts is not None for generic, facts in _traits(svc, project).values())
+    assert svc.store_audit.prepare() is not None  # the secret is left for the audit to report
+    assert _found(svc.store_audit.run(project)) == expected
+
+
+def test_the_mcp_servers_watch_prepares_the_audit_in_the_background(
+    embedded, clock: Clock, orcmem_home: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orcmem.mcp_server import freshness_watch
+    from tests.helpers import wait_for
+
+    svc, project, ids = embedded(HEALTHY)
+    pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())]
+    svc.store.audit_scan.note_scanned(pks, rules_version() ^ 1)
+    monkeypatch.setattr(freshness_watch, "FIRST_CHECK_S", 0.05)
+    monkeypatch.setattr(freshness_watch, "PREPARE_PAUSE_S", 0.0)
+    watch = freshness_watch.FreshnessWatch(orcmem_home, project_dir)
+    watch.start()
+    try:
+        wait_for(lambda: watch.prepared > 0, 30, "the audit's preparation")
+    finally:
+        watch.close()
+    assert _scanned(svc, project) == dict.fromkeys(ids, True)
+    assert all(facts is not None for _generic, facts in _traits(svc, project).values())

@@ -211,7 +211,7 @@ DB_FILENAME: Final = "orcmem.db"
 MODELS_DIRNAME: Final = "models"
 BACKUPS_DIRNAME: Final = "backups"  # `setup` and `init` keep agent config files' earlier bytes here
 BUSY_TIMEOUT_MS: Final = 5000
-SCHEMA_VERSION: Final = 18  # the newest migration (store/migrations.py); the prompt hook reads only this
+SCHEMA_VERSION: Final = 19  # the newest migration (store/migrations.py); the prompt hook reads only this
 
 # --- Import (docs/importing.md) -----------------------------------------------------------------------------------
 INSTRUCTION_FILES: Final = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from orcmem.text.duplicates import facts
+from orcmem.text.facts import facts
 
 
 class Kind(StrEnum):

@@ -6,10 +6,13 @@ that go with them (merge, redact again; retract and forget are the memory servic
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orcmem.models.constants import (
@@ -21,19 +24,24 @@ from orcmem.models.constants import (
 )
 from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
+from orcmem.rules import audit as audit_rules
 from orcmem.rules.audit import FIXES, LABELS, Kind, is_generic, keeper
 from orcmem.service.core import ServiceCore
+from orcmem.service.duplicates import memory_text
 from orcmem.service.memory_access import MemoryAccess
 from orcmem.service.settings import Settings
 from orcmem.store.audit_scan import AuditRow
+from orcmem.text import facts as text_facts
 from orcmem.text.duplicates import same_text_key
-from orcmem.text.redact import redact, redact_text, rules_version
+from orcmem.text.facts import facts_of, pack
+from orcmem.text.redact import Redaction, redact, redact_text, rules_version
 from orcmem.text.wording import plural
 
 if TYPE_CHECKING:
     from orcmem.service.audit_pairs import PairFinding, PairSearch
 
 MAX_DAYS = 36_500
+PREPARE_BATCH = 200  # memories a background batch prepares for the audit (about 25 ms of one core)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,19 +148,21 @@ class StoreAudit:
         if not 1 <= days <= MAX_DAYS:
             raise ValidationError(f"--days must be between 1 and {MAX_DAYS}.")
         started = time.perf_counter()
-        rules = rules_version()
-        rows = self.store.audit_scan.rows(project.id, rules)
+        rules, traits = rules_version(), traits_version()
+        rows = self.store.audit_scan.rows(project.id, rules, traits)
         now = self.core.clock()
         findings = [finding for row in rows if not row.scanned for finding in _secret(row)]
         shown = _Titles({f.memory_id for f in findings})
         self._note_scanned(rows, shown.secrets, rules)
+        generic = {row.pk: is_generic(row.title, row.body) for row in rows if row.generic is None}
         for row in rows:
-            findings.extend(_alone(row, shown(row), now, days))
+            findings.extend(_alone(row, shown(row), now, days, generic.get(row.pk, bool(row.generic))))
         active = [row for row in rows if row.status == Status.ACTIVE]
         repeated = _exact_duplicates(active, shown)
         findings.extend(repeated)
-        compared, pairs = self._pairs(project, active, {f.memory_id for f in repeated}, shown)
+        compared, pairs, worked_out = self._pairs(project, active, {f.memory_id for f in repeated}, shown)
         findings.extend(pairs)
+        self._note_traits(rows, generic, worked_out, traits)
         findings.extend(self._contradictions_hook(project, active))
         counts: dict[Kind, int] = defaultdict(int)
         for finding in findings:
@@ -170,19 +180,54 @@ class StoreAudit:
         with contextlib.suppress(StoreError):
             self.store.audit_scan.note_scanned(clean, rules)
 
+    def _note_traits(
+        self, rows: list[AuditRow], generic: dict[int, bool], worked_out: dict[int, frozenset[str]], traits: int
+    ) -> None:
+        """Keep what this audit worked out of memories' text alone (the generic rule, facts), for the next audits."""
+        kept = [
+            (
+                row.pk,
+                generic.get(row.pk, bool(row.generic)),
+                pack(worked_out[row.pk]) if row.pk in worked_out else row.facts,
+            )
+            for row in rows
+            if row.generic is None or row.pk in worked_out
+        ]
+        if kept:
+            with contextlib.suppress(StoreError):  # as for the scans: the next audit works them out again
+                self.store.audit_scan.note_traits(kept, traits)
+
+    # --- ahead of the audit --------------------------------------------------------------------------------------
+    def prepare(self, limit: int = PREPARE_BATCH, below: int | None = None) -> int | None:
+        """Do ahead of time, for up to `limit` memories of any project (pk below `below`), what the first audit
+        after an upgrade would do for each alone: today's secret rules, the generic rule, the facts (a background
+        loop calls it at idle, batch after batch). The lowest pk looked at (the next batch goes below it), None
+        when nothing is left."""
+        rules, traits = rules_version(), traits_version()
+        rows = self.store.audit_scan.unprepared(rules, traits, limit, (1 << 63) - 1 if below is None else below)
+        if not rows:
+            return None
+        clean = [pk for pk, title, body, scanned in rows if not scanned and _secret_in(title, body) is None]
+        kept = [(pk, is_generic(title, body), pack(facts_of(memory_text(title, body)))) for pk, title, body, _s in rows]
+        with self.store.db.transaction():
+            self.store.audit_scan.note_scanned(clean, rules)
+            self.store.audit_scan.note_traits(kept, traits)
+        return min(pk for pk, *_rest in rows)
+
     def _pairs(
         self, project: Project, active: list[AuditRow], repeats: set[str], shown: _Titles
-    ) -> tuple[int, list[Finding]]:
+    ) -> tuple[int, list[Finding], dict[int, frozenset[str]]]:
         """Near duplicates and possible contradictions among the active memories, by their stored vectors (no
-        model runs: a memory without a vector of the current model is compared by its words only). The last
-        audit's close pairs are searched again only around what changed since (`service/audit_pairs.py`)."""
+        model runs: a memory without a vector of the current model is compared by its words only), and the facts
+        worked out for them. The last audit's close pairs are searched again only around what changed since
+        (`service/audit_pairs.py`)."""
         if not active or not self.store.vectors.available:
-            return 0, []
+            return 0, [], {}
         model = self.core.embedder.model_id if self.core.embedder is not None else None
         model = model or self.settings.embedding_model()
         by_pk = {row.pk: row for row in active if row.id not in repeats}
-        compared, found = self.pair_search.findings(project.id, model, by_pk)
-        return compared, [_pair_finding(pair, by_pk, shown) for pair in found]
+        compared, found, worked_out = self.pair_search.findings(project.id, model, by_pk)
+        return compared, [_pair_finding(pair, by_pk, shown) for pair in found], worked_out
 
     def _contradictions_hook(self, project: Project, active: list[AuditRow]) -> list[Finding]:
         """CONTRADICTION LOOKUP HOOK: the place where the per-write contradiction lookup (branch `contra`,
@@ -257,13 +302,30 @@ def _rank(row: AuditRow) -> tuple[str, int, int]:
     return (row.source, 0, row.pk)
 
 
+@lru_cache(maxsize=1)
+def traits_version() -> int:
+    """The version of what the audit works out of a memory's text alone (the facts rule, `text/facts.version`, and
+    the generic rule, `rules/audit.py`): a signed 64-bit digest; a change to either works them out again."""
+    digest = hashlib.blake2b(text_facts.version().to_bytes(8, "big", signed=True), digest_size=8)
+    digest.update(Path(str(audit_rules.__file__)).read_bytes())
+    return int.from_bytes(digest.digest(), "big", signed=True)
+
+
+def _secret_in(title: str, body: str) -> tuple[Redaction, Redaction] | None:
+    """Today's rules over a memory's title and body, each on its own as the fix redacts them; None when neither
+    holds a secret."""
+    if not redact_text(f"{title}\n{body}").changed:  # one pass over both; each again only when one fired
+        return None
+    redacted = redact_text(title), redact_text(body)
+    return redacted if any(part.changed for part in redacted) else None
+
+
 def _secret(row: AuditRow) -> list[Finding]:
     """The secret today's rules find in a memory's title or body, if any."""
-    if not redact_text(f"{row.title}\n{row.body}").changed:  # one pass over both; each again only when one fired
+    found = _secret_in(row.title, row.body)
+    if found is None:
         return []
-    title, body = redact_text(row.title), redact_text(row.body)
-    if not title.changed and not body.changed:  # as the fix redacts them: each on its own
-        return []
+    title, body = found
     what = ", ".join(sorted({*title.rules, *body.rules}))
     return [
         Finding(Kind.SECRET, row.id, title.text, f"holds what today's rules redact ({what})", _fix(Kind.SECRET, row.id))
@@ -294,9 +356,9 @@ class _Titles:
         return redact(row.title) if row.id in self.secrets else row.title
 
 
-def _alone(row: AuditRow, shown: str, now: int, days: int) -> list[Finding]:
-    """What one memory shows by itself (`shown`: its title as a report shows it): marked wrong, stale, empty or
-    generic, unused."""
+def _alone(row: AuditRow, shown: str, now: int, days: int, generic: bool) -> list[Finding]:
+    """What one memory shows by itself (`shown`: its title as a report shows it; `generic`: the generic rule's
+    verdict on it): marked wrong, stale, empty or generic, unused."""
     found: list[Finding] = []
     if row.status == Status.RETRACTED:
         found.append(Finding(Kind.WRONG, row.id, shown, "marked wrong (retracted)", _fix(Kind.WRONG, row.id)))
@@ -306,7 +368,7 @@ def _alone(row: AuditRow, shown: str, now: int, days: int) -> list[Finding]:
         return found
     if row.stale_reason:
         found.append(Finding(Kind.STALE, row.id, shown, row.stale_reason, _fix(Kind.STALE, row.id)))
-    if is_generic(row.title, row.body):
+    if generic:
         found.append(Finding(Kind.GENERIC, row.id, shown, "too short or nothing specific", _fix(Kind.GENERIC, row.id)))
     cutoff = now - days * MS_PER_DAY
     if row.created_at < cutoff and (row.last_recalled_at is None or row.last_recalled_at < cutoff):

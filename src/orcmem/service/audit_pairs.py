@@ -31,7 +31,9 @@ from orcmem.service import duplicates as service_duplicates
 from orcmem.service.duplicates import memory_text
 from orcmem.store.audit_pairs import MAX_K, Compared
 from orcmem.text import duplicates as text_duplicates
-from orcmem.text.duplicates import Facts, differing_facts, facts_of, other_value
+from orcmem.text import facts as text_facts
+from orcmem.text.duplicates import differing_facts, other_value
+from orcmem.text.facts import Facts, facts_of, unpack
 
 if TYPE_CHECKING:
     from orcmem.store.audit_scan import AuditRow
@@ -69,28 +71,35 @@ class PairSearch:
         self.seed = 7  # the full search's draw of centroids (`close_pairs`)
         self.searched = ""  # how the last audit found its pairs: kept, around (what changed), everything
 
-    def findings(self, project_id: str, model: str, by_pk: dict[int, AuditRow]) -> tuple[int, list[PairFinding]]:
-        """(memories compared by meaning, the pair findings closest first) among `by_pk`: those with a stored vector
-        of `model`."""
+    def findings(
+        self, project_id: str, model: str, by_pk: dict[int, AuditRow]
+    ) -> tuple[int, list[PairFinding], dict[int, Facts]]:
+        """(memories compared by meaning, the pair findings closest first, the facts worked out of memories whose
+        facts were not kept) among `by_pk`: those with a stored vector of `model`."""
         kept = self.store.audit_pairs
         seqs = self.store.audit_scan.vector_stamps(model)
         now = {pk: (row.id, seqs[pk], row.source) for pk, row in by_pk.items() if pk in seqs}
         key = _rules_key(model)
-        stored, before = kept.pairs(project_id, key), kept.compared(project_id)
-        # A copy: the audit judges and marks the pairs in place.
-        pairs = None if stored is None else np.frombuffer(stored, dtype=PAIR_FIELDS).copy()
-        if pairs is not None and before == now:  # nothing changed since the last audit: what it reported stands
+        stored, before = kept.pairs(project_id), kept.compared(project_id)
+        pairs = None
+        if stored is not None and _search_of(stored[0]) == _search_of(key):
+            pairs = np.frombuffer(stored[1], dtype=PAIR_FIELDS).copy()  # a copy: the audit judges and marks them
+            if stored[0] != key:  # only the verdicts' rules changed: the pairs stand, every one is judged again
+                pairs["kind"], pairs["shown"] = UNJUDGED, False
+        if pairs is not None and stored is not None and stored[0] == key and before == now:
+            # nothing changed since the last audit: what it reported stands
             self.searched = "kept"
-            return len(now), _reported(pairs[pairs["shown"]])
+            return len(now), _reported(pairs[pairs["shown"]]), {}
         around = None if pairs is None else self._around_changes(pairs, model, before, now)
         self.searched = "everything" if around is None else "around"
         pairs = self._everything(now, model) if around is None else around
-        _choose(pairs, by_pk)
+        said = _Said()
+        _choose(pairs, by_pk, said)
         changed = {pk: stamp for pk, stamp in now.items() if before.get(pk) != stamp}
         # A read-only or busy store: the audit still reports, and the next one searches again.
         with contextlib.suppress(StoreError):
             kept.save(project_id, key, pairs.tobytes(), changed, [pk for pk in before if pk not in now])
-        return len(now), _reported(pairs[pairs["shown"]])
+        return len(now), _reported(pairs[pairs["shown"]]), said.worked_out
 
     def _everything(self, now: Compared, model: str) -> np.ndarray:
         """The close pairs among all compared memories (`close_pairs`)."""
@@ -190,13 +199,13 @@ def _join(pairs: np.ndarray, nearest: dict[int, list[tuple[int, float]]]) -> np.
     return np.concatenate([pairs, more])
 
 
-def _choose(pairs: np.ndarray, by_pk: dict[int, AuditRow]) -> None:
+def _choose(pairs: np.ndarray, by_pk: dict[int, AuditRow], said: _Said) -> None:
     """Mark in `pairs` those reported, closest first, each memory in one pair finding (fixing it changes the rest),
-    judging a pair only when neither memory is already reported (its verdict kept in `pairs`)."""
+    judging a pair only when neither memory is already reported (its verdict kept in `pairs`; `said`: each
+    memory's facts)."""
     order = np.lexsort((pairs["high"], pairs["low"], -pairs["similarity"]))
     order = order[pairs["kind"][order] != NEITHER]  # a pair judged neither is never reported
     reported: set[int] = set()
-    said = _Said()
     judged: list[tuple[int, int, int]] = []
     shown: list[int] = []
     columns = (pairs[field][order].tolist() for field in ("low", "high", "similarity", "kind"))
@@ -255,32 +264,48 @@ def _reported(pairs: np.ndarray) -> list[PairFinding]:
 
 
 @lru_cache(maxsize=1)
-def _pair_rules() -> bytes:
-    """A digest of the code and thresholds the close pairs and their verdicts follow from: a change to any makes the
-    next audit search again."""
-    digest = hashlib.blake2b(digest_size=16)
-    for module in (close_pairs_module, text_duplicates, service_duplicates, rules_audit):
-        digest.update(Path(str(module.__file__)).read_bytes())
-    digest.update(Path(__file__).read_bytes())
-    digest.update(f"{DUPLICATE_MIN_SIMILARITY} {AUDIT_CONTRADICTION_MIN_SIMILARITY}".encode())
-    return digest.digest()
+def _pair_rules() -> tuple[bytes, bytes]:
+    """Digests of the code and thresholds (the close pairs' search, the verdicts) the kept pairs follow from: a
+    change to the search's makes the next audit search again; to the verdicts' only, judge the kept pairs again."""
+    search, verdicts = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
+    for module in (close_pairs_module,):
+        search.update(Path(str(module.__file__)).read_bytes())
+    for module in (text_duplicates, text_facts, service_duplicates, rules_audit):
+        verdicts.update(Path(str(module.__file__)).read_bytes())
+    for digest in (search, verdicts):  # this file holds both the search around changes and the choice of findings
+        digest.update(Path(__file__).read_bytes())
+    search.update(f"{DUPLICATE_MIN_SIMILARITY}".encode())
+    verdicts.update(f"{AUDIT_CONTRADICTION_MIN_SIMILARITY}".encode())
+    return search.digest(), verdicts.digest()
 
 
 def _rules_key(model: str) -> str:
-    """The key of a project's kept pairs: the pair rules and the model."""
-    return hashlib.blake2b(_pair_rules() + model.encode(), digest_size=16).hexdigest()
+    """The key of a project's kept pairs: the search's rules and the model, then the verdicts' rules."""
+    search, verdicts = _pair_rules()
+    return hashlib.blake2b(search + model.encode(), digest_size=16).hexdigest() + ":" + verdicts.hex()
+
+
+def _search_of(key: str) -> str:
+    """The search's half of a kept pairs' key (`_rules_key`)."""
+    return key.partition(":")[0]
 
 
 class _Said:
-    """Each memory's text and the facts it states, worked out once however many pairs the memory is in."""
+    """Each memory's text and the facts it states: as kept (`AuditRow.facts`), else worked out once however many
+    pairs the memory is in."""
 
     def __init__(self) -> None:
         """Nothing worked out yet."""
         self.known: dict[int, tuple[str, Facts]] = {}
+        self.worked_out: dict[int, Facts] = {}  # the facts not kept, worked out here (the audit keeps them)
 
     def __call__(self, row: AuditRow) -> tuple[str, Facts]:
         """The memory's text (as a write compares it) and its facts."""
         if row.pk not in self.known:
             text = memory_text(row.title, row.body)
-            self.known[row.pk] = (text, facts_of(text))
+            if row.facts is None:
+                self.worked_out[row.pk] = found = facts_of(text)
+            else:
+                found = unpack(row.facts)
+            self.known[row.pk] = (text, found)
         return self.known[row.pk]

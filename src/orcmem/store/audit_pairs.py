@@ -15,11 +15,11 @@ Compared = dict[int, tuple[str, int, str]]  # memory pk -> (memory id, its vecto
 class AuditPairRepository(Repository):
     """The kept close pairs of each project (`audit_close_pairs`) and the memories compared (`audit_compared`)."""
 
-    def pairs(self, project_id: str, key: str) -> bytes | None:
-        """The project's kept close pairs (one array: `service/audit_pairs.PAIR_FIELDS`), or None when none are kept
-        or under another key (the pair rules and the model they follow from)."""
+    def pairs(self, project_id: str) -> tuple[str, bytes] | None:
+        """The project's kept close pairs (one array: `service/audit_pairs.PAIR_FIELDS`) with their key (the pair
+        rules and the model they follow from), or None when none are kept."""
         row = self.db.query_one("SELECT key, pairs FROM audit_close_pairs WHERE project_id = ?", (project_id,))
-        return None if row is None or row[0] != key else bytes(row[1])
+        return None if row is None else (str(row[0]), bytes(row[1]))
 
     def compared(self, project_id: str) -> Compared:
         """The memories the last audit compared, as they were."""

@@ -35,22 +35,27 @@ class AuditRow:
     stale_reason: str | None  # the freshness check's reason when it judged the memory possibly stale
     last_recalled_at: int | None
     scanned: bool  # found clean by today's redaction rules, and its text unchanged since
+    generic: bool | None  # the generic rule's verdict kept for today's traits version (None: not kept)
+    facts: str | None  # its facts as kept for today's traits version, packed (`text/facts.pack`; None: not kept)
 
 
 class AuditScanRepository(Repository):
     """Reads for the store audit, and the recall times (`memory_recalls`)."""
 
-    def rows(self, project_id: str, rules: int) -> list[AuditRow]:
+    def rows(self, project_id: str, rules: int, traits: int) -> list[AuditRow]:
         """Every memory the project sees that a person judges (active, stale or retracted: not those waiting for
-        review), oldest first; `rules` is today's redaction rules version (`scanned`)."""
+        review), oldest first; `rules` is today's redaction rules version (`scanned`), `traits` today's version of
+        what the audit works out of a memory's text alone (`generic`, `facts`)."""
         found = self.db.query(
             "SELECT m.pk, m.id, m.type, m.title, m.body, m.status, m.source, m.text_digest, m.created_at, "
-            "m.last_confirmed_at, CASE WHEN f.state = 'stale' THEN f.reason END, r.last_at, s.rules IS :rules "
+            "m.last_confirmed_at, CASE WHEN f.state = 'stale' THEN f.reason END, r.last_at, s.rules IS :rules, "
+            "t.generic, t.facts "
             "FROM memories m LEFT JOIN freshness f ON f.memory_pk = m.pk "
             "LEFT JOIN memory_recalls r ON r.memory_pk = m.pk "
             "LEFT JOIN memory_scans s ON s.memory_pk = m.pk "
+            "LEFT JOIN memory_traits t ON t.memory_pk = m.pk AND t.version = :traits "
             f"WHERE {VISIBLE} AND m.status != 'pending' ORDER BY m.pk",
-            {"project": project_id, "rules": rules},
+            {"project": project_id, "rules": rules, "traits": traits},
         )
         return [
             AuditRow(
@@ -67,9 +72,36 @@ class AuditScanRepository(Repository):
                 r[10],
                 None if r[11] is None else int(r[11]),
                 bool(r[12]),
+                None if r[13] is None else bool(r[13]),
+                r[14],
             )
             for r in found
         ]
+
+    def unprepared(self, rules: int, traits: int, limit: int, below: int) -> list[tuple[int, str, str, bool]]:
+        """Up to `limit` memories of any project below the pk `below`, newest first, not waiting for review, that
+        today's redaction rules have not found clean or whose traits of version `traits` are not all kept: (pk,
+        title, body, found clean)."""
+        return [
+            (int(pk), title, body, bool(scanned))
+            for pk, title, body, scanned in self.db.query(
+                "SELECT m.pk, m.title, m.body, s.rules IS :rules FROM memories m "
+                "LEFT JOIN memory_scans s ON s.memory_pk = m.pk "
+                "LEFT JOIN memory_traits t ON t.memory_pk = m.pk AND t.version = :traits "
+                "WHERE m.pk < :below AND m.status != 'pending' AND (s.rules IS NOT :rules OR t.facts IS NULL) "
+                "ORDER BY m.pk DESC LIMIT :limit",
+                {"rules": rules, "traits": traits, "limit": limit, "below": below},
+            )
+        ]
+
+    def note_traits(self, traits: Iterable[tuple[int, bool, str | None]], version: int) -> None:
+        """Keep, for each (pk, generic, packed facts or None), what the audit worked out of that memory's text
+        under the traits version `version` (new text forgets it: migration 19's trigger)."""
+        with self.db.transaction():
+            self.db.query_many(
+                "INSERT OR REPLACE INTO memory_traits (memory_pk, version, generic, facts) VALUES (?, ?, ?, ?)",
+                ((pk, version, int(generic), facts) for pk, generic, facts in traits),
+            )
 
     def note_scanned(self, pks: Iterable[int], rules: int) -> None:
         """Keep that these memories were found clean by the redaction rules of version `rules` (an edit of a

@@ -600,6 +600,22 @@ CREATE TABLE audit_compared (
 ) WITHOUT ROWID;
 """
 
+# What the store audit works out of each memory's text alone, kept (docs/audit.md, Speed): the facts the pair rules
+# compare (NULL: not worked out yet) and whether the memory is empty or generic, under the version of the code they
+# follow from (`service/audit.traits_version`). New text forgets them, as it forgets the secret scan.
+MIGRATION_19 = """
+CREATE TABLE memory_traits (
+  memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  generic INTEGER NOT NULL,
+  facts TEXT
+);
+CREATE TRIGGER memory_traits_text_changed AFTER UPDATE OF title, body ON memories
+WHEN old.title IS NOT new.title OR old.body IS NOT new.body BEGIN
+  DELETE FROM memory_traits WHERE memory_pk = new.pk;
+END;
+"""
+
 MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (1, MIGRATION_1),
     (2, MIGRATION_2),
@@ -619,6 +635,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[apsw.Connection], None]], ...] = (
     (16, MIGRATION_16),
     (17, MIGRATION_17),
     (18, MIGRATION_18),
+    (19, MIGRATION_19),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 # The prompt hook checks the version without importing this module; the two must agree.

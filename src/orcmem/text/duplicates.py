@@ -4,9 +4,9 @@ An embedding model places "Postgres listens on 5432" and "Postgres listens on 54
 and "Always use yarn, never npm" and "Always use npm, never yarn" closer still, so closeness in meaning alone would
 merge different and even opposite lessons. Two texts close in meaning still differ when
 
-- each states a fact the other lacks and the two facts look alike: facts are written as identifiers (numbers and
-  versions, flags, paths, file names, code in quotes or backticks, names with digits, underscores or inner
-  capitals), and alike means the same shape (two ports, two flags) or mostly the same letters;
+- each states a fact the other lacks and the two facts look alike: facts are written as identifiers
+  (`text/facts.py`: numbers and versions, flags, paths, file names, code in quotes or backticks, names with digits,
+  underscores or inner capitals), and alike means the same shape (two ports, two flags) or mostly the same letters;
 - they share much of their wording and only one of them negates (not, never, avoid, disable...);
 - they share most of their wording and each puts a few words of its own where the other has others (tabs for
   spaces, staging for production);
@@ -25,12 +25,10 @@ from collections import Counter
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
+from orcmem.text.facts import Facts, cached_facts
+
 _SPACING = re.compile(r"[\s,;:.!?]+")  # what two writes of the same words may differ in; signs and operators stay
-_QUOTED = re.compile(r"`([^`]+)`|'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"")
-_TOKEN = re.compile(r"[\w.:/@+-]+")
-_INNER_CAPITAL = re.compile(r"[a-z][A-Z]|^[A-Z]{2,}$|\.[a-z]{1,4}$")
 _DIGITS = re.compile(r"\d+")
-_CODED = re.compile(r"[\d_/]")  # a digit, an underscore or a slash: a token that reads as code
 _LETTERS = re.compile(r"[a-z]+")
 _WORD = re.compile(r"[a-z][a-z0-9_'-]{2,}")
 _NEGATION = re.compile(
@@ -64,34 +62,6 @@ def same_text_digest(title: str, body: str) -> int:
     is then compared by its key: two texts sharing a digest are not taken for one)."""
     digest = hashlib.blake2b(same_text_key(title, body).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
-
-
-def facts(text: str) -> set[str]:
-    """The identifiers a text states: quoted or backticked code, and tokens that read as names, numbers or flags."""
-    return set(_facts(text))
-
-
-Facts = frozenset[str]
-
-
-@lru_cache(maxsize=8192)  # a write compares its text with a few others (the store audit keeps its own: `known`)
-def _facts(text: str) -> Facts:
-    return facts_of(text)
-
-
-def facts_of(text: str) -> Facts:
-    """`facts`, uncached and frozen: for a caller that keeps each text's facts itself."""
-    found = {next(group for group in match.groups() if group).lower().strip() for match in _QUOTED.finditer(text)}
-    for token in _TOKEN.findall(text):
-        if token.isalpha() and (token.islower() or token.istitle()):
-            continue  # a plain word (most tokens): no digit, underscore, slash or inner capital; no regex needed
-        core = token.strip(".:,;-/")
-        if not core:
-            continue
-        coded = _CODED.search(core) is not None or token.startswith("-")
-        if coded or _INNER_CAPITAL.search(core):
-            found.add(core.lower())
-    return frozenset(found)
 
 
 @lru_cache(maxsize=8192)  # identifiers repeat across the pairs one audit compares
@@ -135,8 +105,8 @@ def other_value(one: str, other: str, known: tuple[Facts, Facts] | None = None) 
     """Whether two texts give another value for one thing (a port, a version, a flag, a tool in one sentence) or
     one negates what the other says: the stronger half of `differing_facts`, which the store audit shows as a
     possible contradiction (a few words swapped for others is a rewording as often as another lesson). `known`:
-    the two texts' facts (`facts_of`), when the caller keeps them."""
-    mine, theirs = known or (_facts(one), _facts(other))
+    the two texts' facts (`text/facts.facts_of`), when the caller keeps them."""
+    mine, theirs = known or (cached_facts(one), cached_facts(other))
     only_mine, only_theirs = mine - theirs, theirs - mine
     if _any_alike(only_mine, only_theirs):
         return True
@@ -151,7 +121,7 @@ def other_value(one: str, other: str, known: tuple[Facts, Facts] | None = None) 
 def differing_facts(one: str, other: str, known: tuple[Facts, Facts] | None = None) -> bool:
     """Whether two texts close in meaning still state different lessons (the rules in this module's docstring);
     `known` as for `other_value`."""
-    mine, theirs = known or (_facts(one), _facts(other))
+    mine, theirs = known or (cached_facts(one), cached_facts(other))
     only_mine, only_theirs = mine - theirs, theirs - mine
     if _any_alike(only_mine, only_theirs):
         return True
