@@ -339,7 +339,7 @@ def _pair_finding(pair: PairFinding, by_pk: dict[int, AuditRow], shown: _Titles)
         detail = f"says what {other.id} says ({pair.similarity:.2f} close in meaning)"
     else:
         detail = f"the newer {other.id} says otherwise: {shown(other)}"
-    kind = Kind(pair.kind)
+    kind = pair.kind
     return Finding(kind, one.id, shown(one), detail, _fix(kind, one.id, other.id), other.id)
 
 

@@ -45,6 +45,7 @@ KNN_UP_TO = 12  # up to this many lookups, each through sqlite-vec's k-NN; more:
 AROUND = PER_VECTOR * 4  # the nearest memories looked at around a changed one
 KINDS = ("", Kind.NEAR_DUPLICATE, Kind.CONTRADICTION)  # a kept verdict's code: its place here
 NEITHER = 0
+_FOUND = {n: Kind(kind) for n, kind in enumerate(KINDS) if kind}  # a reported verdict's kind (Kind() costs µs each)
 UNJUDGED = -1
 # One kept close pair (`store/audit_pairs`): the two memories (low < high), how close, the verdict (a code of KINDS,
 # UNJUDGED until the pair rules judged it), which of the two a finding is about (0: low, 1: high), whether reported.
@@ -245,7 +246,7 @@ def _verdict(low: AuditRow, high: AuditRow, similarity: float, said: _Said) -> t
 class PairFinding:
     """A pair finding as reported: its kind, the memory it is about and the other one, how close."""
 
-    kind: str
+    kind: Kind
     memory_pk: int
     other_pk: int
     similarity: float
@@ -259,7 +260,7 @@ def _reported(pairs: np.ndarray) -> list[PairFinding]:
         *(pairs[field].tolist() for field in ("low", "high", "similarity", "kind", "about")), strict=True
     ):
         one, other = (high, low) if about else (low, high)
-        found.append(PairFinding(str(KINDS[kind]), one, other, similarity))
+        found.append(PairFinding(_FOUND[kind], one, other, similarity))
     return found
 
 
