@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from orcmem.mcp_server import freshness_watch
+from orcmem.mcp_server.freshness_watch import FreshnessWatch
 from orcmem.models.constants import MS_PER_DAY
 from orcmem.models.types import NewMemory, Source
 from orcmem.service.agent_tools import AgentTools
@@ -96,6 +98,21 @@ def wait_for(predicate: Callable[[], object], timeout: float = 60.0, what: str =
             return
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def run_watch(
+    home: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch, done: Callable[[FreshnessWatch], object], what: str
+) -> None:
+    """Run the MCP server's background watch of `project_dir` (its first round soon after start, no pause between
+    the audit's batches) until `done(watch)` holds, then stop it."""
+    monkeypatch.setattr(freshness_watch, "FIRST_CHECK_S", 0.05)
+    monkeypatch.setattr(freshness_watch, "PREPARE_PAUSE_S", 0.0)
+    watch = freshness_watch.FreshnessWatch(home, project_dir)
+    watch.start()
+    try:
+        wait_for(lambda: done(watch), 30, what)
+    finally:
+        watch.close()
 
 
 def without_fence_id(text: str) -> str:

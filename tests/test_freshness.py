@@ -177,20 +177,13 @@ def test_confirming_renews_the_fingerprint_and_nothing_is_deleted(svc: MemorySer
 def test_recall_labels_it_and_the_mcp_servers_watch_checks_in_the_background(
     svc: MemoryService, repo: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.mcp_server import freshness_watch
-    from tests.helpers import wait_for
+    from tests.helpers import run_watch
 
     project = project_of(svc, repo)
     memory = svc.record(project, lesson("Config loading", "`load_config` reads the env first", "src/app.py")).memory
     svc.check_freshness(project)
     (repo / "src" / "app.py").write_text("def read_settings():\n    pass\n")
-    monkeypatch.setattr(freshness_watch, "FIRST_CHECK_S", 0.05)
-    watch = freshness_watch.FreshnessWatch(orcmem_home, repo)
-    watch.start()
-    try:
-        wait_for(lambda: watch.checks > 0, 30, "the background check")
-    finally:
-        watch.close()
+    run_watch(orcmem_home, repo, monkeypatch, lambda watch: watch.checks > 0, "the background check")
     assert svc.get(project, memory.id).stale_reason == "`load_config` no longer in src/app.py"
     recalled = svc.context.recall(project.canonical_root, "how does config loading work")
     assert "possibly stale: `load_config` no longer in src/app.py" in recalled

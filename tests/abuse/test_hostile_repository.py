@@ -21,7 +21,7 @@ from orcmem.models.types import NewMemory, Project, Source
 from orcmem.rules.freshness import blob_id
 from orcmem.service.memory_service import MemoryService
 from orcmem.team.identity import team_key
-from tests.helpers import wait_for
+from tests.helpers import run_watch
 
 APP = "def load_config(path):\n    return read(path)\n"
 
@@ -132,19 +132,12 @@ def test_orcmem_check_and_the_mcp_servers_watch_run_none_of_them(
     svc: MemoryService, tmp_path: Path, orcmem_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from orcmem.cli.commands import cli
-    from orcmem.mcp_server import freshness_watch
 
     root, marker, _project = hostile_project(svc, tmp_path)
     out = CliRunner().invoke(cli, ["--project", str(root), "check", "--all"], catch_exceptions=False).output
     assert "possibly stale" in out
     assert not marker.exists(), marker.read_text()
-    monkeypatch.setattr(freshness_watch, "FIRST_CHECK_S", 0.05)
-    watch = freshness_watch.FreshnessWatch(orcmem_home, root)
-    watch.start()
-    try:
-        wait_for(lambda: watch.checks > 0, 30, "the background check")
-    finally:
-        watch.close()
+    run_watch(orcmem_home, root, monkeypatch, lambda watch: watch.checks > 0, "the background check")
     assert not marker.exists(), marker.read_text()
 
 

@@ -344,19 +344,11 @@ def test_prepare_does_ahead_what_the_first_audit_after_an_upgrade_would(embedded
 def test_the_mcp_servers_watch_prepares_the_audit_in_the_background(
     embedded, clock: Clock, orcmem_home: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orcmem.mcp_server import freshness_watch
-    from tests.helpers import wait_for
+    from tests.helpers import run_watch
 
     svc, project, ids = embedded(HEALTHY)
     pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())]
     svc.store.audit_scan.note_scanned(pks, rules_version() ^ 1)
-    monkeypatch.setattr(freshness_watch, "FIRST_CHECK_S", 0.05)
-    monkeypatch.setattr(freshness_watch, "PREPARE_PAUSE_S", 0.0)
-    watch = freshness_watch.FreshnessWatch(orcmem_home, project_dir)
-    watch.start()
-    try:
-        wait_for(lambda: watch.prepared > 0, 30, "the audit's preparation")
-    finally:
-        watch.close()
+    run_watch(orcmem_home, project_dir, monkeypatch, lambda watch: watch.prepared > 0, "the audit's preparation")
     assert _scanned(svc, project) == dict.fromkeys(ids, True)
     assert all(facts is not None for _generic, facts in _traits(svc, project).values())
