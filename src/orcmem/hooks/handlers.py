@@ -351,7 +351,8 @@ def _audit_decision(home: str, tool: str, mode: object, verdict: PolicyVerdict, 
 
     if not os.path.exists(os.path.join(home, DB_FILENAME)):
         return
-    service = MemoryService.open(Path(home), vectors=False)
+    # No re-flag here: this hook runs before every tool call the agent makes, so it never adds work of its own.
+    service = MemoryService.open(Path(home), vectors=False, reflag_budget_s=0)
     try:
         service.audit(
             "agent",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from orcmem.mcp_server.recall_socket import RecallSocket
     from orcmem.models.data_shapes import JsonObject
     from orcmem.service.agent_tools import AgentTools
+    from orcmem.service.reflag import ReflagLoop
     from orcmem.team.background import TeamSyncer
 
 # The tools/list result of tool_specs with memory on, pinned so it can be answered before the SDK loads (a test
@@ -231,17 +232,20 @@ def run_http(
 
 
 def _serve(home: Path, project_dir: Path, box: ToolsBox, transport: Callable[[MCPServer], int]) -> int:
-    """Start the server's companions (the recall socket, the team syncer, the freshness watch), build the server,
-    warm it up and serve it with `transport` until it ends; then close them and the tools."""
+    """Start the server's companions (the recall socket, the team syncer, the freshness watch, the re-flag), build
+    the server, warm it up and serve it with `transport` until it ends; then close them and the tools."""
     recall = _recall_socket(home, box)
     team = _team_syncer(home, box)
     watch = _freshness_watch(home, project_dir)
+    reflag = _reflag(box)
     try:
         server = build_server(box)
         if box.tools is not None:
             warm_up(box.tools)
         return transport(server)
     finally:
+        if reflag is not None:
+            reflag.close()
         watch.close()
         team.close()
         recall.close()
@@ -273,6 +277,11 @@ def _freshness_watch(home: Path, project_dir: Path) -> FreshnessWatch:
     watch = FreshnessWatch(home, project_dir)
     watch.start()
     return watch
+
+
+def _reflag(box: ToolsBox) -> ReflagLoop | None:
+    """Finish in the background the re-flag an upgraded instruction detector left (none when the tools failed)."""
+    return None if box.tools is None else box.tools.memory.reflag.in_background("orcmem mcp")
 
 
 def early_tool_list(home: Path) -> Callable[[], JsonObject | None]:

@@ -192,6 +192,12 @@ REVIEW_MIN_CONFIDENCE_DEFAULT: Final = 0.6  # measured in bench/review.py (docs/
 SETTING_LEARNING_BUDGET: Final = "learning.budget"  # the daily budget of distillation, JSON (rules/budget.py)
 SETTING_CONTEXT_BUDGET: Final = "context.session_budget_tokens"  # the tokens orcmem may add to one session
 SETTING_FLAG_VERSION: Final = "memory.flag_version"  # the instruction flag's version the stored flags were made by
+# How far the re-flag by a newer detector got: "VERSION:LAST_PK:END_PK" (service/reflag.py); gone once it is done.
+SETTING_FLAG_CURSOR: Final = "memory.flag_cursor"
+REFLAG_OPEN_BUDGET_S: Final = 0.05  # the re-flag an opener does before it goes on (a hook's share; docs/security.md)
+REFLAG_SLICE_S: Final = 0.05  # a background re-flag's slice of work, each written in one short transaction
+REFLAG_PAUSE_S: Final = 0.05  # between two slices: the CPU and the write lock go to the rest of the machine
+REFLAG_READ_ROWS: Final = 256  # memories read at once by the re-flag (each slice writes those it got through)
 EMBEDDING_MODEL_DEFAULT: Final = "minilm-l6-v2"  # fastembed's pinned archive of all-MiniLM-L6-v2
 EXTRACTION_PROVIDERS: Final = values(ExtractionProvider)
 EXTRACTION_PROVIDER_DEFAULT: Final = ExtractionProvider.AUTO.value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,11 +16,11 @@ from orcmem.models.constants import (
     CONFIDENCE_STEP,
     DB_FILENAME,
     LIST_MAX_LIMIT,
-    SETTING_FLAG_VERSION,
+    REFLAG_OPEN_BUDGET_S,
     TITLE_MAX_CHARS,
 )
 from orcmem.models.data_shapes import SqlValue
-from orcmem.models.errors import NotFoundError, ValidationError
+from orcmem.models.errors import NotFoundError, StoreError, ValidationError
 from orcmem.models.types import (
     DEFAULT_PROVENANCE,
     Memory,
@@ -50,13 +51,14 @@ from orcmem.service.freshness import CheckReport, FreshnessCheck
 from orcmem.service.history import History
 from orcmem.service.memory_access import MemoryEdits
 from orcmem.service.overview import Overview, RunsOverview, build_overview, build_runs
+from orcmem.service.reflag import Reflag
 from orcmem.service.review import Review
 from orcmem.service.search import Search
 from orcmem.service.settings import Settings
 from orcmem.service.team import Team
 from orcmem.store.facade import Store
 from orcmem.store.grants import Grant
-from orcmem.text.instructions import FLAG_VERSION, looks_like_instructions
+from orcmem.text.instructions import looks_like_instructions
 from orcmem.text.redact import redact, rules_version
 
 if TYPE_CHECKING:
@@ -97,7 +99,7 @@ class MemoryService(ServiceCore):
     """Memory reads and writes over one profile database, on the ground `ServiceCore` gives (store, clock,
     embedder, projects, on/off, audit); the rest are parts it holds over the same store and clock:
     `settings`, `team`, `search`, `context` (the brief and recall), `review` (the review inbox), `cost` (the cost of
-    learning), `store_audit` (the audit of the store and its fixes)."""
+    learning), `store_audit` (the audit of the store and its fixes), `reflag` (flags made by an older detector)."""
 
     def __init__(self, store: Store, *, clock: Callable[[], int] = now_ms, embedder: Embedder | None = None) -> None:
         """Use an open store; `clock` returns milliseconds since the epoch (tests pass their own).
@@ -114,6 +116,7 @@ class MemoryService(ServiceCore):
         self.cost = LearningCost(self)
         self.contradictions = Contradictions(self.store)
         self.store_audit = StoreAudit(self, self, self.settings)
+        self.reflag = Reflag(self.store)
 
     def close(self, *, embed_wait: float = 0.0) -> None:
         """Close the database, first giving background embedding up to `embed_wait` seconds to finish."""
@@ -121,32 +124,26 @@ class MemoryService(ServiceCore):
         super().close(embed_wait=embed_wait)
 
     @classmethod
-    def open(cls, home: Path, *, vectors: bool = True, embedder: Embedder | None = None) -> MemoryService:
-        """Open the profile database in `home` (created with its folder when missing).
+    def open(
+        cls,
+        home: Path,
+        *,
+        vectors: bool = True,
+        embedder: Embedder | None = None,
+        reflag_budget_s: float = REFLAG_OPEN_BUDGET_S,
+    ) -> MemoryService:
+        """Open the profile database in `home` (created with its folder when missing), doing up to `reflag_budget_s`
+        of the re-flag an upgraded instruction detector left (service/reflag.py; the rest is the long-lived
+        processes').
 
         Raises:
             StoreError: the database cannot be opened or migrated.
         """
         service = cls(Store.open(home / DB_FILENAME, vectors=vectors), embedder=embedder)
-        service.reflag_if_stale()
+        with contextlib.suppress(StoreError):  # a busy database leaves the re-flag to the next opener
+            service.reflag.step(reflag_budget_s)
         service.review.expire()  # one indexed read when nothing is due
         return service
-
-    def reflag_if_stale(self) -> int:
-        """Compute every memory's instruction flag again when the stored ones were made by an older detector (a
-        migration cannot run it: it is Python); how many flags changed."""
-        settings = self.store.settings
-        if settings.get(SETTING_FLAG_VERSION) == str(FLAG_VERSION):
-            return 0
-        changed = [
-            (memory_id, flag)
-            for memory_id, text, flagged in self.store.memories.texts_and_flags()
-            if (flag := looks_like_instructions(text)) != flagged
-        ]
-        with self.store.db.transaction():
-            self.store.memories.set_flags_unshared(changed)
-            settings.set(SETTING_FLAG_VERSION, str(FLAG_VERSION))
-        return len(changed)
 
     # --- read --------------------------------------------------------------------------------------------------
     def overview(self, project: Project, *, utc_offset_ms: int = 0) -> Overview:

@@ -363,16 +363,29 @@ class MemoryRepository(Repository):
                         "UPDATE memories SET text_digest = ? WHERE id = ?", (same_text_digest(*row), memory_id)
                     )
 
-    def texts_and_flags(self) -> builtins.list[tuple[str, str, bool]]:
-        """Every memory's id, its text as the instruction check reads it (title, then body) and its stored flag."""
-        rows = self.db.query("SELECT id, title, body, flagged FROM memories")
-        return [(str(memory_id), f"{title}\n{body}", bool(flagged)) for memory_id, title, body, flagged in rows]
+    def texts_and_flags(self, after_pk: int, upto_pk: int, limit: int) -> builtins.list[tuple[int, str, bool]]:
+        """Up to `limit` memories with `after_pk < pk <= upto_pk`, in pk order: each one's pk, its text as the
+        instruction check reads it (title, then body) and its stored flag."""
+        rows = self.db.query(
+            "SELECT pk, title, body, flagged FROM memories WHERE pk > ? AND pk <= ? ORDER BY pk LIMIT ?",
+            (after_pk, upto_pk, limit),
+        )
+        return [(int(pk), f"{title}\n{body}", bool(flagged)) for pk, title, body, flagged in rows]
 
-    def set_flags_unshared(self, flags: Sequence[tuple[str, bool]]) -> None:
-        """Store recomputed instruction flags without queuing them for the team pool: each profile computes its own
-        (team_apply does too), so nothing here is a change to share. Call inside a transaction."""
+    def last_pk(self) -> int:
+        """The newest memory's pk (0 without any): pks only grow (AUTOINCREMENT), so a later write lies beyond it."""
+        row = self.db.query_one("SELECT COALESCE(MAX(pk), 0) FROM memories")
+        return int(row[0]) if row else 0
+
+    def set_flags_unshared(self, flags: Sequence[tuple[int, str, bool]]) -> None:
+        """Store recomputed instruction flags (pk, the text they were computed from, flag) without queuing them for
+        the team pool: each profile computes its own (team_apply does too), so nothing here is a change to share. A
+        memory whose text changed since it was read keeps the flag its write gave it. Call inside a transaction."""
         self.db.query("UPDATE team_applying SET applying = 1")
-        self.db.query_many("UPDATE memories SET flagged = ? WHERE id = ?", [(int(f), i) for i, f in flags])
+        self.db.query_many(
+            "UPDATE memories SET flagged = ? WHERE pk = ? AND title || char(10) || body = ?",
+            [(int(flag), pk, text) for pk, text, flag in flags],
+        )
         self.db.query("UPDATE team_applying SET applying = 0")
 
     def mark_helpful(self, memory_id: str, *, confidence_step: float, now: int) -> None:

@@ -1,4 +1,5 @@
-"""`orcmem worker`: drain the extraction queue, distil idle sessions, embed what commands left, then exit.
+"""`orcmem worker`: drain the extraction queue, distil idle sessions, embed what commands left, finish the re-flag an
+upgraded instruction detector left, then exit.
 
 Whether one runs, and starting and stopping one, is worker_control's (light enough for hooks and commands)."""
 
@@ -17,6 +18,7 @@ from orcmem.models.constants import MAX_CONCURRENT_EXTRACTIONS
 from orcmem.models.errors import OrcmemError
 from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
 from orcmem.service.memory_service import MemoryService
+from orcmem.service.reflag import ReflagLoop
 from orcmem.team.sync import sync_now
 from orcmem.worker.control import is_alive
 
@@ -122,33 +124,44 @@ def run(
     outcomes: list[JobOutcome] = []
     service.vectors_changed()  # what commands wrote and left to a worker (embed_handoff), beside what it learns
     missing_before = -1
-    while True:
-        wait = learning.idle_ms()
-        learning.sweep_idle(wait)
-        done = drain(learning, generators)
-        outcomes.extend(done)
-        if done:
-            continue
-        deadline = learning.next_idle_deadline(wait) if linger else None
-        retry = learning.next_retry() if linger else None  # a job waiting out a rate limit
-        if retry is not None:
-            deadline = retry if deadline is None else min(deadline, retry)
-        if deadline is None or learning.extraction_allowed() is not None:
-            if service.pump is not None:
-                service.pump.wait(EMBED_WAIT_S)  # the vectors of what this worker saved, before it exits
-            if learning.untaken_jobs():
-                continue  # queued while this worker ran: their hooks saw it running and started no other worker
-            left = _still_missing(service)
-            if left and left != missing_before:
-                missing_before = left  # a command wrote while this worker embedded: it saw it running, started none
-                service.vectors_changed()
+    reflag = service.reflag.in_background("orcmem worker")  # flags an upgraded detector left, beside the jobs
+    try:
+        while True:
+            wait = learning.idle_ms()
+            learning.sweep_idle(wait)
+            done = drain(learning, generators)
+            outcomes.extend(done)
+            if done:
                 continue
-            _send_to_team(service)
-            _check_freshness(service)
-            service.review.expire()  # a long-lived worker also erases what was left unreviewed too long
-            break
-        _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
+            deadline = learning.next_idle_deadline(wait) if linger else None
+            retry = learning.next_retry() if linger else None  # a job waiting out a rate limit
+            if retry is not None:
+                deadline = retry if deadline is None else min(deadline, retry)
+            if deadline is None or learning.extraction_allowed() is not None:
+                if service.pump is not None:
+                    service.pump.wait(EMBED_WAIT_S)  # the vectors of what this worker saved, before it exits
+                if learning.untaken_jobs():
+                    continue  # queued while this worker ran: their hooks saw it running and started no other worker
+                left = _still_missing(service)
+                if left and left != missing_before:
+                    missing_before = left  # a command wrote while this worker embedded: it saw it running, started none
+                    service.vectors_changed()
+                    continue
+                _send_to_team(service)
+                _check_freshness(service)
+                service.review.expire()  # a long-lived worker also erases what was left unreviewed too long
+                _finish_reflag(reflag)
+                break
+            _wait_for_work(learning, min(MAX_SLEEP_S, max(0.5, (deadline - service.clock()) / 1000)), clock_sleep)
+    finally:
+        reflag.close()
     return outcomes
+
+
+def _finish_reflag(reflag: ReflagLoop) -> None:
+    """Before the worker exits, let its re-flag finish (short waits: Ctrl-C still stops it; what is done stays)."""
+    while not reflag.done.wait(WAKE_POLL_S):
+        pass
 
 
 def _check_freshness(service: MemoryService) -> None:
