@@ -16,8 +16,11 @@ from bench.common import Latency, latency, profile_with_memories
 from orcmem.extract.digest import build_digest, render_digest
 from orcmem.host.workspace import Location
 from orcmem.ingest.transcript import parse_transcript
+from orcmem.models import constants
+from orcmem.models.constants import DB_FILENAME, SETTING_FLAG_VERSION
 from orcmem.models.vocabulary import Agent
 from orcmem.service.memory_service import MemoryService
+from orcmem.store.facade import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "fixtures" / "agents" / "claude_transcript_sample.jsonl"
@@ -34,11 +37,28 @@ class LearningResult:
     hook_session_start_10k: Latency
     hook_pre_tool_use: Latency
     hook_prompt_injected: float  # share of the timed prompts that got memories back
+    upgrade: Upgrade  # the first session-start hook after an upgrade of the instruction detector
     events: int
     transcript_bytes: int
     parse_ms: float
     store_ms: float
     digest_ms: float
+
+
+@dataclass
+class Upgrade:
+    """The first `orcmem hook session-start` on 10,000 memories whose flags an older detector made, beside the floor
+    measured right before each run, and how many memories each run re-flagged (on average)."""
+
+    floor: Latency
+    hook: Latency
+    done: float
+    memories: int
+
+    @property
+    def ratio(self) -> float:
+        """The hook's p50 over the floor's."""
+        return self.hook.p50 / self.floor.p50
 
 
 def _record(kind: str, n: int, message: dict, **extra: object) -> dict:
@@ -157,6 +177,34 @@ def _hooks_at_10k(work: Path, orcmem: str, samples: int) -> tuple[list[float], l
     return floor, times, starts, hits / samples
 
 
+def first_hook_after_upgrade(home: Path, project: Path, orcmem: str, samples: int = 5, size: int = 10_000) -> Upgrade:
+    """Before each run, the flags of the `size` memories are made an older detector's again (no re-flag begun), as
+    after an upgrade.
+
+    Written against the store alone, so that an older checkout (which re-flagged every memory at open) is measured by
+    the same code: `PYTHONPATH=<checkout>/src:. python -m bench.learning upgrade`.
+    """
+    cursor_key = getattr(constants, "SETTING_FLAG_CURSOR", None)
+    env = {**os.environ, "ORCMEM_HOME": str(home)}
+    payload = json.dumps({"session_id": "bench-upgrade", "cwd": str(project), "hook_event_name": "SessionStart"})
+    floor, times, done = [], [], []
+    for _ in range(samples):
+        store = Store.open(home / DB_FILENAME, vectors=False)
+        store.settings.set(SETTING_FLAG_VERSION, "0")
+        if cursor_key is not None:
+            store.settings.delete(cursor_key)
+        store.close()
+        floor.append(_wall([sys.executable, "-c", "pass"], "", env))
+        times.append(_wall([orcmem, "hook", "session-start"], payload, env))
+        store = Store.open(home / DB_FILENAME, vectors=False)
+        if store.settings.get(SETTING_FLAG_VERSION) != "0":
+            done.append(size)  # the whole re-flag, in the hook
+        else:  # the cursor's last pk: the memories' pks run from 1 without gaps here
+            done.append(int((store.settings.get(cursor_key or "") or "0:0:0").split(":")[1]))
+        store.close()
+    return Upgrade(latency(floor), latency(times), sum(done) / len(done), size)
+
+
 def run(samples: int = 30) -> LearningResult:
     """Measure the hooks as agents run them, and the ingest and digest path."""
     work = Path(tempfile.mkdtemp(prefix="orcmem-bench-learning-"))
@@ -187,6 +235,7 @@ def run(samples: int = 30) -> LearningResult:
         tools.append(_wall([orcmem, "hook", "pre-tool-use"], json.dumps(tool_call), env))
 
     bare, prompt_times, start_times, injected = _hooks_at_10k(work, orcmem, samples * 2)
+    upgrade = first_hook_after_upgrade(work / "home-10k", work / "project-10k", orcmem)
 
     data = synthetic_transcript()
     transcript = work / "big.jsonl"
@@ -222,9 +271,31 @@ def run(samples: int = 30) -> LearningResult:
         hook_session_start_10k=latency(start_times),
         hook_pre_tool_use=latency(tools),
         hook_prompt_injected=injected,
+        upgrade=upgrade,
         events=len(chunk.events),
         transcript_bytes=len(data),
         parse_ms=(parsed - started) * 1000,
         store_ms=(stored - parsed) * 1000,
         digest_ms=(digested - stored) * 1000,
     )
+
+
+def _upgrade_only(samples: int) -> None:
+    """`python -m bench.learning upgrade [SAMPLES]`: the first hook after an upgrade alone, as a JSON line."""
+    work = Path(tempfile.mkdtemp(prefix="orcmem-bench-upgrade-"))
+    home, project = work / "home-10k", work / "project-10k"
+    profile_with_memories(home, project, 10_000)
+    orcmem = shutil.which("orcmem", path=str(Path(sys.executable).parent)) or "orcmem"
+    env = {**os.environ, "ORCMEM_HOME": str(home)}
+    start = json.dumps({"session_id": "bench", "cwd": str(project), "hook_event_name": "SessionStart"})
+    for _ in range(3):  # the page cache, as in the hooks' section
+        _wall([orcmem, "hook", "session-start"], start, env)
+    up = first_hook_after_upgrade(home, project, orcmem, samples)
+    shutil.rmtree(work, ignore_errors=True)
+    figures = {"floor_p50": up.floor.p50, "hook_p50": up.hook.p50, "ratio": up.ratio, "reflagged": up.done}
+    print(json.dumps({"samples": samples, **{key: round(value, 3) for key, value in figures.items()}}))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["upgrade"]:
+        _upgrade_only(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
