@@ -74,6 +74,19 @@ def ticks(*, stop_at: int | None = None) -> Iterator[float]:
         number += 1
 
 
+def counting(service: MemoryService, *, stop_at: int | None = None) -> Reflag:
+    """The store's re-flag timed by `ticks`: a slice of budget N checks N memories."""
+    timer = ticks(stop_at=stop_at)
+    return Reflag(service.store, timer=lambda: next(timer))
+
+
+def hook(name: str, event: dict[str, object], home: Path) -> subprocess.CompletedProcess[str]:
+    """`orcmem hook NAME` run as an agent runs it: a process of its own, the event on stdin."""
+    command = [sys.executable, "-m", "orcmem", "hook", name]
+    env = {**os.environ, "ORCMEM_HOME": str(home)}
+    return subprocess.run(command, input=json.dumps(event), capture_output=True, text=True, timeout=120, env=env)
+
+
 def test_opening_a_store_flagged_by_an_older_detector_computes_its_flags_again(
     service: MemoryService, project: Project, orcmem_home: Path
 ) -> None:
@@ -94,8 +107,7 @@ def test_each_slice_does_its_budget_and_the_next_resumes_where_it_stopped(
     service: MemoryService, project: Project
 ) -> None:
     memories = stale_store(service, project, 10)
-    timer = ticks()
-    reflag = Reflag(service.store, timer=lambda: next(timer))
+    reflag = counting(service)
     first = reflag.step(3)
     assert (first.checked, first.changed, first.done) == (3, 3, False)
     assert flags(service, memories)[:4] == [*detector(memories)[:3], not detector(memories)[3]]
@@ -112,12 +124,10 @@ def test_a_slice_interrupted_midway_loses_nothing_and_is_done_again_whole(
     service: MemoryService, project: Project
 ) -> None:
     memories = stale_store(service, project, 8)
-    timer = ticks()
-    Reflag(service.store, timer=lambda: next(timer)).step(2)
+    counting(service).step(2)
     before = (cursor(service), flags(service, memories))
-    interrupted = ticks(stop_at=3)  # Ctrl-C after the slice checked two memories, before it wrote them
-    with pytest.raises(KeyboardInterrupt):
-        Reflag(service.store, timer=lambda: next(interrupted)).step(5)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C after the slice checked two memories, before it wrote them
+        counting(service, stop_at=3).step(5)
     assert (cursor(service), flags(service, memories)) == before
     assert Reflag(service.store).finish() == 6
     assert flags(service, memories) == detector(memories) and not service.reflag.stale()
@@ -127,8 +137,7 @@ def test_memories_written_during_a_reflag_are_flagged_on_write_and_left_out_of_i
     service: MemoryService, project: Project
 ) -> None:
     memories = stale_store(service, project, 4)
-    timer = ticks()
-    reflag = Reflag(service.store, timer=lambda: next(timer))
+    reflag = counting(service)
     reflag.step(1)
     written = service.record(project, user_memory("Setup", INJECTION.format("new"))).memory
     assert written.flagged
@@ -164,14 +173,7 @@ def test_a_hook_on_a_stale_store_of_many_memories_does_only_a_slice(
     memories = stale_store(service, project, 1500)
     end = service.store.memories.last_pk()
     event = {"session_id": "s1", "cwd": str(project_dir), "hook_event_name": "SessionStart", "source": "startup"}
-    result = subprocess.run(
-        [sys.executable, "-m", "orcmem", "hook", "session-start"],
-        input=json.dumps(event),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "ORCMEM_HOME": str(orcmem_home)},
-    )
+    result = hook("session-start", event, orcmem_home)
     assert result.returncode == 0 and "Note" in result.stdout  # the brief, as ever
     done = cursor(service)
     assert done is not None and 0 < done.last < end  # a slice of the re-flag, not the whole
@@ -180,15 +182,7 @@ def test_a_hook_on_a_stale_store_of_many_memories_does_only_a_slice(
     assert 0 < checked < len(memories) // 2
     tool_call = {**event, "hook_event_name": "PreToolUse", "tool_name": "mcp__orcmem__memory_record"}
     tool_call.update(permission_mode="plan", tool_input={"type": "lesson", "title": "T", "body": "B"})
-    subprocess.run(
-        [sys.executable, "-m", "orcmem", "hook", "pre-tool-use"],
-        input=json.dumps(tool_call),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "ORCMEM_HOME": str(orcmem_home)},
-        check=True,
-    )
+    assert hook("pre-tool-use", tool_call, orcmem_home).returncode == 0
     assert cursor(service) == done  # the tool-call hook, on every call the agent makes, does none
 
 
