@@ -299,7 +299,7 @@ def render_learning(r: learning.LearningResult) -> list[str]:
         f"  {r.upgrade.hook.cell()} ms, {r.upgrade.ratio:.2f} times the floor measured beside it "
         f"({r.upgrade.floor.p50:.2f} ms), re-flagging {r.upgrade.done:,.0f} of the {r.upgrade.memories:,} memories; "
         f"the same hook right after, flags current: {r.upgrade.current.p50 / r.upgrade.floor.p50:.2f} times the floor",
-        "  (at most 50 ms of it; the MCP server and the worker do the rest in the background). Before, a hook",
+        "  (about 50 ms of it; the MCP server and the worker do the rest in the background). Before, a hook",
         "  re-flagged them all: see *The first hook after an upgrade of the instruction flag* below.",
         f"- `orcmem hook session-end` p50 under 150 ms: {met(r.hook_session_end.p50 < 150)} "
         f"({r.hook_session_end.p50:.0f} ms).",

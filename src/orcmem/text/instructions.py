@@ -28,7 +28,7 @@ from orcmem.text.instructions_learned import learned_flag
 from orcmem.text.textsafe import INVISIBLE, skeleton
 
 # Raised whenever the rules or the learned layer's weights change: a store whose flags were made by an older
-# version has them computed again when it is opened (MemoryService.open).
+# version has them computed again, a slice at every open and the rest in the background (service/reflag.py).
 FLAG_VERSION = 5
 _WORD = re.compile(r"\w")
 STRONG = 2  # a cue that flags a text on its own
