@@ -16,6 +16,7 @@ from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
 from orcmem.service.audit import traits_version
 from orcmem.service.audit_pairs import KINDS, PAIR_FIELDS, no_pairs
+from orcmem.service.audit_parallel import Spread
 from orcmem.store.recall import RecallRow
 from orcmem.text.redact import rules_version
 from tests.helpers import Clock
@@ -292,11 +293,11 @@ def test_the_generic_verdict_and_facts_are_kept_and_new_text_forgets_them(embedd
     assert _found(svc.store_audit.run(project)) == first  # judged again from the kept facts: the same findings
     # The audit reads what is kept (a verdict planted here is reported) under today's version only.
     pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())}
-    svc.store.audit_scan.note_traits([(pks[ids[2]], True, None)], traits_version())
+    svc.store.audit_scan.note_traits([(pks[ids[2]], True, "")], traits_version())
     assert _kinds(svc.store_audit.run(project), ids[2]) == {Kind.GENERIC}
-    svc.store.audit_scan.note_traits([(pks[ids[2]], True, None)], traits_version() ^ 1)
+    svc.store.audit_scan.note_traits([(pks[ids[2]], True, "")], traits_version() ^ 1)
     assert _kinds(svc.store_audit.run(project), ids[2]) == set()
-    svc.store.audit_scan.note_traits([(pks[ids[2]], True, None)], traits_version())
+    svc.store.audit_scan.note_traits([(pks[ids[2]], True, "")], traits_version())
     svc.edit(project, ids[2], body="Use `git tag -s vX.Y.Z` for every release; CI rejects unsigned tags.")
     assert _traits(svc, project)[ids[2]] == (None, None)  # new text: worked out again
     assert _kinds(svc.store_audit.run(project), ids[2]) == set()
@@ -330,15 +331,48 @@ def test_prepare_does_ahead_what_the_first_audit_after_an_upgrade_would(embedded
     svc, project, ids = embedded(EACH_KIND)
     svc.store.memories.update_fields(ids[1], {"body": SECRET_BODY})  # stored before a rule for it existed
     expected = _found(svc.store_audit.run(project))
-    pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())]
-    svc.store.audit_scan.note_scanned(pks, rules_version() ^ 1)  # as after an upgrade: other secret rules,
-    svc.store.audit_scan.note_traits(((pk, False, None) for pk in pks), traits_version() ^ 1)  # another facts rule
-    svc.store.audit_pairs.forget(project.id)  # and other pair rules
+    _upgrade(svc, project)
     assert _prepare_all(svc) == 4  # 8 memories in batches of 3 (the secret one stays to report: no endless loop)
     assert _scanned(svc, project) == {memory_id: memory_id != ids[1] for memory_id in ids}
     assert all(generic is not None and facts is not None for generic, facts in _traits(svc, project).values())
     assert svc.store_audit.prepare() is not None  # the secret is left for the audit to report
     assert _found(svc.store_audit.run(project)) == expected
+
+
+def _upgrade(svc, project) -> None:  # type: ignore[no-untyped-def]
+    """As after an upgrade that changed every rule: other secret rules, another facts rule, other pair rules."""
+    pks = [row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())]
+    svc.store.audit_scan.note_scanned(pks, rules_version() ^ 1)
+    svc.store.audit_scan.note_traits(((pk, False, None) for pk in pks), traits_version() ^ 1)
+    svc.store.audit_pairs.forget(project.id)
+
+
+def test_the_first_audit_after_an_upgrade_reports_the_same_over_a_pool_of_processes(embedded, clock: Clock) -> None:
+    svc, project, ids = embedded(EACH_KIND)
+    svc.store.memories.update_fields(ids[1], {"body": SECRET_BODY})  # stored before a rule for it existed
+    svc.store_audit.spread = Spread(1, "")
+    _upgrade(svc, project)
+    alone = svc.store_audit.run(project)
+    alone_traits = _traits(svc, project)
+    svc.store_audit.spread = Spread(2, "fork", pool_from=1, chunk=3)
+    _upgrade(svc, project)
+    pooled = svc.store_audit.run(project)
+    assert [f.to_dict() for f in pooled.findings] == [f.to_dict() for f in alone.findings]  # titles, details too
+    assert {Kind.SECRET, Kind.GENERIC, Kind.DUPLICATE} <= set(pooled.counts)
+    assert _traits(svc, project) == alone_traits  # the same generic verdicts and facts kept
+    _upgrade(svc, project)
+    assert _prepare_all(svc) == 4  # `prepare` over the pool too
+    assert _traits(svc, project) == alone_traits
+
+
+def test_the_worker_prepares_the_audit_before_it_exits(embedded, clock: Clock) -> None:
+    from orcmem.worker import loop as worker
+
+    svc, project, ids = embedded(HEALTHY)
+    _upgrade(svc, project)
+    worker.run(svc, lambda run: pytest.fail("the queue is empty"), linger=False)
+    assert _scanned(svc, project) == dict.fromkeys(ids, True)
+    assert all(generic is not None and facts is not None for generic, facts in _traits(svc, project).values())
 
 
 def test_the_mcp_servers_watch_prepares_the_audit_in_the_background(

@@ -57,9 +57,5 @@ class FreshnessWatch(BackgroundLoop):
 
     def _prepare_audit(self, svc: MemoryService) -> None:
         """Prepare every memory for the store audit, batch by batch, until done or the server stops."""
-        below = svc.store_audit.prepare()
-        while below is not None:
-            if self.stopping.wait(PREPARE_PAUSE_S):
-                return
-            below = svc.store_audit.prepare(below=below)
-        self.prepared += 1
+        if svc.store_audit.prepare_all(lambda: not self.stopping.wait(PREPARE_PAUSE_S)):
+            self.prepared += 1

@@ -9,7 +9,7 @@ import contextlib
 import hashlib
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,16 +25,15 @@ from orcmem.models.constants import (
 from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
 from orcmem.rules import audit as audit_rules
-from orcmem.rules.audit import FIXES, LABELS, Kind, is_generic, keeper
+from orcmem.rules.audit import FIXES, LABELS, Kind, keeper
+from orcmem.service.audit_parallel import Spread, Traits, secret_in, work_out
 from orcmem.service.core import ServiceCore
-from orcmem.service.duplicates import memory_text
 from orcmem.service.memory_access import MemoryAccess
 from orcmem.service.settings import Settings
 from orcmem.store.audit_scan import AuditRow
 from orcmem.text import facts as text_facts
 from orcmem.text.duplicates import same_text_key
-from orcmem.text.facts import facts_of, pack
-from orcmem.text.redact import Redaction, redact, redact_text, rules_version
+from orcmem.text.redact import redact, redact_text, rules_version
 from orcmem.text.wording import plural
 
 if TYPE_CHECKING:
@@ -127,6 +126,7 @@ class StoreAudit:
         self.memories = memories
         self.settings = settings
         self._pair_search: PairSearch | None = None
+        self.spread = Spread.here()  # the per-memory work over this machine's cores (`service/audit_parallel.py`)
 
     @property
     def pair_search(self) -> PairSearch:
@@ -151,18 +151,20 @@ class StoreAudit:
         rules, traits = rules_version(), traits_version()
         rows = self.store.audit_scan.rows(project.id, rules, traits)
         now = self.core.clock()
-        findings = [finding for row in rows if not row.scanned for finding in _secret(row)]
+        worked = _work_out(rows, self.spread)
+        findings = [finding for row in rows if worked.get(row.pk, _CLEAN)[0] for finding in _secret(row)]
         shown = _Titles({f.memory_id for f in findings})
         self._note_scanned(rows, shown.secrets, rules)
-        generic = {row.pk: is_generic(row.title, row.body) for row in rows if row.generic is None}
         for row in rows:
-            findings.extend(_alone(row, shown(row), now, days, generic.get(row.pk, bool(row.generic))))
+            generic = worked[row.pk][1] if row.pk in worked else bool(row.generic)
+            findings.extend(_alone(row, shown(row), now, days, generic))
         active = [row for row in rows if row.status == Status.ACTIVE]
         repeated = _exact_duplicates(active, shown)
         findings.extend(repeated)
-        compared, pairs, worked_out = self._pairs(project, active, {f.memory_id for f in repeated}, shown)
+        packed = {pk: facts for pk, (_secret_found, _generic, facts) in worked.items()}
+        compared, pairs = self._pairs(project, active, {f.memory_id for f in repeated}, shown, packed)
         findings.extend(pairs)
-        self._note_traits(rows, generic, worked_out, traits)
+        self._note_traits(worked, traits)
         findings.extend(self._contradictions_hook(project, active))
         counts: dict[Kind, int] = defaultdict(int)
         for finding in findings:
@@ -180,19 +182,9 @@ class StoreAudit:
         with contextlib.suppress(StoreError):
             self.store.audit_scan.note_scanned(clean, rules)
 
-    def _note_traits(
-        self, rows: list[AuditRow], generic: dict[int, bool], worked_out: dict[int, frozenset[str]], traits: int
-    ) -> None:
+    def _note_traits(self, worked: dict[int, Traits], traits: int) -> None:
         """Keep what this audit worked out of memories' text alone (the generic rule, facts), for the next audits."""
-        kept = [
-            (
-                row.pk,
-                generic.get(row.pk, bool(row.generic)),
-                pack(worked_out[row.pk]) if row.pk in worked_out else row.facts,
-            )
-            for row in rows
-            if row.generic is None or row.pk in worked_out
-        ]
+        kept = [(pk, generic, facts) for pk, (_secret_found, generic, facts) in worked.items()]
         if kept:
             with contextlib.suppress(StoreError):  # as for the scans: the next audit works them out again
                 self.store.audit_scan.note_traits(kept, traits)
@@ -207,27 +199,39 @@ class StoreAudit:
         rows = self.store.audit_scan.unprepared(rules, traits, limit, (1 << 63) - 1 if below is None else below)
         if not rows:
             return None
-        clean = [pk for pk, title, body, scanned in rows if not scanned and _secret_in(title, body) is None]
-        kept = [(pk, is_generic(title, body), pack(facts_of(memory_text(title, body)))) for pk, title, body, _s in rows]
+        worked = work_out([(title, body, not scanned) for _pk, title, body, scanned in rows], self.spread)
+        found = [(pk, scanned, traits) for (pk, _title, _body, scanned), traits in zip(rows, worked, strict=True)]
+        clean = [pk for pk, scanned, (secret, _generic, _facts) in found if not scanned and not secret]
+        kept = [(pk, generic, facts) for pk, _scanned, (_secret, generic, facts) in found]
         with self.store.db.transaction():
             self.store.audit_scan.note_scanned(clean, rules)
             self.store.audit_scan.note_traits(kept, traits)
         return min(pk for pk, *_rest in rows)
 
+    def prepare_all(self, go_on: Callable[[], bool]) -> bool:
+        """`prepare` batch after batch, each its own short transaction (the write lock yielded between them), while
+        `go_on()` (called between batches: it pauses, and says whether to go on); whether every memory is done."""
+        below = self.prepare()
+        while below is not None:
+            if not go_on():
+                return False
+            below = self.prepare(below=below)
+        return True
+
     def _pairs(
-        self, project: Project, active: list[AuditRow], repeats: set[str], shown: _Titles
-    ) -> tuple[int, list[Finding], dict[int, frozenset[str]]]:
+        self, project: Project, active: list[AuditRow], repeats: set[str], shown: _Titles, packed: dict[int, str | None]
+    ) -> tuple[int, list[Finding]]:
         """Near duplicates and possible contradictions among the active memories, by their stored vectors (no
-        model runs: a memory without a vector of the current model is compared by its words only), and the facts
-        worked out for them. The last audit's close pairs are searched again only around what changed since
-        (`service/audit_pairs.py`)."""
+        model runs: a memory without a vector of the current model is compared by its words only; `packed`: the
+        facts this audit worked out of memories whose facts were not kept). The last audit's close pairs are
+        searched again only around what changed since (`service/audit_pairs.py`)."""
         if not active or not self.store.vectors.available:
-            return 0, [], {}
+            return 0, []
         model = self.core.embedder.model_id if self.core.embedder is not None else None
         model = model or self.settings.embedding_model()
         by_pk = {row.pk: row for row in active if row.id not in repeats}
-        compared, found, worked_out = self.pair_search.findings(project.id, model, by_pk)
-        return compared, [_pair_finding(pair, by_pk, shown) for pair in found], worked_out
+        compared, found = self.pair_search.findings(project.id, model, by_pk, packed)
+        return compared, [_pair_finding(pair, by_pk, shown) for pair in found]
 
     def _contradictions_hook(self, project: Project, active: list[AuditRow]) -> list[Finding]:
         """CONTRADICTION LOOKUP HOOK: the place where the per-write contradiction lookup (branch `contra`,
@@ -311,18 +315,20 @@ def traits_version() -> int:
     return int.from_bytes(digest.digest(), "big", signed=True)
 
 
-def _secret_in(title: str, body: str) -> tuple[Redaction, Redaction] | None:
-    """Today's rules over a memory's title and body, each on its own as the fix redacts them; None when neither
-    holds a secret."""
-    if not redact_text(f"{title}\n{body}").changed:  # one pass over both; each again only when one fired
-        return None
-    redacted = redact_text(title), redact_text(body)
-    return redacted if any(part.changed for part in redacted) else None
+_CLEAN: Traits = (False, False, None)
+
+
+def _work_out(rows: list[AuditRow], spread: Spread) -> dict[int, Traits]:
+    """What an audit works out of the text of each memory whose rules' results are not all kept (today's secret
+    rules where they have not found it clean, its generic verdict, its facts), by pk: over the cores when many."""
+    needed = [row for row in rows if not row.scanned or row.generic is None or row.facts is None]
+    traits = work_out([(row.title, row.body, not row.scanned) for row in needed], spread)
+    return {row.pk: found for row, found in zip(needed, traits, strict=True)}
 
 
 def _secret(row: AuditRow) -> list[Finding]:
     """The secret today's rules find in a memory's title or body, if any."""
-    found = _secret_in(row.title, row.body)
+    found = secret_in(row.title, row.body)
     if found is None:
         return []
     title, body = found

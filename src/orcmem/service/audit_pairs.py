@@ -73,10 +73,10 @@ class PairSearch:
         self.searched = ""  # how the last audit found its pairs: kept, around (what changed), everything
 
     def findings(
-        self, project_id: str, model: str, by_pk: dict[int, AuditRow]
-    ) -> tuple[int, list[PairFinding], dict[int, Facts]]:
-        """(memories compared by meaning, the pair findings closest first, the facts worked out of memories whose
-        facts were not kept) among `by_pk`: those with a stored vector of `model`."""
+        self, project_id: str, model: str, by_pk: dict[int, AuditRow], packed: dict[int, str | None] | None = None
+    ) -> tuple[int, list[PairFinding]]:
+        """(memories compared by meaning, the pair findings closest first) among `by_pk`: those with a stored vector
+        of `model` (`packed`: the facts the audit worked out of memories whose facts were not kept, packed)."""
         kept = self.store.audit_pairs
         seqs = self.store.audit_scan.vector_stamps(model)
         now = {pk: (row.id, seqs[pk], row.source) for pk, row in by_pk.items() if pk in seqs}
@@ -90,17 +90,17 @@ class PairSearch:
         if pairs is not None and stored is not None and stored[0] == key and before == now:
             # nothing changed since the last audit: what it reported stands
             self.searched = "kept"
-            return len(now), _reported(pairs[pairs["shown"]]), {}
+            return len(now), _reported(pairs[pairs["shown"]])
         around = None if pairs is None else self._around_changes(pairs, model, before, now)
         self.searched = "everything" if around is None else "around"
         pairs = self._everything(now, model) if around is None else around
-        said = _Said()
+        said = _Said(packed or {})
         _choose(pairs, by_pk, said)
         changed = {pk: stamp for pk, stamp in now.items() if before.get(pk) != stamp}
         # A read-only or busy store: the audit still reports, and the next one searches again.
         with contextlib.suppress(StoreError):
             kept.save(project_id, key, pairs.tobytes(), changed, [pk for pk in before if pk not in now])
-        return len(now), _reported(pairs[pairs["shown"]]), said.worked_out
+        return len(now), _reported(pairs[pairs["shown"]])
 
     def _everything(self, now: Compared, model: str) -> np.ndarray:
         """The close pairs among all compared memories (`close_pairs`)."""
@@ -292,21 +292,19 @@ def _search_of(key: str) -> str:
 
 
 class _Said:
-    """Each memory's text and the facts it states: as kept (`AuditRow.facts`), else worked out once however many
-    pairs the memory is in."""
+    """Each memory's text and the facts it states: as kept (`AuditRow.facts`) or worked out by the audit (packed),
+    else worked out here, once however many pairs the memory is in."""
 
-    def __init__(self) -> None:
-        """Nothing worked out yet."""
+    def __init__(self, packed: dict[int, str | None]) -> None:
+        """Over the facts the audit worked out, packed, by pk."""
+        self.packed = packed
         self.known: dict[int, tuple[str, Facts]] = {}
-        self.worked_out: dict[int, Facts] = {}  # the facts not kept, worked out here (the audit keeps them)
 
     def __call__(self, row: AuditRow) -> tuple[str, Facts]:
         """The memory's text (as a write compares it) and its facts."""
         if row.pk not in self.known:
             text = memory_text(row.title, row.body)
-            if row.facts is None:
-                self.worked_out[row.pk] = found = facts_of(text)
-            else:
-                found = unpack(row.facts)
+            kept = row.facts if row.facts is not None else self.packed.get(row.pk)
+            found = facts_of(text) if kept is None else unpack(kept)
             self.known[row.pk] = (text, found)
         return self.known[row.pk]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from orcmem.extract.runner import stop_all_processes
 from orcmem.models.constants import MAX_CONCURRENT_EXTRACTIONS
-from orcmem.models.errors import OrcmemError
+from orcmem.models.errors import OrcmemError, StoreError
 from orcmem.service.learning import GeneratorFactory, JobOutcome, Learning
 from orcmem.service.memory_service import MemoryService
 from orcmem.service.reflag import ReflagLoop
@@ -27,6 +27,7 @@ log = logging.getLogger("orcmem.worker.loop")
 MAX_SLEEP_S = 60.0  # wake at least this often while waiting for idle sessions
 WAKE_POLL_S = 0.25  # while it waits, a run queued by another process (a session's end) is taken within this
 EMBED_WAIT_S = 120.0
+PREPARE_PAUSE_S = 0.02  # between two batches of the store audit's preparation: others' writes get the lock
 STOP_WAIT_S = 10.0  # after Ctrl-C, how long the job threads get to put their jobs back
 
 
@@ -149,6 +150,8 @@ def run(
                     continue
                 _send_to_team(service)
                 _check_freshness(service)
+                if not _prepare_audit(service, learning, clock_sleep):
+                    continue  # a run queued meanwhile comes first; the preparation goes on after it
                 service.review.expire()  # a long-lived worker also erases what was left unreviewed too long
                 _finish_reflag(reflag)
                 break
@@ -174,6 +177,24 @@ def _check_freshness(service: MemoryService) -> None:
             service.check_freshness(project)
         except Exception as exc:  # one project's check failing leaves the others, and the worker, alone
             print(f"orcmem worker: freshness check of {project.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def _prepare_audit(service: MemoryService, learning: Learning, clock_sleep: Callable[[float], None]) -> bool:
+    """Do ahead what the first store audit after an upgrade would do per memory (`StoreAudit.prepare`), a small
+    batch at a time with a pause between, so hooks and commands get the write lock; whether it ended (False: a run
+    was queued meanwhile and comes first)."""
+    if not service.is_enabled():
+        return True
+
+    def go_on() -> bool:
+        clock_sleep(PREPARE_PAUSE_S)
+        return not learning.untaken_jobs()
+
+    try:
+        return service.store_audit.prepare_all(go_on)
+    except StoreError as exc:  # a busy or read-only store: the next worker, or the MCP server, prepares it
+        print(f"orcmem worker: the audit's preparation: {exc}", file=sys.stderr)
+        return True
 
 
 def _send_to_team(service: MemoryService) -> None:
