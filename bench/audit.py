@@ -15,14 +15,15 @@ Speed: the same audit over 100,000 synthetic memories with stored vectors. Embed
 longer than the benchmark can spend, so those vectors are the words' hashed bag (unit length, texts sharing words
 close): the audit's cost does not depend on what the vectors mean, only on how they cluster. Timed: the first audit
 after an upgrade that changed every rule (today's secret rules over every memory, every close pair searched and
-judged, every memory's facts and generic verdict worked out: nothing kept but the vectors); the first after only the
-secret rules changed (the close pairs and their verdicts kept); after only the verdicts' code changed (the kept pairs
-judged again, the facts kept); after only the search's code changed (no close pairs kept); the background's
-preparation after every rule changed (`StoreAudit.prepare`, batch by batch, as the MCP server does at idle) and the
-first audit after it; one after a single memory was edited and embedded again (its text scanned, its close pairs
-searched again around it); one after a hundred new memories; and the usual one, nothing changed since the last (what
-it reported shown again). Every first audit must report what the first after every rule changed reported. The floor
-is reading the memories and their vectors, in the same run.
+judged, every memory's facts and generic verdict worked out: nothing kept but the vectors), and the same with that
+per-memory work in the audit's own process instead of a pool of processes (`service/audit_parallel.py`); the first
+after only the secret rules changed (the close pairs and their verdicts kept); after only the verdicts' code changed
+(the kept pairs judged again, the facts kept); after only the search's code changed (no close pairs kept); the
+background's preparation after every rule changed (`StoreAudit.prepare`, batch by batch, as the MCP server does at
+idle) and the first audit after it; one after a single memory was edited and embedded again (its text scanned, its
+close pairs searched again around it); one after a hundred new memories; and the usual one, nothing changed since
+the last (what it reported shown again). Every first audit must report what the first after every rule changed
+reported. The floor is reading the memories and their vectors, in the same run.
 """
 
 from __future__ import annotations
@@ -331,6 +332,7 @@ class Speed:
     """The timed audits of the large store, in seconds."""
 
     first: float  # after every rule changed (secret rules, pair search, facts): nothing kept but the vectors
+    alone: float  # the same, its per-memory work in the audit's own process (no pool of processes)
     secret: float  # the first after the secret rules changed, close pairs and verdicts kept
     verdicts: float  # the first after the pair rules' verdict code changed: the kept pairs judged again
     search: float  # the first after the pair search's code changed: no close pairs kept (facts kept)
@@ -362,6 +364,7 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
     sys.path.insert(0, str(ROOT))
     from orcmem.host.workspace import Location
     from orcmem.service.audit import traits_version
+    from orcmem.service.audit_parallel import Spread
     from orcmem.service.memory_service import MemoryService
     from orcmem.store.vectors import unpack
     from orcmem.text.redact import rules_version
@@ -400,7 +403,11 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
 
         every_rule_changed()
         first, expected = _timed(svc, project)
-        timings, same = [], True
+        every_rule_changed()
+        svc.store_audit.spread = Spread(1, "")
+        alone, found = _timed(svc, project)
+        svc.store_audit.spread = Spread.here()
+        timings, same = [], found == expected
         for change in (secret_rules_changed, verdicts_changed, lambda: svc.store.audit_pairs.forget(project.id)):
             change()
             seconds, found = _timed(svc, project)
@@ -440,7 +447,7 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
         svc.close()
     secret, verdicts, search = timings
     return Speed(
-        first, secret, verdicts, search, prepare, prepared, after_edit, after_new, usual, floor, report.vectors,
+        first, alone, secret, verdicts, search, prepare, prepared, after_edit, after_new, usual, floor, report.vectors,
         searched, differing, same,
     )  # fmt: skip
 
