@@ -3,9 +3,13 @@ this process, in order, and the same when the pool cannot start."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
+
 import pytest
 
-from orcmem.service.audit_parallel import Spread, Text, traits_of, work_out
+from orcmem.service.audit_parallel import Pending, Spread, Text, traits_of, work_out
 from orcmem.text.facts import unpack
 from tests.abuse.fake_secrets import corpus
 
@@ -49,3 +53,14 @@ def test_few_texts_or_one_core_stay_in_this_process(caplog: pytest.LogCaptureFix
     assert work_out(texts, Spread(2, "no-such-start-method", pool_from=len(texts) + 1)) == traits_of(texts)
     assert work_out(texts, Spread(1, "no-such-start-method", pool_from=1)) == traits_of(texts)
     assert FAILED not in caplog.text
+
+
+def test_a_worker_killed_midway_leaves_the_work_to_this_process(caplog: pytest.LogCaptureFixture) -> None:
+    texts = _texts()[len(corpus()) :] * 200  # no secret: about half a second of work, still going when killed
+    with Pending(texts, Spread(2, "fork", pool_from=1, chunk=50)) as pending:
+        workers = multiprocessing.active_children()
+        assert workers  # the pool started
+        for worker in workers:
+            os.kill(worker.pid or 0, signal.SIGKILL)
+        assert pending.result() == traits_of(texts)
+    assert FAILED in caplog.text

@@ -26,7 +26,7 @@ from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
 from orcmem.rules import audit as audit_rules
 from orcmem.rules.audit import FIXES, LABELS, Kind, keeper
-from orcmem.service.audit_parallel import Spread, Traits, secret_in, work_out
+from orcmem.service.audit_parallel import Pending, Spread, Traits, secret_in, work_out
 from orcmem.service.core import ServiceCore
 from orcmem.service.memory_access import MemoryAccess
 from orcmem.service.settings import Settings
@@ -151,20 +151,21 @@ class StoreAudit:
         rules, traits = rules_version(), traits_version()
         rows = self.store.audit_scan.rows(project.id, rules, traits)
         now = self.core.clock()
-        worked = _work_out(rows, self.spread)
-        findings = [finding for row in rows if worked.get(row.pk, _CLEAN)[0] for finding in _secret(row)]
+        active = [row for row in rows if row.status == Status.ACTIVE]
+        repeats = _repeats(active)
+        # The per-memory work runs on the other cores while this process searches the close pairs.
+        with _Worked(rows, self.spread) as worked:
+            compared, pairs, by_pk = self._pairs(project, active, {row.id for row, _keep in repeats}, worked.facts)
+            done = worked()
+        findings = [finding for row in rows if done.get(row.pk, _CLEAN)[0] for finding in _secret(row)]
         shown = _Titles({f.memory_id for f in findings})
         self._note_scanned(rows, shown.secrets, rules)
         for row in rows:
-            generic = worked[row.pk][1] if row.pk in worked else bool(row.generic)
+            generic = done[row.pk][1] if row.pk in done else bool(row.generic)
             findings.extend(_alone(row, shown(row), now, days, generic))
-        active = [row for row in rows if row.status == Status.ACTIVE]
-        repeated = _exact_duplicates(active, shown)
-        findings.extend(repeated)
-        packed = {pk: facts for pk, (_secret_found, _generic, facts) in worked.items()}
-        compared, pairs = self._pairs(project, active, {f.memory_id for f in repeated}, shown, packed)
-        findings.extend(pairs)
-        self._note_traits(worked, traits)
+        findings.extend(_duplicate(row, keep, shown) for row, keep in repeats)
+        findings.extend(_pair_finding(pair, by_pk, shown) for pair in pairs)
+        self._note_traits(done, traits)
         findings.extend(self._contradictions_hook(project, active))
         counts: dict[Kind, int] = defaultdict(int)
         for finding in findings:
@@ -219,19 +220,19 @@ class StoreAudit:
         return True
 
     def _pairs(
-        self, project: Project, active: list[AuditRow], repeats: set[str], shown: _Titles, packed: dict[int, str | None]
-    ) -> tuple[int, list[Finding]]:
+        self, project: Project, active: list[AuditRow], repeats: set[str], facts: Callable[[int], str | None]
+    ) -> tuple[int, list[PairFinding], dict[int, AuditRow]]:
         """Near duplicates and possible contradictions among the active memories, by their stored vectors (no
-        model runs: a memory without a vector of the current model is compared by its words only; `packed`: the
-        facts this audit worked out of memories whose facts were not kept). The last audit's close pairs are
-        searched again only around what changed since (`service/audit_pairs.py`)."""
+        model runs: a memory without a vector of the current model is compared by its words only; `facts`: the
+        facts this audit works out of a memory whose facts were not kept, packed), and the memories compared by pk.
+        The last audit's close pairs are searched again only around what changed since (`service/audit_pairs.py`)."""
         if not active or not self.store.vectors.available:
-            return 0, []
+            return 0, [], {}
         model = self.core.embedder.model_id if self.core.embedder is not None else None
         model = model or self.settings.embedding_model()
         by_pk = {row.pk: row for row in active if row.id not in repeats}
-        compared, found = self.pair_search.findings(project.id, model, by_pk, packed)
-        return compared, [_pair_finding(pair, by_pk, shown) for pair in found]
+        compared, found = self.pair_search.findings(project.id, model, by_pk, facts)
+        return compared, found, by_pk
 
     def _contradictions_hook(self, project: Project, active: list[AuditRow]) -> list[Finding]:
         """CONTRADICTION LOOKUP HOOK: the place where the per-write contradiction lookup (branch `contra`,
@@ -318,12 +319,33 @@ def traits_version() -> int:
 _CLEAN: Traits = (False, False, None)
 
 
-def _work_out(rows: list[AuditRow], spread: Spread) -> dict[int, Traits]:
+class _Worked:
     """What an audit works out of the text of each memory whose rules' results are not all kept (today's secret
-    rules where they have not found it clean, its generic verdict, its facts), by pk: over the cores when many."""
-    needed = [row for row in rows if not row.scanned or row.generic is None or row.facts is None]
-    traits = work_out([(row.title, row.body, not row.scanned) for row in needed], spread)
-    return {row.pk: found for row, found in zip(needed, traits, strict=True)}
+    rules where they have not found it clean, its generic verdict, its facts), by pk: started over the cores when
+    many, gathered when first asked for."""
+
+    def __init__(self, rows: list[AuditRow], spread: Spread) -> None:
+        """Start on the memories of `rows` that need it."""
+        needed = [row for row in rows if not row.scanned or row.generic is None or row.facts is None]
+        self.needed = [row.pk for row in needed]
+        self.pending = Pending([(row.title, row.body, not row.scanned) for row in needed], spread)
+        self.done: dict[int, Traits] | None = None
+
+    def __call__(self) -> dict[int, Traits]:
+        """Each worked-out memory's traits by pk (waits for the pool)."""
+        if self.done is None:
+            self.done = dict(zip(self.needed, self.pending.result(), strict=True))
+        return self.done
+
+    def facts(self, pk: int) -> str | None:
+        """A worked-out memory's facts, packed (None: not packable, or not worked out)."""
+        return self().get(pk, _CLEAN)[2]
+
+    def __enter__(self) -> _Worked:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.pending.close()
 
 
 def _secret(row: AuditRow) -> list[Finding]:
@@ -383,13 +405,14 @@ def _alone(row: AuditRow, shown: str, now: int, days: int, generic: bool) -> lis
     return found
 
 
-def _exact_duplicates(active: list[AuditRow], shown: _Titles) -> list[Finding]:
-    """Active memories whose words, once normalised, are another's (the stored digest, then the key)."""
+def _repeats(active: list[AuditRow]) -> list[tuple[AuditRow, AuditRow]]:
+    """Active memories whose words, once normalised, are another's (the stored digest, then the key): (the repeat,
+    the memory a merge keeps)."""
     by_digest: dict[int, list[AuditRow]] = defaultdict(list)
     for row in active:
         if row.digest is not None:
             by_digest[row.digest].append(row)
-    found: list[Finding] = []
+    found: list[tuple[AuditRow, AuditRow]] = []
     for group in by_digest.values():
         if len(group) < 2:
             continue
@@ -403,16 +426,11 @@ def _exact_duplicates(active: list[AuditRow], shown: _Titles) -> list[Finding]:
             for row in same[1:]:
                 if keeper(_rank(row), _rank(keep)) == 0:
                     keep = row
-            found.extend(
-                Finding(
-                    Kind.DUPLICATE,
-                    row.id,
-                    shown(row),
-                    f"the same words as {keep.id}",
-                    _fix(Kind.DUPLICATE, row.id, keep.id),
-                    keep.id,
-                )
-                for row in same
-                if row.id != keep.id
-            )
+            found.extend((row, keep) for row in same if row.id != keep.id)
     return found
+
+
+def _duplicate(row: AuditRow, keep: AuditRow, shown: _Titles) -> Finding:
+    """An exact duplicate as the report shows it."""
+    detail = f"the same words as {keep.id}"
+    return Finding(Kind.DUPLICATE, row.id, shown(row), detail, _fix(Kind.DUPLICATE, row.id, keep.id), keep.id)

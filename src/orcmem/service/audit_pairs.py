@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -61,6 +62,11 @@ def no_pairs(count: int = 0) -> np.ndarray:
     return pairs
 
 
+def _none(_pk: int) -> str | None:
+    """No facts worked out by the audit: each memory's worked out here when not kept."""
+    return None
+
+
 class PairSearch:
     """The close pairs among a project's compared memories, kept between audits in the store."""
 
@@ -73,10 +79,11 @@ class PairSearch:
         self.searched = ""  # how the last audit found its pairs: kept, around (what changed), everything
 
     def findings(
-        self, project_id: str, model: str, by_pk: dict[int, AuditRow], packed: dict[int, str | None] | None = None
+        self, project_id: str, model: str, by_pk: dict[int, AuditRow], facts: Callable[[int], str | None] = _none
     ) -> tuple[int, list[PairFinding]]:
         """(memories compared by meaning, the pair findings closest first) among `by_pk`: those with a stored vector
-        of `model` (`packed`: the facts the audit worked out of memories whose facts were not kept, packed)."""
+        of `model` (`facts`: a memory's facts the audit worked out, packed, when they were not kept; asked for only
+        once the search is done and a pair is judged)."""
         kept = self.store.audit_pairs
         seqs = self.store.audit_scan.vector_stamps(model)
         now = {pk: (row.id, seqs[pk], row.source) for pk, row in by_pk.items() if pk in seqs}
@@ -94,7 +101,7 @@ class PairSearch:
         around = None if pairs is None else self._around_changes(pairs, model, before, now)
         self.searched = "everything" if around is None else "around"
         pairs = self._everything(now, model) if around is None else around
-        said = _Said(packed or {})
+        said = _Said(facts)
         _choose(pairs, by_pk, said)
         changed = {pk: stamp for pk, stamp in now.items() if before.get(pk) != stamp}
         # A read-only or busy store: the audit still reports, and the next one searches again.
@@ -295,8 +302,8 @@ class _Said:
     """Each memory's text and the facts it states: as kept (`AuditRow.facts`) or worked out by the audit (packed),
     else worked out here, once however many pairs the memory is in."""
 
-    def __init__(self, packed: dict[int, str | None]) -> None:
-        """Over the facts the audit worked out, packed, by pk."""
+    def __init__(self, packed: Callable[[int], str | None]) -> None:
+        """Over the facts the audit worked out (a memory's, packed, by pk)."""
         self.packed = packed
         self.known: dict[int, tuple[str, Facts]] = {}
 
@@ -304,7 +311,7 @@ class _Said:
         """The memory's text (as a write compares it) and its facts."""
         if row.pk not in self.known:
             text = memory_text(row.title, row.body)
-            kept = row.facts if row.facts is not None else self.packed.get(row.pk)
+            kept = row.facts if row.facts is not None else self.packed(row.pk)
             found = facts_of(text) if kept is None else unpack(kept)
             self.known[row.pk] = (text, found)
         return self.known[row.pk]

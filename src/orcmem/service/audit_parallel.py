@@ -12,6 +12,8 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -31,6 +33,7 @@ Traits = tuple[bool, bool, str | None]
 
 log = logging.getLogger("orcmem.service.audit_parallel")
 _forked: list[Text] = []  # the texts a forked worker reads (inherited, not sent: a pickled chunk costs its copy)
+_forking = threading.Lock()  # one pool forks at a time (the Memory page may audit two projects at once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,22 +78,69 @@ def _forked_traits(start: int, end: int) -> list[Traits]:
     return traits_of(_forked[start:end])
 
 
+class Pending:
+    """Traits being worked out: by a pool of processes started at once (this process is free meanwhile: the audit
+    searches its close pairs), or in this process when they are asked for. A context manager: leaving it ends the
+    pool."""
+
+    def __init__(self, texts: list[Text], spread: Spread) -> None:
+        """Start on `texts` as `spread` says (below `spread.pool_from` texts, on one core or without a start method:
+        nothing starts, they are worked out here when asked)."""
+        self.texts = texts
+        self._pool: ProcessPoolExecutor | None = None
+        self._parts: Iterator[list[Traits]] | None = None
+        self._done: list[Traits] | None = None
+        if len(texts) < spread.pool_from or spread.workers < 2 or not spread.method:
+            return
+        starts = list(range(0, len(texts), spread.chunk))
+        ends = [min(start + spread.chunk, len(texts)) for start in starts]
+        try:
+            context = multiprocessing.get_context(spread.method)
+            redact_text("warm up: the rules' index, built once here and inherited by the workers")
+            with _forking:  # the workers fork within `map` (a fork pool starts them all at the first task)
+                _forked[:] = texts
+                try:
+                    self._pool = ProcessPoolExecutor(min(spread.workers, len(starts)), mp_context=context)
+                    self._parts = self._pool.map(_forked_traits, starts, ends)
+                finally:
+                    _forked.clear()
+        except Exception as exc:  # noqa: BLE001 - any failure of the pool (no fork, a sandbox, memory)
+            self._give_up(exc)
+
+    def result(self) -> list[Traits]:
+        """Each text's traits, in order (the pool's, else this process's)."""
+        if self._done is None:
+            try:
+                if self._parts is not None:
+                    self._done = [traits for part in self._parts for traits in part]
+            except Exception as exc:  # noqa: BLE001 - a worker killed, the pool broken
+                self._give_up(exc)
+            finally:
+                self.close()
+            if self._done is None:
+                self._done = traits_of(self.texts)
+        return self._done
+
+    def _give_up(self, exc: Exception) -> None:
+        log.warning("the audit works in one process: %s: %s", type(exc).__name__, exc)
+        self._parts = None
+        self.close()
+
+    def close(self) -> None:
+        """End the pool, if any (work not gathered yet is dropped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> Pending:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
 def work_out(texts: list[Text], spread: Spread | None = None) -> list[Traits]:
     """Each text's traits, in order: over a pool of processes from `spread.pool_from` texts on (`Spread.here()` by
     default); in this process below that, on one core, or when the pool fails."""
-    spread = spread or Spread.here()
-    if len(texts) < spread.pool_from or spread.workers < 2 or not spread.method:
-        return traits_of(texts)
-    starts = list(range(0, len(texts), spread.chunk))
-    ends = [min(start + spread.chunk, len(texts)) for start in starts]
-    try:
-        context = multiprocessing.get_context(spread.method)
-        redact_text("warm up: the rules' index, built once here and inherited by the workers")
-        _forked[:] = texts
-        with ProcessPoolExecutor(min(spread.workers, len(starts)), mp_context=context) as pool:
-            return [traits for part in pool.map(_forked_traits, starts, ends) for traits in part]
-    except Exception as exc:  # noqa: BLE001 - any failure of the pool (no fork, a sandbox, memory, a killed worker)
-        log.warning("the audit works in one process: %s: %s", type(exc).__name__, exc)
-        return traits_of(texts)
-    finally:
-        _forked.clear()
+    with Pending(texts, spread or Spread.here()) as pending:
+        return pending.result()
