@@ -212,7 +212,7 @@ class TeamRepository(Repository):
             self.db.query("UPDATE team_applying SET applying = 1")
             try:
                 for change in changes:
-                    if self._queued(change.id) or (advance and self._held(change)):
+                    if self._queued(change.id) or (advance and self._held(change)) or self._elsewhere(project, change):
                         cursor = change.seq
                         continue
                     if change.forgotten:
@@ -242,6 +242,12 @@ class TeamRepository(Repository):
             return False
         row = self.db.query_one("SELECT team_revision FROM memories WHERE id = ?", (change.id,))
         return row is not None and row[0] == change.revision
+
+    def _elsewhere(self, project: SharedProject, change: Incoming) -> bool:
+        """Whether the change's id names a memory of another project here: the pool's project is not this one's, and
+        its change (a member's raw SQL can reuse any id the pool lacks) must neither rewrite nor erase that memory."""
+        row = self.db.query_one("SELECT project_id FROM memories WHERE id = ?", (change.id,))
+        return row is not None and row[0] != project.project_id
 
     def _queued(self, memory_id: str) -> bool:
         return self.db.query_one("SELECT 1 FROM team_outbox WHERE memory_id = ?", (memory_id,)) is not None

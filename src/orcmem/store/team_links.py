@@ -134,8 +134,10 @@ class TeamLinkRepository(Repository):
             try:
                 rows = self.db.query(
                     "SELECT w.from_id, w.to_id, w.person, w.relation, w.by, w.open, w.settled, w.at, f.pk, t.pk, "
-                    "l.team_state, t.source, t.author FROM team_links_waiting w JOIN memories f ON f.id = w.from_id "
-                    "JOIN memories t ON t.id = w.to_id "
+                    "l.team_state, t.source, t.author FROM team_links_waiting w "
+                    # Only the memories of the link's project: an id here in another project is not the pool's.
+                    "JOIN memories f ON f.id = w.from_id AND f.project_id = w.project_id "
+                    "JOIN memories t ON t.id = w.to_id AND t.project_id = w.project_id "
                     "LEFT JOIN memory_links l ON l.from_pk = f.pk AND l.to_pk = t.pk ORDER BY w.seq"
                 )
                 for row in rows:
