@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
