@@ -178,7 +178,7 @@ class StoreAudit:
             return
         # A read-only or busy store: the audit still reports, and the next one scans these again.
         with contextlib.suppress(StoreError):
-            self.store.audit_scan.note_scanned(clean, rules)
+            self.store.audit_scan.note_scanned(clean, rules, _texts(rows))
 
     def _note_traits(
         self, rows: list[AuditRow], generic: dict[int, bool], worked_out: dict[int, frozenset[str]], traits: int
@@ -195,7 +195,7 @@ class StoreAudit:
         ]
         if kept:
             with contextlib.suppress(StoreError):  # as for the scans: the next audit works them out again
-                self.store.audit_scan.note_traits(kept, traits)
+                self.store.audit_scan.note_traits(kept, traits, _texts(rows))
 
     # --- ahead of the audit --------------------------------------------------------------------------------------
     def prepare(self, limit: int = PREPARE_BATCH, below: int | None = None) -> int | None:
@@ -209,9 +209,10 @@ class StoreAudit:
             return None
         clean = [pk for pk, title, body, scanned in rows if not scanned and _secret_in(title, body) is None]
         kept = [(pk, is_generic(title, body), pack(facts_of(memory_text(title, body)))) for pk, title, body, _s in rows]
+        texts = {pk: (title, body) for pk, title, body, _s in rows}  # kept only for a text unchanged since
         with self.store.db.transaction():
-            self.store.audit_scan.note_scanned(clean, rules)
-            self.store.audit_scan.note_traits(kept, traits)
+            self.store.audit_scan.note_scanned(clean, rules, texts)
+            self.store.audit_scan.note_traits(kept, traits, texts)
         return min(pk for pk, *_rest in rows)
 
     def _pairs(
@@ -300,6 +301,12 @@ class StoreAudit:
 
 def _rank(row: AuditRow) -> tuple[str, int, int]:
     return (row.source, 0, row.pk)
+
+
+def _texts(rows: list[AuditRow]) -> dict[int, tuple[str, str]]:
+    """Each memory's text as the audit read it: what it worked out is kept only while the text is still that (an
+    edit in any process meanwhile)."""
+    return {row.pk: (row.title, row.body) for row in rows}
 
 
 @lru_cache(maxsize=1)
