@@ -14,6 +14,11 @@ from orcmem.store.memories import MemoryRepository
 from orcmem.store.vectors import VectorRepository, embedded_text
 from orcmem.text.duplicates import same_text_digest
 
+# The local projects shared under the same key as the project `?` (itself, and any other clone of the repository).
+SAME_POOL = (
+    "SELECT s.project_id FROM team_projects s JOIN team_projects o ON o.team_key = s.team_key WHERE o.project_id = ?"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class SharedProject:
@@ -244,10 +249,14 @@ class TeamRepository(Repository):
         return row is not None and row[0] == change.revision
 
     def _elsewhere(self, project: SharedProject, change: Incoming) -> bool:
-        """Whether the change's id names a memory of another project here: the pool's project is not this one's, and
-        its change (a member's raw SQL can reuse any id the pool lacks) must neither rewrite nor erase that memory."""
-        row = self.db.query_one("SELECT project_id FROM memories WHERE id = ?", (change.id,))
-        return row is not None and row[0] != project.project_id
+        """Whether the change's id names a memory here of a project not shared under the same key (another clone of
+        the repository is): not the pool's memory, and the change (a member's raw SQL can reuse any id the pool
+        lacks) must neither rewrite nor erase it."""
+        row = self.db.query_one(
+            f"SELECT 1 FROM memories WHERE id = ? AND project_id IS NOT ? AND project_id NOT IN ({SAME_POOL})",
+            (change.id, project.project_id, project.project_id),
+        )
+        return row is not None
 
     def _queued(self, memory_id: str) -> bool:
         return self.db.query_one("SELECT 1 FROM team_outbox WHERE memory_id = ?", (memory_id,)) is not None
