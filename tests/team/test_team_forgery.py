@@ -14,6 +14,7 @@ import pytest
 
 from orcmem.host.workspace import Location
 from orcmem.models.types import NewMemory, Project, Relation, Source, Status
+from orcmem.rules.review import ReviewPolicy
 from orcmem.store.team_pool.server import TeamServer, connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
@@ -390,3 +391,23 @@ def insert_later(pool: Pool) -> str:
     memory_id = f"mem_{'7' * 32}"
     insert(pool.mallory, memory_id, author="mallory@acme.dev")
     return memory_id
+
+
+def test_a_pool_memory_cannot_take_over_one_waiting_for_review_with_its_id(pool: Pool) -> None:
+    alice = pool.alice
+    alice.svc.review.set_policy(alice.project, ReviewPolicy(all_wait=True))
+    waiting = alice.svc.record(
+        alice.project, NewMemory(type="lesson", title="Pool size", body="four workers", source=Source.EXTRACTION)
+    ).memory
+    assert waiting.status is Status.PENDING
+    insert(pool.mallory, waiting.id, author="mallory@acme.dev")
+    state_link(pool.mallory, pool.agent_id, waiting.id, author="mallory@acme.dev", relation="conflicts")
+    sync_now(alice.svc)
+    got = alice.svc.get(alice.project, waiting.id)
+    assert (got.title, got.body, got.status, got.author) == (
+        "Pool size",
+        "four workers",
+        Status.PENDING,
+        waiting.author,
+    )
+    assert alice.svc.history.links(waiting.id) == []

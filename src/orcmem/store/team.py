@@ -14,10 +14,14 @@ from orcmem.store.memories import MemoryRepository
 from orcmem.store.vectors import VectorRepository, embedded_text
 from orcmem.text.duplicates import same_text_digest
 
-# The local projects shared under the same key as the project `?` (itself, and any other clone of the repository).
-SAME_POOL = (
-    "SELECT s.project_id FROM team_projects s JOIN team_projects o ON o.team_key = s.team_key WHERE o.project_id = ?"
-)
+
+def same_pool(project: str) -> str:
+    """SQL selecting the local projects shared under the same key as `project` (a parameter mark or a column): it,
+    and any other clone of the repository."""
+    return (
+        "SELECT s.project_id FROM team_projects s JOIN team_projects o ON o.team_key = s.team_key "
+        f"WHERE o.project_id = {project}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,11 +253,12 @@ class TeamRepository(Repository):
         return row is not None and row[0] == change.revision
 
     def _elsewhere(self, project: SharedProject, change: Incoming) -> bool:
-        """Whether the change's id names a memory here of a project not shared under the same key (another clone of
-        the repository is): not the pool's memory, and the change (a member's raw SQL can reuse any id the pool
-        lacks) must neither rewrite nor erase it."""
+        """Whether the change's id names a memory here that is not the pool's: one of a project not shared under the
+        same key (another clone of the repository is), or one waiting for review (never sent). A member's raw SQL
+        can reuse any id the pool lacks; the change must neither rewrite nor erase that memory."""
         row = self.db.query_one(
-            f"SELECT 1 FROM memories WHERE id = ? AND project_id IS NOT ? AND project_id NOT IN ({SAME_POOL})",
+            "SELECT 1 FROM memories WHERE id = ? AND (status = 'pending' OR "
+            f"(project_id IS NOT ? AND project_id NOT IN ({same_pool('?')})))",
             (change.id, project.project_id, project.project_id),
         )
         return row is not None
