@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from orcmem.host.workspace import Location
-from orcmem.models.types import NewMemory, Project, Relation, Source, Status
+from orcmem.models.types import NewMemory, Project, Relation, Scope, Source, Status
 from orcmem.rules.review import ReviewPolicy
 from orcmem.store.team_pool.server import TeamServer, connect
 from orcmem.team.sync import sync_now
@@ -345,19 +345,21 @@ def test_a_members_own_link_is_dated_by_the_server_and_cannot_overrule_alice(poo
     )
 
 
-def alice_private_memory(pool: Pool, tmp_path: Path) -> tuple[Project, str]:
-    """A memory of a project alice never shared, its id known to mallory (a transcript, a commit message)."""
+def alice_private_memory(pool: Pool, tmp_path: Path, scope: Scope = Scope.PROJECT) -> tuple[Project, str]:
+    """A memory of a project alice never shared (or a global one), its id known to mallory (a transcript, a commit
+    message)."""
     folder = tmp_path / "private"
     folder.mkdir()
     private = pool.alice.svc.project(Location(str(folder), str(folder), "private"))
-    return private, pool.alice.svc.record(private, user_memory("Vault path", "under vault/prod")).memory.id
+    memory = user_memory("Vault path", "under vault/prod", scope=scope)
+    return private, pool.alice.svc.record(private, memory).memory.id
 
 
-@pytest.mark.parametrize("forgotten", [False, True])
+@pytest.mark.parametrize(("forgotten", "scope"), [(False, Scope.PROJECT), (True, Scope.PROJECT), (False, Scope.GLOBAL)])
 def test_a_pool_memory_cannot_rewrite_or_erase_one_of_another_project_with_its_id(
-    pool: Pool, tmp_path: Path, forgotten: bool
+    pool: Pool, tmp_path: Path, forgotten: bool, scope: Scope
 ) -> None:
-    private, private_id = alice_private_memory(pool, tmp_path)
+    private, private_id = alice_private_memory(pool, tmp_path, scope)
     insert(pool.mallory, private_id, author="mallory@acme.dev")
     if forgotten:
         pool.mallory.execute(

@@ -19,8 +19,8 @@ def same_pool(project: str) -> str:
     """SQL selecting the local projects shared under the same key as `project` (a parameter mark or a column): it,
     and any other clone of the repository."""
     return (
-        "SELECT s.project_id FROM team_projects s JOIN team_projects o ON o.team_key = s.team_key "
-        f"WHERE o.project_id = {project}"
+        f"SELECT {project} UNION SELECT s.project_id FROM team_projects s JOIN team_projects o "
+        f"ON o.team_key = s.team_key WHERE o.project_id = {project}"
     )
 
 
@@ -257,8 +257,8 @@ class TeamRepository(Repository):
         same key (another clone of the repository is), or one waiting for review (never sent). A member's raw SQL
         can reuse any id the pool lacks; the change must neither rewrite nor erase that memory."""
         row = self.db.query_one(
-            "SELECT 1 FROM memories WHERE id = ? AND (status = 'pending' OR "
-            f"(project_id IS NOT ? AND project_id NOT IN ({same_pool('?')})))",
+            "SELECT 1 FROM memories WHERE id = ? AND (status = 'pending' OR project_id IS NULL OR "
+            f"project_id NOT IN ({same_pool('?')}))",
             (change.id, project.project_id, project.project_id),
         )
         return row is not None
