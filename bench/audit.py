@@ -399,7 +399,7 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
             stored = svc.store.audit_pairs.pairs(project.id)
             assert stored is not None
             other = stored[0].partition(":")[0] + ":" + "0" * 32
-            svc.store.audit_pairs.save(project.id, other, stored[1], {}, [])
+            svc.store.audit_pairs.save(project.id, other, stored[1], {}, {}, [])
 
         every_rule_changed()
         first, expected = _timed(svc, project)

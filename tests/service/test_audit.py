@@ -243,7 +243,7 @@ def test_pair_findings_are_kept_and_an_edit_after_an_audit_is_seen(embedded, clo
     pks = {row.id: row.pk for row in svc.store.audit_scan.rows(project.id, rules_version(), traits_version())}
     planted = no_pairs(1)
     planted[0] = (*sorted((pks[ids[2]], pks[ids[3]])), 0.9, KINDS.index(Kind.NEAR_DUPLICATE), 0, True)
-    svc.store.audit_pairs.save(project.id, key, np.concatenate([pairs, planted]).tobytes(), {}, [])
+    svc.store.audit_pairs.save(project.id, key, np.concatenate([pairs, planted]).tobytes(), {}, {}, [])
     again = svc.store_audit.run(project)
     assert svc.store_audit.pair_search.searched == "kept"
     assert {(f.kind, f.memory_id, f.other_id) for f in again.findings} == {
@@ -303,6 +303,21 @@ def test_the_generic_verdict_and_facts_are_kept_and_new_text_forgets_them(embedd
     assert _kinds(svc.store_audit.run(project), ids[2]) == set()
 
 
+def test_what_was_worked_out_of_a_text_edited_meanwhile_is_not_kept(embedded, clock: Clock) -> None:
+    """Prepare (or an audit) reads the text, works out its traits and scan, then keeps them: an edit in between (the
+    MCP server's watch prepares while `orcmem edit` runs in another process) must not leave them kept for new text."""
+    svc, project, ids = embedded(EACH_KIND)
+    read = svc.store.audit_scan.unprepared(rules_version(), traits_version(), 100, 1 << 62)  # what prepare reads
+    svc.edit(project, ids[0], title="Notes", body="misc stuff")  # meanwhile: generic now
+    kept = [(pk, is_generic(title, body), None) for pk, title, body, _scanned in read]
+    texts = {pk: (title, body) for pk, title, body, _scanned in read}
+    svc.store.audit_scan.note_scanned(list(texts), rules_version(), texts)
+    svc.store.audit_scan.note_traits(kept, traits_version(), texts)
+    assert _traits(svc, project)[ids[0]] == (None, None)  # worked out again by the next audit
+    assert _scanned(svc, project)[ids[0]] is False and _scanned(svc, project)[ids[2]] is True
+    assert Kind.GENERIC in _kinds(svc.store_audit.run(project), ids[0])
+
+
 def test_new_verdict_code_judges_the_kept_pairs_again_without_searching(embedded, clock: Clock) -> None:
     svc, project, _ids = embedded(EACH_KIND)
     first = _found(svc.store_audit.run(project))
@@ -312,10 +327,10 @@ def test_new_verdict_code_judges_the_kept_pairs_again_without_searching(embedded
     # The kept verdicts planted wrong: under another verdict code they are judged again, not trusted.
     wrong = np.frombuffer(stored[1], dtype=PAIR_FIELDS).copy()
     wrong["kind"], wrong["shown"] = KINDS.index(Kind.CONTRADICTION), True
-    svc.store.audit_pairs.save(project.id, f"{search}:{'0' * len(verdicts)}", wrong.tobytes(), {}, [])
+    svc.store.audit_pairs.save(project.id, f"{search}:{'0' * len(verdicts)}", wrong.tobytes(), {}, {}, [])
     assert _found(svc.store_audit.run(project)) == first
     assert svc.store_audit.pair_search.searched == "around"  # the kept pairs, no search
-    svc.store.audit_pairs.save(project.id, f"{'0' * len(search)}:{verdicts}", wrong.tobytes(), {}, [])
+    svc.store.audit_pairs.save(project.id, f"{'0' * len(search)}:{verdicts}", wrong.tobytes(), {}, {}, [])
     assert _found(svc.store_audit.run(project)) == first
     assert svc.store_audit.pair_search.searched == "everything"  # another search code: searched again
 

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from orcmem.rules.audit import Kind
+from orcmem.service.audit import rules_version, traits_version
 from tests.helpers import Clock, user_memory
 
 BASE = [
@@ -151,3 +152,20 @@ def test_after_random_edits_the_search_around_them_equals_a_full_search(embedded
         assert found == _recomputed(svc, project)
         seen.update(kind for kind, _one, _other in found)
     assert {Kind.NEAR_DUPLICATE, Kind.CONTRADICTION} & seen  # the rounds made pairs to compare
+
+
+def test_an_edit_while_an_audit_runs_is_judged_again_by_the_next(embedded, clock: Clock) -> None:
+    """An audit reads the memories' text, then which vectors they have: an edit re-embedded in between must not
+    leave the old text's verdict kept as the new vector's, trusted by every audit after."""
+    copy = ("Postgres for tests listens on 5433", "docker compose maps the test database to port 5433 and not 5432.")
+    svc, project, ids = embedded([*BASE, copy])
+    audit = svc.store_audit
+    audit.pair_search.full_share = 1.0
+    assert (Kind.NEAR_DUPLICATE, ids[8], ids[1]) in _found(audit.run(project))
+    read = svc.store.audit_scan.rows(project.id, rules_version(), traits_version())  # what the audit reads first
+    _edit(svc, project, ids[8], *OTHER[1])  # meanwhile: another port, embedded at once
+    by_pk = {row.pk: row for row in read if row.status == "active"}
+    audit.pair_search.findings(project.id, svc.embedder.model_id, by_pk)  # the rest of that audit
+    report, _searched = _audit_around(svc, project)
+    assert _found(report) == _recomputed(svc, project)
+    assert {kind for kind, *_ids in _found(report)} == {Kind.CONTRADICTION}

@@ -5,13 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 
-from orcmem.models.types import NewMemory, Relation, Source, Status
+from orcmem.host.workspace import Location
+from orcmem.models.types import NewMemory, Project, Relation, Scope, Source, Status
+from orcmem.rules.review import ReviewPolicy
 from orcmem.store.team_pool.server import TeamServer, connect
 from orcmem.team.sync import sync_now
 from tests.helpers import user_memory
@@ -340,3 +343,73 @@ def test_a_members_own_link_is_dated_by_the_server_and_cannot_overrule_alice(poo
         Relation.CONFLICTS,
         "mallory@acme.dev",
     )
+
+
+def alice_private_memory(pool: Pool, tmp_path: Path, scope: Scope = Scope.PROJECT) -> tuple[Project, str]:
+    """A memory of a project alice never shared (or a global one), its id known to mallory (a transcript, a commit
+    message)."""
+    folder = tmp_path / "private"
+    folder.mkdir()
+    private = pool.alice.svc.project(Location(str(folder), str(folder), "private"))
+    memory = user_memory("Vault path", "under vault/prod", scope=scope)
+    return private, pool.alice.svc.record(private, memory).memory.id
+
+
+@pytest.mark.parametrize(("forgotten", "scope"), [(False, Scope.PROJECT), (True, Scope.PROJECT), (False, Scope.GLOBAL)])
+def test_a_pool_memory_cannot_rewrite_or_erase_one_of_another_project_with_its_id(
+    pool: Pool, tmp_path: Path, forgotten: bool, scope: Scope
+) -> None:
+    private, private_id = alice_private_memory(pool, tmp_path, scope)
+    insert(pool.mallory, private_id, author="mallory@acme.dev")
+    if forgotten:
+        pool.mallory.execute(
+            "UPDATE orcmem.memories SET forgotten = true, changed_by = 'mallory@acme.dev', revision = revision + 1 "
+            "WHERE id = %s",
+            (private_id,),
+        )
+    later = insert_later(pool)
+    sync_now(pool.alice.svc)
+    got = pool.alice.svc.get(private, private_id)
+    assert (got.title, got.body, got.author, got.status) == (
+        "Vault path",
+        "under vault/prod",
+        "alice@acme.dev",
+        Status.ACTIVE,
+    )
+    assert pool.alice.svc.get(pool.alice.project, later).title == "Deploy"  # the pull went on past it
+
+
+def test_a_pulled_link_never_applies_to_a_memory_of_another_project_with_its_id(pool: Pool, tmp_path: Path) -> None:
+    _, private_id = alice_private_memory(pool, tmp_path)
+    insert(pool.mallory, private_id, author="mallory@acme.dev")
+    state_link(pool.mallory, pool.agent_id, private_id, author="mallory@acme.dev", relation="conflicts")
+    sync_now(pool.alice.svc)
+    assert pool.alice.svc.history.links(private_id) == []
+    assert pool.alice.svc.review.team_conflicts(pool.alice.project) == []
+
+
+def insert_later(pool: Pool) -> str:
+    """One more memory of mallory's, after the forged one: its id."""
+    memory_id = f"mem_{'7' * 32}"
+    insert(pool.mallory, memory_id, author="mallory@acme.dev")
+    return memory_id
+
+
+def test_a_pool_memory_cannot_take_over_one_waiting_for_review_with_its_id(pool: Pool) -> None:
+    alice = pool.alice
+    alice.svc.review.set_policy(alice.project, ReviewPolicy(all_wait=True))
+    waiting = alice.svc.record(
+        alice.project, NewMemory(type="lesson", title="Pool size", body="four workers", source=Source.EXTRACTION)
+    ).memory
+    assert waiting.status is Status.PENDING
+    insert(pool.mallory, waiting.id, author="mallory@acme.dev")
+    state_link(pool.mallory, pool.agent_id, waiting.id, author="mallory@acme.dev", relation="conflicts")
+    sync_now(alice.svc)
+    got = alice.svc.get(alice.project, waiting.id)
+    assert (got.title, got.body, got.status, got.author) == (
+        "Pool size",
+        "four workers",
+        Status.PENDING,
+        waiting.author,
+    )
+    assert alice.svc.history.links(waiting.id) == []

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from orcmem.host.workspace import Location
 from orcmem.models.types import MemoryFilter, NewMemory, Relation, Source, Status
 from orcmem.rules.review import ReviewPolicy
 from orcmem.store.team_pool.links import pull_links
@@ -172,3 +175,20 @@ def test_a_link_stated_after_the_fact_waits_to_be_sent_and_both_stay_active_for_
     assert (link.from_id, link.relation) == (detail, Relation.REFINES)
     active = bob.svc.list(bob.project, MemoryFilter(statuses=("active",)))
     assert {m.id for m in active} == {base, detail}
+
+
+def test_a_link_between_memories_of_two_clones_shared_under_one_key_applies(
+    machines: MakeMachine, tmp_path: Path
+) -> None:
+    """Two clones of the repository on one machine are two local projects under one key: one pool project."""
+    alice, bob = machines("alice@acme.dev"), machines("bob@acme.dev")
+    folder = tmp_path / "clone-alice-2"
+    folder.mkdir()
+    other = alice.svc.project(Location(str(folder), str(folder), "app"))
+    alice.svc.team.share(other, "github.com/acme/app")
+    first = record(alice, "Release on Tuesdays", "the train leaves Tuesday")
+    second = alice.svc.record(other, user_memory("Release on Thursdays", "the train leaves Thursday")).memory.id
+    sync(alice, bob)
+    bob.svc.relate(bob.project, second, Relation.CONFLICTS, first, actor=Source.USER)
+    sync(bob, alice)
+    assert [(link.from_id, link.person) for link in alice.svc.history.links(first)] == [(second, "bob@acme.dev")]

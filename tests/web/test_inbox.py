@@ -15,6 +15,7 @@ from orcmem.models.types import Project, Provenance, Status
 from orcmem.service.memory_service import MemoryService
 from orcmem.store.team import SharedProject
 from orcmem.store.team_links import LinkIn
+from orcmem.web.routes import INBOX_SHOWN
 from tests.service.test_review import add_run, learned
 from tests.web.support import LiveServer, form, shot
 
@@ -127,6 +128,29 @@ def test_a_teammates_conflict_waits_in_the_inbox_and_is_settled_there(
     assert service.get(project, older.id).status is Status.SUPERSEDED
     assert service.review.team_conflicts(project) == []
     assert 'class="nav-count"' not in client.get(f"/?project={project.id}").text
+
+
+def test_a_flood_of_teammates_conflicts_shows_a_page_of_them_and_counts_them_all(
+    client: TestClient, service: MemoryService, project: Project
+) -> None:
+    """A member may state a conflict between any two memories of the project: the page stays one page."""
+    ids = [
+        service.record(
+            project, learned(f"Port {n}", f"the service {n} listens on {8000 + n}", confidence=0.9)
+        ).memory.id
+        for n in range(INBOX_SHOWN + 6)
+    ]
+    shared = SharedProject(project.id, "github.com/acme/app", 0, project.root_path)
+    said = [
+        LinkIn(n + 1, newer, ids[0], "mallory@acme.dev", "conflicts", "user", True, False, service.clock())
+        for n, newer in enumerate(ids[1:])
+    ]
+    assert service.team.apply_links(shared, said) == INBOX_SHOWN + 5
+    text = client.get(f"/?project={project.id}").text
+    assert re.search(rf'id="nav-inbox">Inbox <span class="nav-count"[^>]*>{INBOX_SHOWN + 5}</span>', text)
+    inbox = text.partition('id="filters"')[0]
+    assert inbox.count("data-team-conflict") == INBOX_SHOWN
+    assert f"{INBOX_SHOWN} of {INBOX_SHOWN + 5}" in inbox
 
 
 @pytest.mark.browser

@@ -165,7 +165,7 @@ class StoreAudit:
             findings.extend(_alone(row, shown(row), now, days, generic))
         findings.extend(_duplicate(row, keep, shown) for row, keep in repeats)
         findings.extend(_pair_finding(pair, by_pk, shown) for pair in pairs)
-        self._note_traits(done, traits)
+        self._note_traits(rows, done, traits)
         findings.extend(self._contradictions_hook(project, active))
         counts: dict[Kind, int] = defaultdict(int)
         for finding in findings:
@@ -181,14 +181,14 @@ class StoreAudit:
             return
         # A read-only or busy store: the audit still reports, and the next one scans these again.
         with contextlib.suppress(StoreError):
-            self.store.audit_scan.note_scanned(clean, rules)
+            self.store.audit_scan.note_scanned(clean, rules, _texts(rows))
 
-    def _note_traits(self, worked: dict[int, Traits], traits: int) -> None:
+    def _note_traits(self, rows: list[AuditRow], worked: dict[int, Traits], traits: int) -> None:
         """Keep what this audit worked out of memories' text alone (the generic rule, facts), for the next audits."""
         kept = [(pk, generic, facts) for pk, (_secret_found, generic, facts) in worked.items()]
         if kept:
             with contextlib.suppress(StoreError):  # as for the scans: the next audit works them out again
-                self.store.audit_scan.note_traits(kept, traits)
+                self.store.audit_scan.note_traits(kept, traits, _texts(rows))
 
     # --- ahead of the audit --------------------------------------------------------------------------------------
     def prepare(self, limit: int = PREPARE_BATCH, below: int | None = None) -> int | None:
@@ -204,9 +204,10 @@ class StoreAudit:
         found = [(pk, scanned, traits) for (pk, _title, _body, scanned), traits in zip(rows, worked, strict=True)]
         clean = [pk for pk, scanned, (secret, _generic, _facts) in found if not scanned and not secret]
         kept = [(pk, generic, facts) for pk, _scanned, (_secret, generic, facts) in found]
+        texts = {pk: (title, body) for pk, title, body, _s in rows}  # kept only for a text unchanged since
         with self.store.db.transaction():
-            self.store.audit_scan.note_scanned(clean, rules)
-            self.store.audit_scan.note_traits(kept, traits)
+            self.store.audit_scan.note_scanned(clean, rules, texts)
+            self.store.audit_scan.note_traits(kept, traits, texts)
         return min(pk for pk, *_rest in rows)
 
     def prepare_all(self, go_on: Callable[[], bool]) -> bool:
@@ -305,6 +306,12 @@ class StoreAudit:
 
 def _rank(row: AuditRow) -> tuple[str, int, int]:
     return (row.source, 0, row.pk)
+
+
+def _texts(rows: list[AuditRow]) -> dict[int, tuple[str, str]]:
+    """Each memory's text as the audit read it: what it worked out is kept only while the text is still that (an
+    edit in any process meanwhile)."""
+    return {row.pk: (row.title, row.body) for row in rows}
 
 
 @lru_cache(maxsize=1)

@@ -106,7 +106,8 @@ class PairSearch:
         changed = {pk: stamp for pk, stamp in now.items() if before.get(pk) != stamp}
         # A read-only or busy store: the audit still reports, and the next one searches again.
         with contextlib.suppress(StoreError):
-            kept.save(project_id, key, pairs.tobytes(), changed, [pk for pk in before if pk not in now])
+            texts = {pk: (by_pk[pk].title, by_pk[pk].body) for pk in changed}
+            kept.save(project_id, key, pairs.tobytes(), changed, texts, [pk for pk in before if pk not in now])
         return len(now), _reported(pairs[pairs["shown"]])
 
     def _everything(self, now: Compared, model: str) -> np.ndarray:

@@ -113,10 +113,15 @@ class Review:
         """How many memories wait for review in the project (and global ones)."""
         return self.memories.count(project, MemoryFilter(statuses=(str(Status.PENDING),)))
 
-    def team_conflicts(self, project: Project | None) -> builtins.list[MemoryLink]:
-        """Open conflicts a teammate stated through the team pool, newest first: both sides stay active here until
-        the person settles it (`orcmem conflicts resolve`), so they wait in the inbox beside the memories."""
-        return [link for link in self.history.open_conflicts(project) if link.person is not None]
+    def team_conflicts(self, project: Project | None, limit: int = -1) -> builtins.list[MemoryLink]:
+        """Open conflicts a teammate stated through the team pool, newest first (up to `limit`, -1: all): both sides
+        stay active here until the person settles it (`orcmem conflicts resolve`), so they wait in the inbox beside
+        the memories."""
+        return self.store.links.open_conflicts(project.id if project else None, stated_by_team=True, limit=limit)
+
+    def team_conflict_count(self, project: Project | None) -> int:
+        """How many open conflicts teammates stated wait (a member may state any number: the page shows a few)."""
+        return self.store.links.count_open_conflicts(project.id if project else None, stated_by_team=True)
 
     def run_label(self, run_id: str | None) -> str | None:
         """The run a memory was learned from, in words: its agent and what it was asked (None when unknown)."""

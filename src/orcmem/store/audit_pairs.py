@@ -5,6 +5,7 @@ source); and the few vectors around a changed memory, found by sqlite-vec's own 
 
 from __future__ import annotations
 
+from orcmem.store.audit_scan import SAME_TEXT, Texts
 from orcmem.store.connection import Repository
 
 MAX_K = 4_096  # sqlite-vec's largest k
@@ -30,9 +31,11 @@ class AuditPairRepository(Repository):
             )
         }
 
-    def save(self, project_id: str, key: str, pairs: bytes, compared: Compared, gone: list[int]) -> None:
+    def save(self, project_id: str, key: str, pairs: bytes, compared: Compared, texts: Texts, gone: list[int]) -> None:
         """Keep an audit's close pairs in place of the last, and what changed in the memories compared: `compared`,
-        those now compared that were not as they are, `gone`, those no longer compared."""
+        those now compared that were not as they are, `gone`, those no longer compared. A memory compared is kept
+        only while its text is still the one the audit judged (`texts`: pk -> title, body), checked here: one
+        edited meanwhile (in any process) stays changed, so the next audit judges it again."""
         with self.db.transaction():
             self.db.query(
                 "INSERT INTO audit_close_pairs (project_id, key, pairs) VALUES (?, ?, ?) ON CONFLICT (project_id) "
@@ -45,8 +48,8 @@ class AuditPairRepository(Repository):
             )
             self.db.query_many(
                 "INSERT OR REPLACE INTO audit_compared (project_id, memory_pk, memory_id, seq, source) "
-                "VALUES (?, ?, ?, ?, ?)",
-                ((project_id, pk, *stamp) for pk, stamp in compared.items()),
+                f"SELECT ?, pk, ?, ?, ? FROM memories {SAME_TEXT}",
+                ((project_id, *stamp, pk, *texts[pk]) for pk, stamp in compared.items()),
             )
 
     def forget(self, project_id: str) -> None:

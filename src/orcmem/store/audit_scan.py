@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 
 _RESCANNED = "ON CONFLICT (memory_pk) DO UPDATE SET rules = excluded.rules"
+# A memory whose text is still the one read: what was worked out of that text may be kept for it.
+SAME_TEXT = "WHERE pk = ? AND title = ? AND body = ?"
+
+Texts = dict[int, tuple[str, str]]  # memory pk -> (title, body) as read
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,21 +98,40 @@ class AuditScanRepository(Repository):
             )
         ]
 
-    def note_traits(self, traits: Iterable[tuple[int, bool, str | None]], version: int) -> None:
+    def note_traits(
+        self, traits: Iterable[tuple[int, bool, str | None]], version: int, texts: Texts | None = None
+    ) -> None:
         """Keep, for each (pk, generic, packed facts or None), what the audit worked out of that memory's text
-        under the traits version `version` (new text forgets it: migration 19's trigger)."""
+        under the traits version `version` (new text forgets it: migration 19's trigger). With `texts` (pk ->
+        title, body as read), only while the memory's text is still that, checked here: an edit in between (any
+        process) fired the trigger before these were kept. Without, kept unchecked: only for traits not worked out
+        of a text read before this call (a test's planted ones)."""
         with self.db.transaction():
+            if texts is None:
+                self.db.query_many(
+                    "INSERT OR REPLACE INTO memory_traits (memory_pk, version, generic, facts) VALUES (?, ?, ?, ?)",
+                    ((pk, version, int(generic), facts) for pk, generic, facts in traits),
+                )
+                return
             self.db.query_many(
-                "INSERT OR REPLACE INTO memory_traits (memory_pk, version, generic, facts) VALUES (?, ?, ?, ?)",
-                ((pk, version, int(generic), facts) for pk, generic, facts in traits),
+                "INSERT OR REPLACE INTO memory_traits (memory_pk, version, generic, facts) "
+                f"SELECT pk, ?, ?, ? FROM memories {SAME_TEXT}",
+                ((version, int(generic), facts, pk, *texts[pk]) for pk, generic, facts in traits),
             )
 
-    def note_scanned(self, pks: Iterable[int], rules: int) -> None:
+    def note_scanned(self, pks: Iterable[int], rules: int, texts: Texts | None = None) -> None:
         """Keep that these memories were found clean by the redaction rules of version `rules` (an edit of a
-        memory's title or body forgets it: migration 15's trigger)."""
+        memory's title or body forgets it: migration 15's trigger); with `texts`, as `note_traits` says."""
         with self.db.transaction():
+            if texts is None:
+                self.db.query_many(
+                    f"INSERT INTO memory_scans (memory_pk, rules) VALUES (?, ?) {_RESCANNED}",
+                    ((pk, rules) for pk in pks),
+                )
+                return
             self.db.query_many(
-                f"INSERT INTO memory_scans (memory_pk, rules) VALUES (?, ?) {_RESCANNED}", ((pk, rules) for pk in pks)
+                f"INSERT INTO memory_scans (memory_pk, rules) SELECT pk, ? FROM memories {SAME_TEXT} {_RESCANNED}",
+                ((rules, pk, *texts[pk]) for pk in pks),
             )
 
     def note_written(self, memory_id: str, rules: int) -> None:

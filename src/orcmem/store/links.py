@@ -16,6 +16,12 @@ _COLUMNS = (
 _JOINED = "memory_links l JOIN memories f ON f.pk = l.from_pk JOIN memories t ON t.pk = l.to_pk"
 
 
+def _open(stated_by_team: bool) -> str:
+    """Which links `open_conflicts` takes: open ones of the project `:project` (and global ones)."""
+    among = "l.open = 1 AND (f.project_id IS :project OR f.project_id IS NULL OR t.project_id IS :project)"
+    return among + (" AND l.person IS NOT NULL" if stated_by_team else "")
+
+
 def _to_link(row: Row) -> MemoryLink:
     return MemoryLink(
         from_id=row[0],
@@ -87,14 +93,23 @@ class LinkRepository(Repository):
         rows = self.db.query(f"SELECT m.id, {REPLACED} FROM memories m WHERE m.id IN ({marks})", list(memory_ids))
         return {str(memory_id): str(text) for memory_id, text in rows if text}
 
-    def open_conflicts(self, project_id: str | None) -> list[MemoryLink]:
-        """Conflicts nobody settled among a project's memories (and global ones), newest first."""
+    def open_conflicts(
+        self, project_id: str | None, *, stated_by_team: bool = False, limit: int = -1
+    ) -> list[MemoryLink]:
+        """Conflicts nobody settled among a project's memories (and global ones), newest first: only those a teammate
+        stated (`stated_by_team`), up to `limit` (-1: all)."""
         rows = self.db.query(
-            f"SELECT {_COLUMNS} FROM {_JOINED} WHERE l.open = 1 AND "
-            "(f.project_id IS :project OR f.project_id IS NULL OR t.project_id IS :project) ORDER BY l.at DESC, l.pk",
-            {"project": project_id},
+            f"SELECT {_COLUMNS} FROM {_JOINED} WHERE {_open(stated_by_team)} ORDER BY l.at DESC, l.pk LIMIT :limit",
+            {"project": project_id, "limit": limit},
         )
         return [_to_link(row) for row in rows]
+
+    def count_open_conflicts(self, project_id: str | None, *, stated_by_team: bool = False) -> int:
+        """How many `open_conflicts` there are, counted without reading them."""
+        row = self.db.query_one(
+            f"SELECT count(*) FROM {_JOINED} WHERE {_open(stated_by_team)}", {"project": project_id}
+        )
+        return int(row[0]) if row else 0
 
     def open_conflict_between(self, one_id: str, other_id: str) -> MemoryLink | None:
         """The open conflict between two memories, whichever is the newer; or None."""

@@ -15,6 +15,15 @@ from orcmem.store.vectors import VectorRepository, embedded_text
 from orcmem.text.duplicates import same_text_digest
 
 
+def same_pool(project: str) -> str:
+    """SQL selecting the local projects shared under the same key as `project` (a parameter mark or a column): it,
+    and any other clone of the repository."""
+    return (
+        f"SELECT {project} UNION SELECT s.project_id FROM team_projects s JOIN team_projects o "
+        f"ON o.team_key = s.team_key WHERE o.project_id = {project}"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class SharedProject:
     """A project shared with the team: its local id, its team-wide key, and how far its changes were pulled."""
@@ -212,7 +221,7 @@ class TeamRepository(Repository):
             self.db.query("UPDATE team_applying SET applying = 1")
             try:
                 for change in changes:
-                    if self._queued(change.id) or (advance and self._held(change)):
+                    if self._queued(change.id) or (advance and self._held(change)) or self._elsewhere(project, change):
                         cursor = change.seq
                         continue
                     if change.forgotten:
@@ -242,6 +251,17 @@ class TeamRepository(Repository):
             return False
         row = self.db.query_one("SELECT team_revision FROM memories WHERE id = ?", (change.id,))
         return row is not None and row[0] == change.revision
+
+    def _elsewhere(self, project: SharedProject, change: Incoming) -> bool:
+        """Whether the change's id names a memory here that is not the pool's: one of a project not shared under the
+        same key (another clone of the repository is), or one waiting for review (never sent). A member's raw SQL
+        can reuse any id the pool lacks; the change must neither rewrite nor erase that memory."""
+        row = self.db.query_one(
+            "SELECT 1 FROM memories WHERE id = ? AND (status = 'pending' OR project_id IS NULL OR "
+            f"project_id NOT IN ({same_pool('?')}))",
+            (change.id, project.project_id, project.project_id),
+        )
+        return row is not None
 
     def _queued(self, memory_id: str) -> bool:
         return self.db.query_one("SELECT 1 FROM team_outbox WHERE memory_id = ?", (memory_id,)) is not None

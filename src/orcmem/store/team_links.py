@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from orcmem.models.constants import SETTING_PERSON
 from orcmem.store.connection import Repository
-from orcmem.store.team import SharedProject
+from orcmem.store.team import SharedProject, same_pool
 
 # This profile's new or changed links between two memories of one shared project that the team holds.
 _READY = (
@@ -16,6 +16,8 @@ _READY = (
     "WHERE l.team_state = 0 AND t.project_id = f.project_id AND f.project_id IN (SELECT project_id FROM team_projects) "
     "AND f.status != 'pending' AND t.status != 'pending' AND f.team_revision > 0 AND t.team_revision > 0"
 )
+
+_SAME_POOL = same_pool("w.project_id")  # the waiting link's project and its other clones
 
 # Which relation a teammate's link holds here (relation, who stated it, the older memory's source and author, the
 # teammate): `rules.contradictions.team_relation`, passed down by the service.
@@ -134,8 +136,11 @@ class TeamLinkRepository(Repository):
             try:
                 rows = self.db.query(
                     "SELECT w.from_id, w.to_id, w.person, w.relation, w.by, w.open, w.settled, w.at, f.pk, t.pk, "
-                    "l.team_state, t.source, t.author FROM team_links_waiting w JOIN memories f ON f.id = w.from_id "
-                    "JOIN memories t ON t.id = w.to_id "
+                    "l.team_state, t.source, t.author FROM team_links_waiting w "
+                    # Only memories shared under the link's key: an id here in another project, or of a memory
+                    # waiting for review (never sent), is not the pool's.
+                    f"JOIN memories f ON f.id = w.from_id AND f.project_id IN ({_SAME_POOL}) AND f.status != 'pending' "
+                    f"JOIN memories t ON t.id = w.to_id AND t.project_id IN ({_SAME_POOL}) AND t.status != 'pending' "
                     "LEFT JOIN memory_links l ON l.from_pk = f.pk AND l.to_pk = t.pk ORDER BY w.seq"
                 )
                 for row in rows:

@@ -123,7 +123,7 @@ def _inbox_count(service: MemoryService, project: Project | None) -> int:
         return 0
     try:
         # One indexed count, and the open conflicts teammates stated (a partial index on open links).
-        return service.review.count(project) + len(service.review.team_conflicts(project))
+        return service.review.count(project) + service.review.team_conflict_count(project)
     except OrcmemError:
         return 0
 
@@ -231,7 +231,9 @@ def _check_choice(value: str, allowed: tuple[str, ...], what: str) -> None:
         raise ValidationError(f"There is no {what} called {value!r}.")
 
 
-INBOX_SHOWN = 50  # the oldest waiting memories the page shows at once; `orcmem review` goes through any number
+# The oldest waiting memories (and the newest conflicts teammates stated) the page shows at once; `orcmem review`
+# goes through any number.
+INBOX_SHOWN = 50
 
 
 def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
@@ -245,7 +247,7 @@ def _load_memories(service: MemoryService, query: MemoryQuery) -> MemoryPage:
     page.query = query
     try:
         page.inbox = service.review.pending(project, INBOX_SHOWN)
-        page.team_conflicts = service.review.team_conflicts(project)
+        page.team_conflicts = service.review.team_conflicts(project, INBOX_SHOWN)
         page.runs = {
             m.source_run_id: label
             for m in page.inbox
