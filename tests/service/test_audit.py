@@ -284,9 +284,11 @@ def _found(report) -> list[tuple[Kind, str, str | None, str]]:  # type: ignore[n
 
 def test_the_generic_verdict_and_facts_are_kept_and_new_text_forgets_them(embedded, clock: Clock) -> None:
     svc, project, ids = embedded(EACH_KIND)
-    assert set(_traits(svc, project).values()) == {(None, None)}  # nothing worked out before the first audit
+    written = _traits(svc, project)  # worked out as each was written, before any audit
+    assert all(generic is not None and facts is not None for generic, facts in written.values())
     first = _found(svc.store_audit.run(project))
     kept = _traits(svc, project)
+    assert kept == written  # the audit used them: nothing changed
     assert kept[ids[7]][0] is True and kept[ids[0]][0] is False
     assert kept[ids[6]][1] is not None and "5434" in kept[ids[6]][1]  # judged in a pair: its facts kept
     svc.store.audit_pairs.forget(project.id)
@@ -299,7 +301,7 @@ def test_the_generic_verdict_and_facts_are_kept_and_new_text_forgets_them(embedd
     assert _kinds(svc.store_audit.run(project), ids[2]) == set()
     svc.store.audit_scan.note_traits([(pks[ids[2]], True, "")], traits_version())
     svc.edit(project, ids[2], body="Use `git tag -s vX.Y.Z` for every release; CI rejects unsigned tags.")
-    assert _traits(svc, project)[ids[2]] == (None, None)  # new text: worked out again
+    assert _traits(svc, project)[ids[2]] == (False, "ci\0git tag -s vx.y.z\0s\0vx.y.z")  # the new text's, at once
     assert _kinds(svc.store_audit.run(project), ids[2]) == set()
 
 
@@ -313,8 +315,8 @@ def test_what_was_worked_out_of_a_text_edited_meanwhile_is_not_kept(embedded, cl
     texts = {pk: (title, body) for pk, title, body, _scanned in read}
     svc.store.audit_scan.note_scanned(list(texts), rules_version(), texts)
     svc.store.audit_scan.note_traits(kept, traits_version(), texts)
-    assert _traits(svc, project)[ids[0]] == (None, None)  # worked out again by the next audit
-    assert _scanned(svc, project)[ids[0]] is False and _scanned(svc, project)[ids[2]] is True
+    assert _traits(svc, project)[ids[0]][0] is True  # the edit's own, for its text: not the read's verdict
+    assert _scanned(svc, project)[ids[2]] is True
     assert Kind.GENERIC in _kinds(svc.store_audit.run(project), ids[0])
 
 

@@ -26,11 +26,11 @@ from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
 from orcmem.rules import audit as audit_rules
 from orcmem.rules.audit import FIXES, LABELS, Kind, keeper
-from orcmem.service.audit_parallel import Pending, Spread, Traits, secret_in, work_out
+from orcmem.service.audit_parallel import Pending, Spread, Traits, secret_in, traits_of, work_out
 from orcmem.service.core import ServiceCore
 from orcmem.service.memory_access import MemoryAccess
 from orcmem.service.settings import Settings
-from orcmem.store.audit_scan import AuditRow
+from orcmem.store.audit_scan import AuditRow, AuditScanRepository
 from orcmem.text import facts as text_facts
 from orcmem.text.duplicates import same_text_key
 from orcmem.text.redact import redact, redact_text, rules_version
@@ -292,6 +292,7 @@ class StoreAudit:
         }
         with self.store.db.transaction():
             self.store.memories.update_fields(memory.id, fields)
+            note_written(self.store.audit_scan, memory.id, str(fields["title"]), str(fields["body"]), redacted=False)
             # No text and no rule name tied to the text: the audit row must not point at the secret.
             self.core.audit(str(actor), "memory.audit.redact", memory.id, memory.project_id)
         self.store.db.erase_old_pages()  # the secret's page versions leave the WAL
@@ -312,6 +313,16 @@ def _texts(rows: list[AuditRow]) -> dict[int, tuple[str, str]]:
     """Each memory's text as the audit read it: what it worked out is kept only while the text is still that (an
     edit in any process meanwhile)."""
     return {row.pk: (row.title, row.body) for row in rows}
+
+
+def note_written(scan: AuditScanRepository, memory_id: str, title: str, body: str, *, redacted: bool) -> None:
+    """Keep, as a memory's title and body are stored (`redacted`: today's secret rules redacted both whole), what the
+    audit would otherwise work out of them alone: found clean, and the traits (docs/audit.md, Speed). Called in the
+    write's own transaction, so no audit reads the text without them."""
+    _secret, generic, facts = traits_of([(title, body, False)])[0]
+    scan.note_written(
+        memory_id, (title, body), rules_version() if redacted else None, (traits_version(), generic, facts)
+    )
 
 
 @lru_cache(maxsize=1)

@@ -17,7 +17,8 @@ from orcmem.models.errors import NotFoundError, ValidationError
 from orcmem.models.types import NewMemory, Project, Scope, Status
 from orcmem.models.vocabulary import ImportKind
 from orcmem.rules import memory as rules
-from orcmem.service.memory_service import MemoryService, stored_text
+from orcmem.service.audit import note_written
+from orcmem.service.memory_service import MemoryService, kept_whole, stored_text
 from orcmem.store.imports import ImportBatch
 from orcmem.store.migrations import LATEST_VERSION
 from orcmem.text.duplicates import same_text_key
@@ -250,6 +251,7 @@ class Importing:
                     stale_reason=None,
                 )
                 self.store.memories.insert(restored)
+                note_written(self.store.audit_scan, restored.id, title, body, redacted=kept_whole(title, body))
                 pk = self.store.imports.memory_pks([restored.id])[restored.id]
                 self.store.imports.restore_citations(pk, item.citations, item.freshness)
                 self.store.imports.link(batch_id, restored.id, f"{ImportKind.JSONL.value}:{restored.id}")

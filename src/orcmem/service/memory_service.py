@@ -41,7 +41,7 @@ from orcmem.models.types import (
 from orcmem.rules import memory as rules
 from orcmem.rules.permissions import may_change
 from orcmem.rules.review import steers_from_tool_text
-from orcmem.service.audit import StoreAudit
+from orcmem.service.audit import StoreAudit, note_written
 from orcmem.service.context import AgentContext
 from orcmem.service.contradictions import Contradictions
 from orcmem.service.core import ServiceCore, now_ms
@@ -59,7 +59,7 @@ from orcmem.service.team import Team
 from orcmem.store.facade import Store
 from orcmem.store.grants import Grant
 from orcmem.text.instructions import looks_like_instructions
-from orcmem.text.redact import redact, rules_version
+from orcmem.text.redact import redact
 
 if TYPE_CHECKING:
     from orcmem.embed.embedder import Embedder
@@ -360,10 +360,9 @@ class MemoryService(ServiceCore):
         return result
 
     def _note_redacted(self, memory_id: str, title: str, body: str) -> None:
-        """Keep that today's secret rules just redacted a memory's stored text, so the store audit need not run
-        them over it again (docs/audit.md, Speed)."""
-        if kept_whole(title, body):
-            self.store.audit_scan.note_written(memory_id, rules_version())
+        """Keep what the store audit works out of a memory's stored text alone, as today's secret rules just redacted
+        it, so the audit need not work it out again (docs/audit.md, Speed)."""
+        note_written(self.store.audit_scan, memory_id, title, body, redacted=kept_whole(title, body))
 
     def _writing_agent(self, source: Source, run_id: str | None) -> str | None:
         """The agent a memory is written by on the person's behalf (its run's agent); None for the person's own, or
@@ -470,6 +469,10 @@ class MemoryService(ServiceCore):
         with self.store.db.transaction():
             self.store.memories.update_fields(memory.id, {**changed, "updated_at": self.clock()})
             self.audit(str(actor), "memory.edit", memory.id, memory.project_id, metadata={"fields": sorted(changed)})
+            if "title" in changed or "body" in changed:
+                self._note_redacted(
+                    memory.id, str(fields.get("title", memory.title)), str(fields.get("body", memory.body))
+                )
         if "title" in changed or "body" in changed:
             self.store.db.erase_old_pages()  # the old text's page versions leave the WAL
             self.vectors_changed([memory.id])

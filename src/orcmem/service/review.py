@@ -17,6 +17,7 @@ from orcmem.models.constants import (
 from orcmem.models.errors import NotFoundError, StoreError, ValidationError
 from orcmem.models.types import Memory, MemoryFilter, MemoryLink, MemoryType, Project, Provenance, Source, Status
 from orcmem.rules.review import REVIEWED_SOURCES, ReviewPolicy, policy_from_json, waits
+from orcmem.service.audit import note_written
 from orcmem.service.core import ServiceCore
 from orcmem.service.freshness import FreshnessCheck
 from orcmem.service.history import History
@@ -174,6 +175,8 @@ class Review:
                     provenance=waiting.provenance,
                     flagged=looks_like_instructions(f"{waiting.title}\n{waiting.body}"),
                 )
+                # Its words were redacted as written, maybe by older rules: the audit scans them again.
+                note_written(self.store.audit_scan, holder.id, waiting.title, waiting.body, redacted=False)
                 self.store.memories.delete(waiting.id)
                 accepted_id = holder.id
             else:

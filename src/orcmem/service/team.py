@@ -11,6 +11,7 @@ from orcmem.models.constants import SETTING_TEAM_NAME, SETTING_TEAM_URL
 from orcmem.models.errors import ValidationError
 from orcmem.models.types import Project
 from orcmem.rules.contradictions import team_relation
+from orcmem.service.audit import note_written
 from orcmem.service.core import ServiceCore
 from orcmem.service.settings import Settings
 from orcmem.store.team import Incoming, Outgoing, SharedProject
@@ -98,9 +99,11 @@ class Team:
         something here."""
         model = self.settings.embedding_model() if self.store.vectors.available else None
         changes = [_flagged(_redacted(change)) for change in changes]
-        applied = self.store.team.apply(project, changes, model, self.core.clock(), advance=advance)
-        if applied[1]:
+        with self.store.db.transaction():
+            applied = self.store.team.apply(project, changes, model, self.core.clock(), advance=advance)
             changed = [change.id for change in changes if not change.forgotten]
+            self._note_written(changed if applied[1] else [])
+        if applied[1]:
             self.store.citations.forget(changed)  # new text or files: fingerprinted again at the next check
             self.core.vectors_changed(changed)
             if any(change.forgotten for change in changes):
@@ -109,6 +112,14 @@ class Team:
                 team_relation, changed
             )  # links that waited for these memories apply now
         return applied
+
+    def _note_written(self, memory_ids: Sequence[str]) -> None:
+        """Keep what the store audit works out of each pulled memory's text as stored (a held change stored
+        nothing: passed over)."""
+        for memory_id in memory_ids:
+            stored = self.store.memories.get(memory_id)
+            if stored is not None:
+                note_written(self.store.audit_scan, stored.id, stored.title, stored.body, redacted=False)
 
     def outgoing_links(self, limit: int) -> builtins.list[LinkOut]:
         """This profile's links the team does not hold yet, between memories it does (docs/team.md, History)."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 _RESCANNED = "ON CONFLICT (memory_pk) DO UPDATE SET rules = excluded.rules"
 # A memory whose text is still the one read: what was worked out of that text may be kept for it.
 SAME_TEXT = "WHERE pk = ? AND title = ? AND body = ?"
+_WRITTEN = "WHERE id = ? AND title = ? AND body = ?"
 
 Texts = dict[int, tuple[str, str]]  # memory pk -> (title, body) as read
 
@@ -134,12 +135,24 @@ class AuditScanRepository(Repository):
                 ((rules, pk, *texts[pk]) for pk in pks),
             )
 
-    def note_written(self, memory_id: str, rules: int) -> None:
-        """Keep that a memory's text was just written redacted by the rules of version `rules`."""
-        self.db.query(
-            f"INSERT INTO memory_scans (memory_pk, rules) SELECT pk, ? FROM memories WHERE id = ? {_RESCANNED}",
-            (rules, memory_id),
-        )
+    def note_written(
+        self, memory_id: str, text: tuple[str, str], rules: int | None, traits: tuple[int, bool, str | None]
+    ) -> None:
+        """Keep what was worked out of a memory's text as it was written (`text`: its title and body as stored):
+        found clean by the redaction rules of version `rules` (None: not asked), and its traits (version, generic,
+        packed facts); only while its stored text is that one (nothing is kept for another)."""
+        version, generic, facts = traits
+        with self.db.transaction():
+            if rules is not None:
+                self.db.query(
+                    f"INSERT INTO memory_scans (memory_pk, rules) SELECT pk, ? FROM memories {_WRITTEN} {_RESCANNED}",
+                    (rules, memory_id, *text),
+                )
+            self.db.query(
+                "INSERT OR REPLACE INTO memory_traits (memory_pk, version, generic, facts) "
+                f"SELECT pk, ?, ?, ? FROM memories {_WRITTEN}",
+                (version, int(generic), facts, memory_id, *text),
+            )
 
     def vectors(self, pks: list[int], model: str) -> tuple[np.ndarray, np.ndarray]:
         """The stored vectors of `model` for these memories: (their pks, a unit-row float32 matrix); empty without
