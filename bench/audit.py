@@ -135,6 +135,7 @@ class AuditBench:
     audit_s: float  # nothing changed since the last audit: the usual audit
     floor_s: float
     pairs_compared: int
+    written_s: float = 0.0  # the first audit of a store just built through orcmem (scans, traits kept by its writes)
 
 
 def _healthy(count: int) -> list[tuple[str, str, str]]:
@@ -290,24 +291,29 @@ def hashed_vector(text: str, dimensions: int = 384) -> bytes:
 
 
 def _fill(svc, project_id: str, size: int, model: str, seed: int = 7) -> list[str]:  # type: ignore[no-untyped-def]
-    """`size` synthetic memories of the project, each with its hashed-bag vector, in one transaction; their ids
-    (`seed`: another draw of the synthetic corpus)."""
+    """`size` synthetic memories of the project, each with its hashed-bag vector, in one transaction, redacted and
+    noted for the audit (found clean, traits) as the service's write path does; their ids (`seed`: another draw of
+    the synthetic corpus)."""
     from bench.search import synthetic_memories
+    from orcmem.models.constants import BODY_MAX_CHARS, TITLE_MAX_CHARS
     from orcmem.models.types import Memory, MemoryType, Scope, Status, new_memory_id
+    from orcmem.service.audit import note_written
+    from orcmem.service.memory_service import kept_whole, stored_text
     from orcmem.store.vectors import unpack
 
     now = svc.clock()
     ids = []
     with svc.store.db.transaction():
         for new in synthetic_memories(size, seed=seed):
+            title, body = stored_text(new.title, TITLE_MAX_CHARS), stored_text(new.body, BODY_MAX_CHARS)
             memory = Memory(
                 id=new_memory_id(),
                 scope=Scope.PROJECT,
                 project_id=project_id,
                 type=MemoryType(new.type),
                 topic_key=None,
-                title=new.title,
-                body=new.body,
+                title=title,
+                body=body,
                 confidence=0.6,
                 status=Status.ACTIVE,
                 source=new.source,
@@ -322,7 +328,8 @@ def _fill(svc, project_id: str, size: int, model: str, seed: int = 7) -> list[st
                 flagged=False,
             )
             svc.store.memories.insert(memory)
-            svc.store.vectors.put(memory.id, unpack(hashed_vector(f"{new.title}\n{new.body}")), model, now)
+            note_written(svc.store.audit_scan, memory.id, title, body, redacted=kept_whole(title, body))
+            svc.store.vectors.put(memory.id, unpack(hashed_vector(f"{title}\n{body}")), model, now)
             ids.append(memory.id)
     return ids
 
@@ -331,6 +338,7 @@ def _fill(svc, project_id: str, size: int, model: str, seed: int = 7) -> list[st
 class Speed:
     """The timed audits of the large store, in seconds."""
 
+    written: float  # the first of a store just built through orcmem: scans and traits kept by its writes, no pairs
     first: float  # after every rule changed (secret rules, pair search, facts): nothing kept but the vectors
     alone: float  # the same, its per-memory work in the audit's own process (no pool of processes)
     secret: float  # the first after the secret rules changed, close pairs and verdicts kept
@@ -358,8 +366,9 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
     again by later runs; with `compare`, the findings after the new memories are compared with a full search's.
 
     The store is filled through the memory repository in one transaction (the same rows a write stores: text,
-    digest, full-text entry), not through `record`: a hundred thousand writes, each checked for a repeat, took longer
-    than the benchmark can spend on a busy machine, and the audit reads the rows alone.
+    digest, full-text entry, and what the write keeps for the audit), not through `record`: a hundred thousand writes,
+    each checked for a repeat, took longer than the benchmark can spend on a busy machine, and the audit reads the
+    rows alone.
     """
     sys.path.insert(0, str(ROOT))
     from orcmem.host.workspace import Location
@@ -401,13 +410,18 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
             other = stored[0].partition(":")[0] + ":" + "0" * 32
             svc.store.audit_pairs.save(project.id, other, stored[1], {}, {}, [])
 
+        if built:  # a kept store as its writes left it: what they keep for the audit, no close pairs
+            svc.store.audit_pairs.forget(project.id)
+            _as_written(svc, floor_rows)
+        written, expected = _timed(svc, project)
         every_rule_changed()
-        first, expected = _timed(svc, project)
+        first, found = _timed(svc, project)
+        same = found == expected
         every_rule_changed()
         svc.store_audit.spread = Spread(1, "")
         alone, found = _timed(svc, project)
         svc.store_audit.spread = Spread.here()
-        timings, same = [], found == expected
+        timings, same = [], same and found == expected
         for change in (secret_rules_changed, verdicts_changed, lambda: svc.store.audit_pairs.forget(project.id)):
             change()
             seconds, found = _timed(svc, project)
@@ -447,9 +461,19 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
         svc.close()
     secret, verdicts, search = timings
     return Speed(
-        first, alone, secret, verdicts, search, prepare, prepared, after_edit, after_new, usual, floor, report.vectors,
-        searched, differing, same,
+        written, first, alone, secret, verdicts, search, prepare, prepared, after_edit, after_new, usual, floor,
+        report.vectors, searched, differing, same,
     )  # fmt: skip
+
+
+def _as_written(svc, rows) -> None:  # type: ignore[no-untyped-def]
+    """Keep for these memories what their writes keep for the audit (`service/audit.note_written`)."""
+    from orcmem.service.audit import note_written
+    from orcmem.service.memory_service import kept_whole
+
+    with svc.store.db.transaction():
+        for row in rows:
+            note_written(svc.store.audit_scan, row.id, row.title, row.body, redacted=kept_whole(row.title, row.body))
 
 
 def _findings(report) -> set[tuple[str, str, str | None]]:  # type: ignore[no-untyped-def]
@@ -480,6 +504,7 @@ def run(size: int = 100_000, count: int = 600, keep: Path | None = None) -> Audi
         timed.usual,
         timed.floor,
         timed.compared,
+        timed.written,
     )
 
 
@@ -511,7 +536,10 @@ def render(r: AuditBench) -> list[str]:
         f" {'met' if r.audit_s < TIME_TARGET_S else 'not met'}). After one memory was edited (its close pairs"
         f" searched again): {r.edited_s:.2f} s ({r.edited_s / max(r.floor_s, 1e-9):.1f}x). After {NEW_MEMORIES} new"
         f" memories: {r.added_s:.2f} s ({r.added_s / max(r.floor_s, 1e-9):.1f}x). The first after every rule"
-        f" changed, nothing kept but the vectors: {r.first_s:.2f} s ({r.first_s / max(r.floor_s, 1e-9):.1f}x).",
+        f" changed, nothing kept but the vectors: {r.first_s:.2f} s ({r.first_s / max(r.floor_s, 1e-9):.1f}x). The"
+        f" first of a store just built through orcmem (what its writes kept for the audit, no close pairs):"
+        f" {r.written_s:.2f} s ({r.written_s / max(r.floor_s, 1e-9):.1f}x; target < {TIME_TARGET_S:.0f} s:"
+        f" {'met' if r.written_s < TIME_TARGET_S else 'not met'}).",
     ]
     return lines
 
