@@ -117,8 +117,8 @@ def render(r: WritesResult) -> list[str]:
         f"- At most {IDLE_TARGET_MS:.0f} ms p50 with a server running: {met(r.with_server.p50 <= IDLE_TARGET_MS)} "
         f"({r.with_server.p50:.0f} ms); with none: {met(r.without_server.p50 <= IDLE_TARGET_MS)} "
         f"({r.without_server.p50:.0f} ms).",
-        f"- What a write adds to keep the store audit's traits of its text (its facts and the generic rule, so the"
-        f"  first audit need not work them out): {r.traits_ms:.3f} ms a write, in-process mean over {r.memories:,}"
+        "- What a write adds to keep the store audit's traits of its text (its facts and the generic rule, so the",
+        f"  first audit need not work them out): {r.traits_ms:.3f} ms a write, in-process mean over {r.memories:,}",
         f"  synthetic memories, {r.traits_ms / max(r.with_server.p50, 1e-9):.2%} of the p50 write with a server.",
         "- What made the command itself faster: the database finds the sqlite-vec extension without importing its",
         "  Python package (which imported numpy), `cli.py` loads the onboarding, setup, distilling and worker modules",
