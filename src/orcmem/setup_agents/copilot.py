@@ -21,6 +21,7 @@ from orcmem.setup_agents.entries import (
     is_orcmem_hook,
     is_orcmem_server,
     merge_json_server,
+    place_ours,
     remove_json_server,
     wired_command,
 )
@@ -87,17 +88,12 @@ def merge_copilot_hooks(doc: JsonObject, command: list[str], path: Path) -> list
     changes = []
     for event, name in COPILOT_HOOK_NAMES.items():
         handlers, desired = list(hooks.get(event, [])), copilot_handler(command, name)
-        ours = [index for index, handler in enumerate(handlers) if _is_ours(handler)]
-        if len(ours) == 1 and handlers[ours[0]] == desired:
+        placed = place_ours(handlers, desired, _is_ours)
+        if placed is None:
             changes.append(ItemChange(f"hook {event}", "unchanged"))
             continue
-        kept = [handler for index, handler in enumerate(handlers) if index not in ours[1:]]
-        if ours:
-            kept[ours[0]] = desired
-        else:
-            kept.append(desired)
-        hooks[event] = kept
-        changes.append(ItemChange(f"hook {event}", "updated" if ours else "added", str(desired["bash"])))
+        hooks[event], how = placed
+        changes.append(ItemChange(f"hook {event}", how, str(desired["bash"])))
     doc.setdefault("version", HOOKS_VERSION)
     doc["hooks"] = hooks
     return changes

@@ -59,20 +59,15 @@ def _merge_hooks(doc: JsonObject, command: list[str], path: Path) -> list[ItemCh
     for event, name in CURSOR_HOOK_NAMES.items():
         desired: JsonObject = {"command": entries.hook_line(command, name)}
         listed = (entries.event_groups(hooks, event, path) if hooks is not None else None) or []
-        ours = [i for i, entry in enumerate(listed) if entries.is_orcmem_hook(entry)]
-        if len(ours) == 1 and listed[ours[0]] == desired:
+        placed = entries.place_ours(listed, desired, entries.is_orcmem_hook)
+        if placed is None:
             changes.append(ItemChange(f"hook {event}", "unchanged"))
             continue
-        kept = [entry for i, entry in enumerate(listed) if i not in ours[1:]]
-        if ours:
-            kept[ours[0]] = desired
-        else:
-            kept.append(desired)
         if hooks is None:
             doc.setdefault("version", HOOKS_VERSION)
             hooks = doc["hooks"] = {}
-        hooks[event] = kept
-        changes.append(ItemChange(f"hook {event}", "updated" if ours else "added", desired["command"]))
+        hooks[event], how = placed
+        changes.append(ItemChange(f"hook {event}", how, desired["command"]))
     return changes
 
 

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from orcmem.models.data_shapes import JsonObject, JsonValue
 from orcmem.models.errors import OrcmemError, ValidationError
@@ -167,6 +168,22 @@ def is_orcmem_hook(handler: JsonValue) -> bool:
         return False
     words = _words(handler.get("command"), handler.get("args"))
     return words is not None and len(words) >= 3 and words[-2] == "hook" and _runs_orcmem(words[:-2])
+
+
+def place_ours(
+    listed: list[JsonValue], desired: JsonObject, is_ours: Callable[[JsonValue], bool]
+) -> tuple[list[JsonValue], Literal["added", "updated"]] | None:
+    """`listed` with orcmem's entry `desired` in it once, where an older one of ours was (the user's entries kept),
+    and whether it was "added" or "updated"; None when it is there already, alone."""
+    ours = [index for index, entry in enumerate(listed) if is_ours(entry)]
+    if len(ours) == 1 and listed[ours[0]] == desired:
+        return None
+    kept = [entry for index, entry in enumerate(listed) if index not in ours[1:]]
+    if ours:
+        kept[ours[0]] = desired  # the later ones of ours were dropped, so the first keeps its place
+    else:
+        kept.append(desired)
+    return kept, "updated" if ours else "added"
 
 
 def is_orcmem_server(entry: JsonValue) -> bool:
