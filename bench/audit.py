@@ -371,9 +371,9 @@ def speed(size: int, keep: Path | None = None, *, compare: bool = False) -> Spee
     rows alone.
     """
     sys.path.insert(0, str(ROOT))
+    from orcmem.host.forking import Spread
     from orcmem.host.workspace import Location
     from orcmem.service.audit import traits_version
-    from orcmem.service.audit_parallel import Spread
     from orcmem.service.memory_service import MemoryService
     from orcmem.store.vectors import unpack
     from orcmem.text.redact import rules_version

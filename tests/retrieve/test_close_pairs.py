@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from orcmem.retrieve.close_pairs import EXACT_UP_TO, PER_VECTOR, close_pairs
+from orcmem.host.forking import Spread
+from orcmem.retrieve.close_pairs import EXACT_UP_TO, PER_VECTOR, close_pair_arrays, close_pairs
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -42,3 +43,17 @@ def test_each_vector_keeps_its_closest_partners() -> None:
     found = close_pairs(crowd, 0.5)
     per_row = np.bincount([i for i, _j, _s in found] + [j for _i, j, _s in found], minlength=len(crowd))
     assert per_row.max() <= 2 * PER_VECTOR and per_row.min() >= PER_VECTOR
+
+
+def test_spread_over_forked_workers_the_search_gives_the_same_pairs_to_the_last_bit() -> None:
+    matrix, _planted = _store(EXACT_UP_TO * 3, 60, seed=4)
+    crowd = _unit(matrix[:1] + 0.02 * np.random.default_rng(5).normal(size=(EXACT_UP_TO + 500, 384)))
+    matrix = np.vstack([matrix, crowd])  # a crowded cell too: cut again inside a worker
+    alone = close_pair_arrays(matrix, 0.5)
+    spread = close_pair_arrays(matrix, 0.5, spread=Spread(2, "fork", pool_from=1))
+    assert len(alone[0]) > EXACT_UP_TO
+    for one, other in zip(alone, spread, strict=True):
+        assert one.dtype == other.dtype and one.tobytes() == other.tobytes()
+    # A start method that cannot work: the same pairs, worked out here.
+    failed = close_pair_arrays(matrix, 0.5, spread=Spread(2, "no-such-start-method", pool_from=1))
+    assert all(one.tobytes() == other.tobytes() for one, other in zip(alone, failed, strict=True))

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from orcmem.agent_context.session_recall import recall_for_session, recalled_in_sessions
+from orcmem.host.forking import Spread
 from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
 from orcmem.service.audit import traits_version
 from orcmem.service.audit_pairs import KINDS, PAIR_FIELDS, no_pairs
-from orcmem.service.audit_parallel import Spread
 from orcmem.store.recall import RecallRow
 from orcmem.text.redact import rules_version
 from tests.helpers import Clock

@@ -9,7 +9,8 @@ import signal
 
 import pytest
 
-from orcmem.service.audit_parallel import Pending, Spread, Text, traits_of, work_out
+from orcmem.host.forking import Spread
+from orcmem.service.audit_parallel import Pending, Text, traits_of, work_out
 from orcmem.text.facts import unpack
 from tests.abuse.fake_secrets import corpus
 

@@ -9,12 +9,13 @@ import contextlib
 import hashlib
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orcmem.host.forking import Spread
 from orcmem.models.constants import (
     AUDIT_UNUSED_DAYS_DEFAULT,
     BODY_MAX_CHARS,
@@ -26,7 +27,7 @@ from orcmem.models.errors import StoreError, ValidationError
 from orcmem.models.types import Memory, Project, Source, Status
 from orcmem.rules import audit as audit_rules
 from orcmem.rules.audit import FIXES, LABELS, Kind, keeper
-from orcmem.service.audit_parallel import Pending, Spread, Traits, secret_in, traits_of, work_out
+from orcmem.service.audit_parallel import Pending, Traits, secret_in, traits_of, work_out
 from orcmem.service.core import ServiceCore
 from orcmem.service.memory_access import MemoryAccess
 from orcmem.service.settings import Settings
@@ -221,7 +222,11 @@ class StoreAudit:
         return True
 
     def _pairs(
-        self, project: Project, active: list[AuditRow], repeats: set[str], facts: Callable[[int], str | None]
+        self,
+        project: Project,
+        active: list[AuditRow],
+        repeats: set[str],
+        facts: Callable[[], Mapping[int, str | None]],
     ) -> tuple[int, list[PairFinding], dict[int, AuditRow]]:
         """Near duplicates and possible contradictions among the active memories, by their stored vectors (no
         model runs: a memory without a vector of the current model is compared by its words only; `facts`: the
@@ -232,7 +237,7 @@ class StoreAudit:
         model = self.core.embedder.model_id if self.core.embedder is not None else None
         model = model or self.settings.embedding_model()
         by_pk = {row.pk: row for row in active if row.id not in repeats}
-        compared, found = self.pair_search.findings(project.id, model, by_pk, facts)
+        compared, found = self.pair_search.findings(project.id, model, by_pk, facts, self.spread)
         return compared, found, by_pk
 
     def _contradictions_hook(self, project: Project, active: list[AuditRow]) -> list[Finding]:
@@ -355,9 +360,9 @@ class _Worked:
             self.done = dict(zip(self.needed, self.pending.result(), strict=True))
         return self.done
 
-    def facts(self, pk: int) -> str | None:
-        """A worked-out memory's facts, packed (None: not packable, or not worked out)."""
-        return self().get(pk, _CLEAN)[2]
+    def facts(self) -> dict[int, str | None]:
+        """Each worked-out memory's facts, packed (None: not packable), by pk (waits for the pool)."""
+        return {pk: traits[2] for pk, traits in self().items()}
 
     def __enter__(self) -> _Worked:
         return self

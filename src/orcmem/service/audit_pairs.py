@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from orcmem.host.forking import ForkPool, Spread
 from orcmem.models.constants import AUDIT_CONTRADICTION_MIN_SIMILARITY, DUPLICATE_MIN_SIMILARITY
 from orcmem.models.errors import StoreError
 from orcmem.retrieve import close_pairs as close_pairs_module
@@ -62,9 +63,9 @@ def no_pairs(count: int = 0) -> np.ndarray:
     return pairs
 
 
-def _none(_pk: int) -> str | None:
+def _none() -> Mapping[int, str | None]:
     """No facts worked out by the audit: each memory's worked out here when not kept."""
-    return None
+    return {}
 
 
 class PairSearch:
@@ -79,11 +80,17 @@ class PairSearch:
         self.searched = ""  # how the last audit found its pairs: kept, around (what changed), everything
 
     def findings(
-        self, project_id: str, model: str, by_pk: dict[int, AuditRow], facts: Callable[[int], str | None] = _none
+        self,
+        project_id: str,
+        model: str,
+        by_pk: dict[int, AuditRow],
+        facts: Callable[[], Mapping[int, str | None]] = _none,
+        spread: Spread | None = None,
     ) -> tuple[int, list[PairFinding]]:
         """(memories compared by meaning, the pair findings closest first) among `by_pk`: those with a stored vector
-        of `model` (`facts`: a memory's facts the audit worked out, packed, when they were not kept; asked for only
-        once the search is done and a pair is judged)."""
+        of `model` (`facts`: the facts the audit worked out of memories whose facts were not kept, packed, by pk;
+        asked for once the search is done; `spread`: how a full search and many verdicts spread over the cores)."""
+        spread = spread or Spread(1, "")
         kept = self.store.audit_pairs
         seqs = self.store.audit_scan.vector_stamps(model)
         now = {pk: (row.id, seqs[pk], row.source) for pk, row in by_pk.items() if pk in seqs}
@@ -100,8 +107,9 @@ class PairSearch:
             return len(now), _reported(pairs[pairs["shown"]])
         around = None if pairs is None else self._around_changes(pairs, model, before, now)
         self.searched = "everything" if around is None else "around"
-        pairs = self._everything(now, model) if around is None else around
-        said = _Said(facts)
+        pairs = self._everything(now, model, spread) if around is None else around
+        said = _Said(facts())
+        _judge(pairs, by_pk, said, spread)
         _choose(pairs, by_pk, said)
         changed = {pk: stamp for pk, stamp in now.items() if before.get(pk) != stamp}
         # A read-only or busy store: the audit still reports, and the next one searches again.
@@ -110,10 +118,10 @@ class PairSearch:
             kept.save(project_id, key, pairs.tobytes(), changed, texts, [pk for pk in before if pk not in now])
         return len(now), _reported(pairs[pairs["shown"]])
 
-    def _everything(self, now: Compared, model: str) -> np.ndarray:
+    def _everything(self, now: Compared, model: str, spread: Spread) -> np.ndarray:
         """The close pairs among all compared memories (`close_pairs`)."""
         keys, matrix = self.store.audit_scan.vectors(list(now), model)
-        firsts, seconds, values = close_pair_arrays(matrix, DUPLICATE_MIN_SIMILARITY, self.seed)
+        firsts, seconds, values = close_pair_arrays(matrix, DUPLICATE_MIN_SIMILARITY, self.seed, spread)
         pairs = no_pairs(len(values))
         pairs["low"] = np.minimum(keys[firsts], keys[seconds])
         pairs["high"] = np.maximum(keys[firsts], keys[seconds])
@@ -206,6 +214,45 @@ def _join(pairs: np.ndarray, nearest: dict[int, list[tuple[int, float]]]) -> np.
         more["high"] = [high for (_low, high), _s in new]
         more["similarity"] = [similarity for _key, similarity in new]
     return np.concatenate([pairs, more])
+
+
+def _judge(pairs: np.ndarray, by_pk: dict[int, AuditRow], said: _Said, spread: Spread) -> None:
+    """Judge ahead, over the pool's workers when there are enough to pay for it, the unjudged pairs `_choose` is sure
+    to judge: those neither of whose memories is in a closer pair (no finding can have taken either yet). About
+    half of those it judges at 100,000; it judges the rest itself, as it reaches them (a verdict depends on the pair
+    alone, so the findings are the same)."""
+    order = np.lexsort((pairs["high"], pairs["low"], -pairs["similarity"]))
+    order = order[pairs["kind"][order] != NEITHER]  # as `_choose` walks them
+    ends = np.column_stack([pairs["low"][order], pairs["high"][order]]).reshape(-1)  # in the walk's order
+    _values, firsts = np.unique(ends, return_index=True)  # each memory's first place in the walk
+    first_place = np.zeros(len(ends), dtype=bool)
+    first_place[firsts] = True
+    sure = order[first_place[0::2] & first_place[1::2] & (pairs["kind"][order] == UNJUDGED)]
+    if not spread.pays(len(sure)):
+        return
+    with ForkPool(_Judging(pairs[sure], by_pk, said.packed), spread) as pool:
+        parts = pool.map(_verdicts, spread.ranges(len(sure)))
+    pairs["kind"][sure] = np.concatenate([kinds for kinds, _abouts in parts])
+    pairs["about"][sure] = np.concatenate([abouts for _kinds, abouts in parts])
+
+
+@dataclass(frozen=True, slots=True)
+class _Judging:
+    """What the workers judging pairs share: the pairs, the memories by pk, the facts the audit worked out."""
+
+    pairs: np.ndarray
+    by_pk: dict[int, AuditRow]
+    packed: Mapping[int, str | None]
+
+
+def _verdicts(judging: _Judging, bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The verdicts (kind codes, which end each finding is about) of one slice of the shared pairs."""
+    said = _Said(judging.packed)
+    part = judging.pairs[bounds[0] : bounds[1]]
+    rows = zip(*(part[field].tolist() for field in ("low", "high", "similarity")), strict=True)
+    verdicts = [_verdict(judging.by_pk[low], judging.by_pk[high], similarity, said) for low, high, similarity in rows]
+    kinds = np.array([kind for kind, _about in verdicts], dtype=np.int8)
+    return kinds, np.array([about for _kind, about in verdicts], dtype=np.int8)
 
 
 def _choose(pairs: np.ndarray, by_pk: dict[int, AuditRow], said: _Said) -> None:
@@ -303,7 +350,7 @@ class _Said:
     """Each memory's text and the facts it states: as kept (`AuditRow.facts`) or worked out by the audit (packed),
     else worked out here, once however many pairs the memory is in."""
 
-    def __init__(self, packed: Callable[[int], str | None]) -> None:
+    def __init__(self, packed: Mapping[int, str | None]) -> None:
         """Over the facts the audit worked out (a memory's, packed, by pk)."""
         self.packed = packed
         self.known: dict[int, tuple[str, Facts]] = {}
@@ -312,7 +359,7 @@ class _Said:
         """The memory's text (as a write compares it) and its facts."""
         if row.pk not in self.known:
             text = memory_text(row.title, row.body)
-            kept = row.facts if row.facts is not None else self.packed(row.pk)
+            kept = row.facts if row.facts is not None else self.packed.get(row.pk)
             found = facts_of(text) if kept is None else unpack(kept)
             self.known[row.pk] = (text, found)
         return self.known[row.pk]

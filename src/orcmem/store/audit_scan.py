@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from orcmem.store.connection import Repository
-from orcmem.store.vectors import _one_blas_thread
 from orcmem.store.visibility import VISIBLE
 
 if TYPE_CHECKING:
@@ -155,30 +154,11 @@ class AuditScanRepository(Repository):
             )
 
     def vectors(self, pks: list[int], model: str) -> tuple[np.ndarray, np.ndarray]:
-        """The stored vectors of `model` for these memories: (their pks, a unit-row float32 matrix); empty without
-        sqlite-vec. numpy's BLAS is kept to one thread, as for search: the audit's many small products ran four
-        times slower on two threads of a busy two-core machine."""
-        import numpy as np
+        """The stored vectors of `model` for these memories: (their pks, ascending, a unit-row float32 matrix); empty
+        without sqlite-vec (`store/vector_chunks.py`)."""
+        from orcmem.store.vector_chunks import vectors_of  # numpy: loaded by an audit, never by a hook's store
 
-        _one_blas_thread()
-
-        if not self.db.has_vectors or not pks:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        wanted = set(pks)
-        rows = [
-            (int(pk), blob)
-            for pk, blob in self.db.query(
-                "SELECT e.memory_pk, v.embedding FROM memory_embeddings e JOIN memory_vec v ON v.memory_pk = "
-                "e.memory_pk WHERE e.model = ?",
-                (model,),
-            )
-            if int(pk) in wanted
-        ]
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        keys = np.fromiter((pk for pk, _blob in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(blob for _pk, blob in rows), dtype="<f4").reshape(len(rows), -1)
-        return keys, matrix.astype(np.float32, copy=False)  # read only: the audit reads the rows, never writes them
+        return vectors_of(self.db, pks, model)
 
     def vector_stamps(self, model: str) -> dict[int, int]:
         """Each memory's stored vector of `model` by its write order (`seq`): which vectors an audit would compare,
