@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -154,19 +155,24 @@ class StoreAudit:
         now = self.core.clock()
         active = [row for row in rows if row.status == Status.ACTIVE]
         repeats = _repeats(active)
-        # The per-memory work runs on the other cores while this process searches the close pairs.
-        with _Worked(rows, self.spread) as worked:
-            compared, pairs, by_pk = self._pairs(project, active, {row.id for row, _keep in repeats}, worked.facts)
+        # The per-memory work runs on the other cores while this process searches the close pairs; what it works
+        # out is kept for the next audits by a thread of its own while this one judges the pairs.
+        with _Worked(rows, self.spread) as worked, _Keeping(self, rows, rules, traits) as keeping:
+
+            def facts() -> dict[int, str | None]:
+                keeping.start(worked())
+                return worked.facts()
+
+            compared, pairs, by_pk = self._pairs(project, active, {row.id for row, _keep in repeats}, facts)
             done = worked()
-        findings = [finding for row in rows if done.get(row.pk, _CLEAN)[0] for finding in _secret(row)]
-        shown = _Titles({f.memory_id for f in findings})
-        self._note_scanned(rows, shown.secrets, rules)
-        for row in rows:
-            generic = done[row.pk][1] if row.pk in done else bool(row.generic)
-            findings.extend(_alone(row, shown(row), now, days, generic))
-        findings.extend(_duplicate(row, keep, shown) for row, keep in repeats)
-        findings.extend(_pair_finding(pair, by_pk, shown) for pair in pairs)
-        self._note_traits(rows, done, traits)
+            keeping.start(done)
+            findings = [finding for row in rows if done.get(row.pk, _CLEAN)[0] for finding in _secret(row)]
+            shown = _Titles({f.memory_id for f in findings})
+            for row in rows:
+                generic = done[row.pk][1] if row.pk in done else bool(row.generic)
+                findings.extend(_alone(row, shown(row), now, days, generic))
+            findings.extend(_duplicate(row, keep, shown) for row, keep in repeats)
+            findings.extend(_pair_finding(pair, by_pk, shown) for pair in pairs)
         findings.extend(self._contradictions_hook(project, active))
         counts: dict[Kind, int] = defaultdict(int)
         for finding in findings:
@@ -369,6 +375,42 @@ class _Worked:
 
     def __exit__(self, *_exc: object) -> None:
         self.pending.close()
+
+
+class _Keeping:
+    """What an audit worked out of each memory's text alone, kept for the next audits (found clean by today's secret
+    rules, the traits) in a thread of its own once that work is done: the store's writes (a second or two after an
+    upgrade at 100,000 memories) then run while the audit judges and chooses its close pairs. Leaving it waits for
+    them, so the audit returns only once they are kept."""
+
+    def __init__(self, audit: StoreAudit, rows: list[AuditRow], rules: int, traits: int) -> None:
+        """For `audit`'s pass over `rows`, under today's secret rules and traits versions."""
+        self.audit, self.rows, self.rules, self.traits = audit, rows, rules, traits
+        self._thread: threading.Thread | None = None
+        self._failed: BaseException | None = None
+
+    def start(self, done: dict[int, Traits]) -> None:
+        """Start keeping what was worked out (`done`: each worked-out memory's traits by pk), once."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._keep, args=(done,), name="orcmem-audit-keep", daemon=True)
+            self._thread.start()
+
+    def _keep(self, done: dict[int, Traits]) -> None:
+        try:
+            secrets = {row.id for row in self.rows if done.get(row.pk, _CLEAN)[0] and _secret(row)}
+            self.audit._note_scanned(self.rows, secrets, self.rules)
+            self.audit._note_traits(self.rows, done, self.traits)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the audit's own thread, on leaving
+            self._failed = exc
+
+    def __enter__(self) -> _Keeping:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._thread is not None:
+            self._thread.join()
+        if self._failed is not None:
+            raise self._failed
 
 
 def _secret(row: AuditRow) -> list[Finding]:
