@@ -16,7 +16,7 @@ longer than the benchmark can spend, so those vectors are the words' hashed bag 
 close): the audit's cost does not depend on what the vectors mean, only on how they cluster. Timed: the first audit
 after an upgrade that changed every rule (today's secret rules over every memory, every close pair searched and
 judged, every memory's facts and generic verdict worked out: nothing kept but the vectors), and the same with that
-per-memory work in the audit's own process instead of a pool of processes (`service/audit_parallel.py`); the first
+work in the audit's own process instead of pools of processes (`host/forking.py`: no pool at all); the first
 after only the secret rules changed (the close pairs and their verdicts kept); after only the verdicts' code changed
 (the kept pairs judged again, the facts kept); after only the search's code changed (no close pairs kept); the
 background's preparation after every rule changed (`StoreAudit.prepare`, batch by batch, as the MCP server does at
@@ -340,7 +340,7 @@ class Speed:
 
     written: float  # the first of a store just built through orcmem: scans and traits kept by its writes, no pairs
     first: float  # after every rule changed (secret rules, pair search, facts): nothing kept but the vectors
-    alone: float  # the same, its per-memory work in the audit's own process (no pool of processes)
+    alone: float  # the same, all of it in the audit's own process (no pool of processes)
     secret: float  # the first after the secret rules changed, close pairs and verdicts kept
     verdicts: float  # the first after the pair rules' verdict code changed: the kept pairs judged again
     search: float  # the first after the pair search's code changed: no close pairs kept (facts kept)

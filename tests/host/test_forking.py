@@ -3,14 +3,16 @@ sent), results in order, and the same results in this process when the pool cann
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
+from multiprocessing import popen_fork
 
 import pytest
 
 from orcmem.host.forking import ForkPool, Spread
 
-FAILED = "works in one process"
+FAILED = "the work goes on in one process"
 
 
 class Shared:
@@ -55,3 +57,33 @@ def test_spread_pays_from_its_threshold_with_two_cores_and_a_start_method() -> N
     assert Spread(2, "fork", pool_from=10).pays(10) and not Spread(2, "fork", pool_from=10).pays(9)
     assert not Spread(1, "fork", pool_from=1).pays(10) and not Spread(2, "", pool_from=1).pays(10)
     assert Spread(2, "fork", chunk=4).ranges(10) == [(0, 4), (4, 8), (8, 10)]
+
+
+def _fails(_shared: Shared, _task: int) -> int:
+    raise ValueError("a task's own error")
+
+
+def test_a_tasks_own_error_is_raised_as_it_is_not_taken_for_a_broken_pool(caplog: pytest.LogCaptureFixture) -> None:
+    with ForkPool(Shared(), Spread(2, "fork", pool_from=1)) as pool, pytest.raises(ValueError, match="own error"):
+        pool.map(_fails, [1, 2, 3])
+    assert FAILED not in caplog.text  # not worked out again here as if the pool had broken
+
+
+def test_a_fork_that_fails_midway_leaves_no_worker_behind(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real_fork, forks = os.fork, []
+
+    def second_fork_fails() -> int:  # out of memory after the first worker started
+        forks.append(1)
+        if len(forks) == 2:
+            raise OSError(12, "Cannot allocate memory")
+        return real_fork()
+
+    monkeypatch.setattr(popen_fork.os, "fork", second_fork_fails)
+    spread = Spread(2, "fork", pool_from=1, chunk=100)
+    with ForkPool(Shared(), spread) as pool:
+        found = pool.map(_sum_where, spread.ranges(1_000))
+    assert [total for total, _pid in found] == [sum(range(n, n + 100)) for n in range(0, 1_000, 100)]
+    assert FAILED in caplog.text and len(forks) == 2
+    assert multiprocessing.active_children() == []  # the first worker ended: the process can exit

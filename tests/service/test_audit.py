@@ -4,6 +4,7 @@ alone, and each fix going through the service with its ownership rules."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -380,6 +381,24 @@ def test_the_first_audit_after_an_upgrade_reports_the_same_over_a_pool_of_proces
     _upgrade(svc, project)
     assert _prepare_all(svc) == 4  # `prepare` over the pool too
     assert _traits(svc, project) == alone_traits
+
+
+def test_an_audit_inside_a_transaction_keeps_what_it_worked_out_without_waiting_on_itself(
+    embedded, clock: Clock
+) -> None:
+    svc, project, _ids = embedded(EACH_KIND)
+    _upgrade(svc, project)
+    reports = []
+
+    def audit() -> None:
+        with svc.store.db.transaction():  # the audit's writes join it, as any nested write does
+            reports.append(svc.store_audit.run(project))
+
+    thread = threading.Thread(target=audit, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert reports, "the audit waited for a thread that waited for the audit's own transaction"
+    assert all(generic is not None for generic, _facts in _traits(svc, project).values())  # kept
 
 
 def test_the_worker_prepares_the_audit_before_it_exits(embedded, clock: Clock) -> None:

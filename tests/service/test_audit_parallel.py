@@ -14,7 +14,7 @@ from orcmem.service.audit_parallel import Pending, Text, traits_of, work_out
 from orcmem.text.facts import unpack
 from tests.abuse.fake_secrets import corpus
 
-FAILED = "the audit works in one process"
+FAILED = "the work goes on in one process"
 
 
 def _texts() -> list[Text]:

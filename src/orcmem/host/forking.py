@@ -12,14 +12,17 @@ import gc
 import logging
 import multiprocessing
 import os
+import pickle
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import CancelledError, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
-POOL_FROM = 8_000  # items (texts, vectors, pairs): below this a pool's start costs what it saves (docs/benchmarks.md)
+POOL_FROM = 8_000  # items: below this many texts a pool's start cost what it saved (docs/benchmarks.md, Round 5);
+# kept for vectors and pairs, whose tasks cost as much or more per item
 CHUNK = 2_500  # items a worker takes at a time (a few: the pool's processes share the work as they free up)
 
 S = TypeVar("S")
@@ -27,6 +30,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 log = logging.getLogger("orcmem.host.forking")
+# How a pool fails while its results are gathered: a worker killed or out of memory, the pool ended, a result that
+# cannot travel back. Any other exception is a task's own and is raised as it is.
+_POOL_FAILURES = (BrokenProcessPool, CancelledError, OSError, EOFError, pickle.PicklingError)
 _inherited: list[object] = []  # what a forked worker reads: set only while a pool forks (under `_forking`)
 _forking = threading.Lock()  # one pool forks at a time (the Memory page may audit two projects at once)
 
@@ -84,7 +90,7 @@ class Later(Generic[R]):
             try:
                 if self._parts is not None:
                     self._done = list(self._parts)
-            except Exception as exc:  # noqa: BLE001 - a worker killed, the pool broken
+            except _POOL_FAILURES as exc:  # a worker killed, the pool broken (a task's own error is raised as is)
                 self._give_up(exc)
             if self._done is None:
                 self._done = self._here()
@@ -126,7 +132,8 @@ class ForkPool(Generic[S]):
                 gc.freeze()  # a worker's collections then skip the inherited objects (touching each copies its page)
                 try:
                     context = multiprocessing.get_context(self.spread.method)
-                    self._pool = ProcessPoolExecutor(min(self.spread.workers, len(sent)), mp_context=context)
+                    # All the workers at once, whatever this first map's tasks: later maps reuse them.
+                    self._pool = ProcessPoolExecutor(self.spread.workers, mp_context=context)
                     parts = cast(Iterator[R], self._pool.map(_run, sent))
                 finally:
                     gc.unfreeze()
@@ -142,15 +149,23 @@ class ForkPool(Generic[S]):
 
     def give_up(self, exc: Exception) -> None:
         """Leave the rest of the work to this process, and say so once."""
-        log.warning("the audit works in one process: %s: %s", type(exc).__name__, exc)
+        log.warning("the work goes on in one process: %s: %s", type(exc).__name__, exc)
         self._usable = False
         self.close()
 
     def close(self) -> None:
         """End the workers, if any (work not gathered yet is dropped)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        started = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=True, cancel_futures=True)
+        # A pool whose second fork failed never started the thread that ends its workers: the first one would wait
+        # for work forever, and the process could not exit.
+        for worker in started:
+            if worker.is_alive():
+                worker.terminate()
+                worker.join()
 
     def __enter__(self) -> ForkPool[S]:
         return self

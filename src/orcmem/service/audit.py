@@ -128,7 +128,7 @@ class StoreAudit:
         self.memories = memories
         self.settings = settings
         self._pair_search: PairSearch | None = None
-        self.spread = Spread.here()  # the per-memory work over this machine's cores (`service/audit_parallel.py`)
+        self.spread = Spread.here()  # the audit's pools over this machine's cores (`host/forking.py`)
 
     @property
     def pair_search(self) -> PairSearch:
@@ -390,9 +390,14 @@ class _Keeping:
         self._failed: BaseException | None = None
 
     def start(self, done: dict[int, Traits]) -> None:
-        """Start keeping what was worked out (`done`: each worked-out memory's traits by pk), once."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._keep, args=(done,), name="orcmem-audit-keep", daemon=True)
+        """Start keeping what was worked out (`done`: each worked-out memory's traits by pk), once; in this thread
+        when it holds the store's lock (an audit run inside a transaction: the other thread would wait for it)."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._keep, args=(done,), name="orcmem-audit-keep", daemon=True)
+        if self.audit.store.db.held_here():
+            self._thread.run()
+        else:
             self._thread.start()
 
     def _keep(self, done: dict[int, Traits]) -> None:
@@ -406,10 +411,10 @@ class _Keeping:
     def __enter__(self) -> _Keeping:
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        if self._thread is not None:
+    def __exit__(self, kind: type[BaseException] | None, *_exc: object) -> None:
+        if self._thread is not None and self._thread.ident is not None:
             self._thread.join()
-        if self._failed is not None:
+        if self._failed is not None and kind is None:  # the audit's own error, if any, is the one to see
             raise self._failed
 
 

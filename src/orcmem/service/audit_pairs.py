@@ -31,6 +31,7 @@ from orcmem.rules import audit as rules_audit
 from orcmem.rules.audit import Kind, keeper
 from orcmem.service import duplicates as service_duplicates
 from orcmem.service.duplicates import memory_text
+from orcmem.store import vector_chunks
 from orcmem.store.audit_pairs import MAX_K, Compared
 from orcmem.text import duplicates as text_duplicates
 from orcmem.text import facts as text_facts
@@ -324,7 +325,7 @@ def _pair_rules() -> tuple[bytes, bytes]:
     """Digests of the code and thresholds (the close pairs' search, the verdicts) the kept pairs follow from: a
     change to the search's makes the next audit search again; to the verdicts' only, judge the kept pairs again."""
     search, verdicts = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
-    for module in (close_pairs_module,):
+    for module in (close_pairs_module, vector_chunks):  # the search, and the order it reads the vectors in
         search.update(Path(str(module.__file__)).read_bytes())
     for module in (text_duplicates, text_facts, service_duplicates, rules_audit):
         verdicts.update(Path(str(module.__file__)).read_bytes())

@@ -119,6 +119,11 @@ class Database:
         own takes this one first: one order for every thread, so two can never wait on each other."""
         return self._lock
 
+    def held_here(self) -> bool:
+        """Whether this thread holds the connection's lock (inside a transaction, or `with db.lock`): work handed to
+        another thread that needs the connection would then wait for this one."""
+        return bool(self._lock._is_owned())  # type: ignore[attr-defined]  # RLock's own check, as Condition uses
+
     @property
     def has_vectors(self) -> bool:
         """Whether sqlite-vec loaded and `memory_vec` exists."""

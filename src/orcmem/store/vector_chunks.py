@@ -12,6 +12,7 @@ through `memory_vec` as before.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from orcmem.store.vectors import _one_blas_thread
 if TYPE_CHECKING:
     from orcmem.store.connection import Database
 
+log = logging.getLogger("orcmem.store.vector_chunks")
 CHECKED = 4  # vectors compared with what `memory_vec` gives for them
 
 _CHUNKS = (
@@ -51,16 +53,21 @@ def vectors_of(db: Database, pks: list[int], model: str) -> tuple[np.ndarray, np
         return none
     keys, matrix = model_vectors(db, model)
     wanted = np.isin(keys, np.array(pks, dtype=np.int64))
-    return (keys[wanted], matrix[wanted]) if wanted.any() else none  # read only: the audit never writes them
+    if wanted.all():  # the usual case: no second copy of the matrix
+        return keys, matrix
+    return (keys[wanted], matrix[wanted]) if wanted.any() else none
 
 
 def model_vectors(db: Database, model: str) -> tuple[np.ndarray, np.ndarray]:
     """(the pks, ascending, a float32 matrix of their vectors, a row each) of every stored vector of `model`."""
     try:
         found = _from_chunks(db, model)
-    except (apsw.SQLError, StoreError, ValueError):  # no such table or column: another sqlite-vec's storage
+    except (apsw.SQLError, StoreError, ValueError, TypeError):  # no such table or column, a NULL: another layout
         found = None
-    return found if found is not None else _through_vec0(db, model)
+    if found is None:
+        log.info("the vectors are read through memory_vec: sqlite-vec's chunk tables do not hold what it gives")
+        return _through_vec0(db, model)
+    return found
 
 
 def _from_chunks(db: Database, model: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -68,7 +75,9 @@ def _from_chunks(db: Database, model: str) -> tuple[np.ndarray, np.ndarray] | No
     with db.lock, _one_snapshot(db):  # where each vector sits, and the chunks, as one state of the store
         laid_out = db.query(_CHUNKS)
         places = np.array(db.query(_PLACES, (model,)), dtype=np.int64).reshape(-1, 3)
-    if not laid_out or not len(places):
+    if not len(places):  # no vector of this model
+        return np.zeros(0, dtype=np.int64), np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+    if not laid_out:
         return None
     chunks = []
     for _chunk, size, blob in laid_out:
@@ -78,14 +87,17 @@ def _from_chunks(db: Database, model: str) -> tuple[np.ndarray, np.ndarray] | No
         chunks.append(vectors.reshape(-1, EMBEDDING_DIMENSIONS))
     ids = [int(chunk) for chunk, _size, _blob in laid_out]
     sizes = np.array([len(vectors) for vectors in chunks], dtype=np.int64)
-    start_of = np.full(ids[-1] + 1, -1, dtype=np.int64)  # each chunk's first row in all of them, joined
-    start_of[ids] = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     size_of = np.zeros(ids[-1] + 1, dtype=np.int64)
     size_of[ids] = sizes
     keys, chunk, offset = places[:, 0], places[:, 1], places[:, 2]
     if chunk.min() < 0 or chunk.max() > ids[-1] or (offset < 0).any() or (offset >= size_of[chunk]).any():
         return None
-    matrix = np.concatenate(chunks)[start_of[chunk] + offset]
+    matrix = np.empty((len(keys), EMBEDDING_DIMENSIONS), dtype=np.float32)
+    by_chunk = np.argsort(chunk, kind="stable")  # each chunk's rows copied straight from its blob: no joined copy
+    bounds = np.searchsorted(chunk[by_chunk], np.arange(ids[-1] + 2))
+    for number, vectors in zip(ids, chunks, strict=True):
+        rows = by_chunk[bounds[number] : bounds[number + 1]]
+        matrix[rows] = vectors[offset[rows]]
     step = max(1, len(keys) // CHECKED)
     for row in range(0, len(keys), step)[:CHECKED]:
         stored = db.query_one("SELECT embedding FROM memory_vec WHERE memory_pk = ?", (int(keys[row]),))
