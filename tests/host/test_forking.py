@@ -31,6 +31,8 @@ def _sum_where(shared: Shared, bounds: tuple[int, int]) -> tuple[int, int]:
 def test_tasks_run_in_forked_workers_over_what_they_inherited_in_order(caplog: pytest.LogCaptureFixture) -> None:
     spread = Spread(2, "fork", pool_from=1, chunk=100)
     with ForkPool(Shared(), spread) as pool:
+        alone = pool.map(_sum_where, [(0, 1_000)])  # one task: every worker starts all the same
+        assert len(multiprocessing.active_children()) == 2 and alone[0][0] == sum(range(1_000))
         first = pool.map(_sum_where, spread.ranges(1_000))
         again = pool.map_later(_sum_where, [(0, 10)]).result()  # the same workers, a second time
     assert [total for total, _pid in first] == [sum(range(n, n + 100)) for n in range(0, 1_000, 100)]
@@ -49,8 +51,8 @@ def test_without_a_usable_pool_every_task_runs_here(spread: Spread, caplog: pyte
 
 def test_a_pool_not_asked_for_runs_here() -> None:
     with ForkPool(Shared(), Spread(2, "fork", pool_from=1), use=False) as pool:
-        assert not pool.parallel
         assert pool.map(_sum_where, [(0, 3)]) == [(3, os.getpid())]
+        assert multiprocessing.active_children() == []
 
 
 def test_spread_pays_from_its_threshold_with_two_cores_and_a_start_method() -> None:

@@ -16,6 +16,7 @@ from orcmem.models.constants import BODY_MAX_CHARS
 from orcmem.models.errors import OwnershipError, ValidationError
 from orcmem.models.types import NewMemory, Source, Status
 from orcmem.rules.audit import Kind, is_generic
+from orcmem.service import audit_pairs
 from orcmem.service.audit import traits_version
 from orcmem.service.audit_pairs import KINDS, PAIR_FIELDS, no_pairs
 from orcmem.store.recall import RecallRow
@@ -399,6 +400,28 @@ def test_an_audit_inside_a_transaction_keeps_what_it_worked_out_without_waiting_
     thread.join(60)
     assert reports, "the audit waited for a thread that waited for the audit's own transaction"
     assert all(generic is not None for generic, _facts in _traits(svc, project).values())  # kept
+
+
+def test_a_failure_keeping_the_scans_is_raised_but_never_hides_the_audits_own(
+    embedded, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc, project, _ids = embedded(EACH_KIND)
+    _upgrade(svc, project)
+
+    def broken_keep(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("keeping failed")
+
+    monkeypatch.setattr(svc.store.audit_scan, "note_traits", broken_keep)
+    with pytest.raises(RuntimeError, match="keeping failed"):  # raised in the audit's thread, not lost in its own
+        svc.store_audit.run(project)
+
+    def broken_choice(*_args: object, **_kwargs: object) -> None:  # after the keeping started
+        raise ValueError("the choice of findings failed")
+
+    svc.store.audit_pairs.forget(project.id)
+    monkeypatch.setattr(audit_pairs, "_choose", broken_choice)
+    with pytest.raises(ValueError, match="choice of findings failed"):
+        svc.store_audit.run(project)
 
 
 def test_the_worker_prepares_the_audit_before_it_exits(embedded, clock: Clock) -> None:

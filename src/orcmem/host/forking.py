@@ -109,11 +109,6 @@ class ForkPool(Generic[S]):
         self._pool: ProcessPoolExecutor | None = None
         self._usable = use and spread.workers >= 2 and bool(spread.method)
 
-    @property
-    def parallel(self) -> bool:
-        """Whether tasks still go to workers."""
-        return self._usable
-
     def map_later(self, function: Callable[[S, T], R], tasks: Sequence[T]) -> Later[R]:
         """`function(shared, task)` for each task, started now on the workers (forked at the first call, which
         holds `shared` for them), gathered by `Later.result`."""

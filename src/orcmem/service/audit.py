@@ -386,23 +386,25 @@ class _Keeping:
     def __init__(self, audit: StoreAudit, rows: list[AuditRow], rules: int, traits: int) -> None:
         """For `audit`'s pass over `rows`, under today's secret rules and traits versions."""
         self.audit, self.rows, self.rules, self.traits = audit, rows, rules, traits
+        self._started = False
         self._thread: threading.Thread | None = None
         self._failed: BaseException | None = None
 
     def start(self, done: dict[int, Traits]) -> None:
         """Start keeping what was worked out (`done`: each worked-out memory's traits by pk), once; in this thread
         when it holds the store's lock (an audit run inside a transaction: the other thread would wait for it)."""
-        if self._thread is not None:
+        if self._started:
+            return
+        self._started = True
+        if self.audit.store.db.held_here():
+            self._keep(done)
             return
         self._thread = threading.Thread(target=self._keep, args=(done,), name="orcmem-audit-keep", daemon=True)
-        if self.audit.store.db.held_here():
-            self._thread.run()
-        else:
-            self._thread.start()
+        self._thread.start()
 
     def _keep(self, done: dict[int, Traits]) -> None:
         try:
-            secrets = {row.id for row in self.rows if done.get(row.pk, _CLEAN)[0] and _secret(row)}
+            secrets = {row.id for row in self.rows if done.get(row.pk, _CLEAN)[0]}  # what today's rules redact
             self.audit._note_scanned(self.rows, secrets, self.rules)
             self.audit._note_traits(self.rows, done, self.traits)
         except BaseException as exc:  # noqa: BLE001 - raised again in the audit's own thread, on leaving
@@ -412,7 +414,7 @@ class _Keeping:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *_exc: object) -> None:
-        if self._thread is not None and self._thread.ident is not None:
+        if self._thread is not None:
             self._thread.join()
         if self._failed is not None and kind is None:  # the audit's own error, if any, is the one to see
             raise self._failed

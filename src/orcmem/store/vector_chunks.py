@@ -1,6 +1,6 @@
 """Every stored vector of a model at once, for the store audit: read from sqlite-vec's own chunk tables, a few large
-blobs, instead of row by row through `memory_vec` (a tenth of the time at 100,000: docs/benchmarks.md, The store
-audit).
+blobs, instead of row by row through `memory_vec` (about half the time at 100,000: docs/benchmarks.md, The store
+audit, Round 7).
 
 Those tables are sqlite-vec's storage, not its interface: `memory_vec_chunks` (each chunk's size),
 `memory_vec_vector_chunks00` (a chunk's vectors as one float32 blob) and `memory_vec_rowids` (where each row sits:
